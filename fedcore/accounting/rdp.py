@@ -1,0 +1,39 @@
+"""RDP of the (subsampled) Gaussian mechanism through Google's dp-accounting library.
+
+Pure functions, no state (the Opacus lesson): :func:`gaussian_rdp` gives the RDP curve
+of one step, :func:`rdp_epsilon` converts an accumulated curve into (eps, delta)-DP.
+Noise multipliers are rounded to 6 significant digits for caching; that changes the
+curve far below the precision any figure is shown with.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import dp_accounting
+import numpy as np
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+ORDERS = np.array(rdp_lib.DEFAULT_RDP_ORDERS, dtype=np.float64)
+
+
+@lru_cache(maxsize=4096)
+def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
+    acc = rdp_lib.RdpAccountant(orders=ORDERS)
+    event = dp_accounting.GaussianDpEvent(noise_multiplier)
+    if sample_rate < 1.0:
+        event = dp_accounting.PoissonSampledDpEvent(sample_rate, event)
+    acc.compose(event, 1)
+    return tuple(acc.rdp)
+
+
+def gaussian_rdp(noise_multiplier: float, sample_rate: float = 1.0) -> np.ndarray:
+    """RDP at :data:`ORDERS` of one (Poisson-subsampled) Gaussian step with multiplier z."""
+    z = float(f"{noise_multiplier:.6g}")
+    return np.array(_gaussian_rdp_cached(z, float(sample_rate)))
+
+
+def rdp_epsilon(rdp: np.ndarray, delta: float) -> float:
+    """Smallest eps over the orders such that the RDP curve gives (eps, delta)-DP."""
+    if not np.any(rdp):
+        return 0.0
+    return float(rdp_lib.compute_epsilon(ORDERS, rdp, delta)[0])

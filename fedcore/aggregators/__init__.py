@@ -1,0 +1,6 @@
+"""Server-side aggregation rules. Importing this package registers all of them."""
+from . import mean  # noqa: F401
+from .base import Aggregate, Aggregator
+from .registry import AGGREGATORS
+
+__all__ = ["AGGREGATORS", "Aggregate", "Aggregator"]

@@ -1,0 +1,35 @@
+"""Unweighted and sample-weighted averaging.
+
+``mean``: PLDP-FL rule A, f = (1/m) sum_i Delta~_i (seed 000, Sec. 4).
+``fedavg``: McMahan et al. 2017, f = sum_i (n_i / sum_j n_j) Delta~_i over the uploaders.
+"""
+from __future__ import annotations
+
+import torch
+
+from .base import Aggregate, Aggregator, weighted_sum
+from .registry import AGGREGATORS
+
+
+@AGGREGATORS.register("mean", summary="Arithmetic mean of the uploads (rule A).",
+                      paper="PLDP-FL (seed 000), rule A")
+class MeanAggregator(Aggregator):
+    """Every upload counts the same; works on shuffled (unlinkable) uploads."""
+
+    def aggregate(self, upload, round) -> Aggregate:
+        m = upload.values.shape[0]
+        w = torch.full((m,), 1.0 / m, device=upload.values.device)
+        return Aggregate(weighted_sum(upload.values, w), w)
+
+
+@AGGREGATORS.register("fedavg", summary="Average weighted by each client's number of samples.",
+                      paper="McMahan et al. 2017 (FedAvg)")
+class FedAvgAggregator(Aggregator):
+    """Weights n_i / sum_j n_j, renormalised over the clients that uploaded."""
+
+    needs_linkable = True
+
+    def aggregate(self, upload, round) -> Aggregate:
+        n = self.ctx.client_sizes[upload.clients].to(torch.float64)
+        w = (n / n.sum()).to(upload.values.dtype)
+        return Aggregate(weighted_sum(upload.values, w), w)

@@ -1,0 +1,4 @@
+"""The aggregator registry; each aggregator module registers itself here."""
+from ..registry import Registry
+
+AGGREGATORS = Registry("aggregator")

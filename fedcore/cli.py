@@ -1,0 +1,109 @@
+"""Command line: ``python -m fedcore run|list ...`` (headless runs, presets, registries).
+
+Exit codes: 0 success, 2 invalid configuration or unavailable data (one-line message),
+1 any other failure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import FedcoreError
+
+
+def build_config(preset: str | None, config_file: str | None, sets: list[str]):
+    """Preset (or defaults) <- JSON file <- ``--set`` overrides, validated at each step."""
+    from .config import RunConfig
+    from .methods import apply_method
+    from .presets import preset_config
+
+    cfg = preset_config(preset) if preset else RunConfig()
+    if config_file:
+        data = json.loads(Path(config_file).read_text())
+        cfg = RunConfig.from_dict({**cfg.to_dict(), **data})
+    overrides = {}
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise FedcoreError(f"--set {item!r}: expected key=value, e.g. --set rounds=5")
+        overrides[key.strip()] = value.strip()
+    if "method" in overrides:
+        return apply_method(cfg, overrides.pop("method"), overrides)
+    return cfg.with_overrides(overrides) if overrides else cfg
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    filled = int(width * done / max(total, 1))
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+def cmd_run(args) -> int:
+    from .engine import iter_run
+    from .events import RoundEvent, RunFinished, RunStarted, to_dict
+
+    cfg = build_config(args.preset, args.config, args.set or [])
+    out = open(args.out, "w") if args.out else None
+    try:
+        for event in iter_run(cfg):
+            if out:
+                out.write(json.dumps(to_dict(event)) + "\n")
+                out.flush()
+            if isinstance(event, RunStarted):
+                print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
+                      f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}", flush=True)
+            elif isinstance(event, RoundEvent):
+                acc = "   -  " if event.accuracy is None else f"{event.accuracy:.4f}"
+                loss = "   -  " if event.loss is None else f"{event.loss:.4f}"
+                print(f"{_bar(event.round, cfg.rounds)} round {event.round:>4}/{cfg.rounds}  acc {acc}  "
+                      f"loss {loss}  {event.seconds:.3f}s", flush=True)
+            elif isinstance(event, RunFinished):
+                print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
+                      f"final accuracy {event.final_accuracy}", flush=True)
+    finally:
+        if out:
+            out.close()
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .catalog import REGISTRIES
+
+    for kind, registry in REGISTRIES.items():
+        print(f"{kind}:")
+        for e in registry.entries():
+            paper = f"  [{e.paper}]" if e.paper else ""
+            print(f"  {e.name:<16} {e.summary}{paper}")
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m fedcore", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="train one configuration headlessly")
+    run.add_argument("--preset", help="start from a named preset (see `list`)")
+    run.add_argument("--config", help="JSON file with config fields")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a field by dotted name, e.g. --set partition.alpha=0.3")
+    run.add_argument("--out", help="write the events as JSON lines to this file")
+    run.set_defaults(func=cmd_run)
+    ls = sub.add_parser("list", help="print every registry")
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FedcoreError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,35 @@
+"""Which mechanism / aggregator / model combinations make sense, checked at config time.
+
+Each rule is a sentence a person can act on; ``check_compatibility`` raises the first
+violated one as a ``ConfigError``.
+"""
+from __future__ import annotations
+
+from .errors import ConfigError
+
+
+def check_compatibility(cfg) -> None:
+    """Reject impossible combinations in ``cfg`` (a :class:`~fedcore.config.RunConfig`)."""
+    from .catalog import AGGREGATORS, MECHANISMS
+
+    mech = MECHANISMS.get(cfg.privacy.mechanism)
+    agg = AGGREGATORS.get(cfg.privacy.aggregator)
+    if mech.shuffled and agg.needs_linkable:
+        raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
+                          f"needs to know which client sent which update, but {cfg.privacy.mechanism} "
+                          "shuffles the uploads anonymously; use 'mean'")
+    if mech.upload_kind == "sign" and not agg.accepts_sign:
+        raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
+                          f"cannot combine sign uploads from {cfg.privacy.mechanism}; "
+                          "use mean, weighted or probabilistic")
+    if mech.per_sample and _model_has_batch_norm(cfg):
+        raise ConfigError("model", cfg.model, f"uses batch norm, which mixes samples and breaks "
+                          f"{cfg.privacy.mechanism}'s per-sample clipping; pick a model without it")
+    for extra in getattr(mech, "compat_rules", ()) + getattr(agg, "compat_rules", ()):
+        extra(cfg)
+
+
+def _model_has_batch_norm(cfg) -> bool:
+    from .models import MODELS
+
+    return bool(getattr(MODELS.get(cfg.model), "batch_norm", False))

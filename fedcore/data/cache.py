@@ -1,0 +1,49 @@
+"""On-disk cache of decoded dataset tensors, so a second process starts fast.
+
+Decoding the original files (gzip'd IDX for MNIST, pickled batches for CIFAR-10, a
+joblib dump for Covertype) costs seconds; ``torch.load`` of the decoded tensors costs
+milliseconds. The cache lives in ``<root>/fedcore_cache/<key>.pt``; bump the key's
+version suffix when a loader's decoding changes. Delete the folder to force a rebuild.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+CACHE_DIR = "fedcore_cache"
+
+Tensors = dict[str, torch.Tensor]
+
+
+def cached_tensors(root: Path, key: str, build: Callable[[], Tensors]) -> Tensors:
+    """Return ``build()``, stored as ``<root>/fedcore_cache/<key>.pt`` after the first call.
+
+    The file is written atomically (temporary file, then rename), so concurrent
+    processes never read half a file; if the root is read-only the result is simply not
+    cached (with a warning).
+    """
+    path = Path(root) / CACHE_DIR / f"{key}.pt"
+    if path.is_file():
+        try:
+            return torch.load(path, weights_only=True)
+        except (OSError, RuntimeError, EOFError, pickle.UnpicklingError):
+            pass  # unreadable cache: rebuild it below
+    tensors = build()
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            torch.save(tensors, f)
+        os.replace(tmp, path)
+    except OSError as err:
+        warnings.warn(f"could not cache {key} under {path.parent}: {err}", stacklevel=2)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return tensors

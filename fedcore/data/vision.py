@@ -1,0 +1,154 @@
+"""Image datasets read by torchvision: MNIST, Fashion-MNIST and CIFAR-10.
+
+Each loader lets torchvision find (or download) the original files under the data
+root, takes its decoded ``uint8`` arrays (caching them in ``fedcore_cache/`` so the next
+process skips the decoding) and normalises them per channel with the usual constants.
+Archives already present under the root and matching torchvision's md5 are extracted
+here first, so the original ``.gz`` / ``.tar.gz`` files are enough even offline.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torchvision.datasets import CIFAR10, MNIST, FashionMNIST
+from torchvision.datasets.utils import check_integrity, extract_archive
+
+from .base import Dataset
+from .cache import Tensors, cached_tensors
+from .registry import DATASETS
+from .root import fetching
+
+CACHE_VERSION = "v1"
+
+
+def _extract_verified(archive: Path, md5: str, target: Path, to: Path) -> None:
+    """Extract ``archive`` into ``to`` if ``target`` is missing and the md5 matches."""
+    if not target.exists() and check_integrity(str(archive), md5):
+        extract_archive(str(archive), str(to))
+
+
+def _normalised(name: str, raw: Tensors, mean, std) -> Dataset:
+    """Scale ``uint8 [n, c, h, w]`` images to [0, 1], then ``(x - mean) / std`` per channel."""
+    mean = torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1)
+    std = torch.tensor(std, dtype=torch.float32).view(-1, 1, 1)
+
+    def scale(x: torch.Tensor) -> torch.Tensor:
+        return (x.to(torch.float32).div_(255.0) - mean).div_(std)
+
+    return Dataset(name, scale(raw["x_train"]), raw["y_train"].long(),
+                   scale(raw["x_test"]), raw["y_test"].long(),
+                   num_classes=10, input_shape=tuple(raw["x_train"].shape[1:]))
+
+
+def _idx_images(name: str, cls: type[MNIST], root: Path, download: bool) -> Tensors:
+    """Decoded MNIST-format (IDX) images ``[n, 1, 28, 28]`` and labels, cached."""
+    raw_folder = root / cls.__name__ / "raw"
+    expected = f"{cls.__name__}/raw/" + ", ".join(f for f, _ in cls.resources)
+
+    def decode() -> Tensors:
+        with fetching(name, root, expected, download):
+            for filename, md5 in cls.resources:
+                archive = raw_folder / filename
+                _extract_verified(archive, md5, archive.with_suffix(""), raw_folder)
+            train = cls(str(root), train=True, download=download)
+            test = cls(str(root), train=False, download=download)
+        return {"x_train": train.data.unsqueeze(1), "y_train": train.targets,
+                "x_test": test.data.unsqueeze(1), "y_test": test.targets}
+
+    return cached_tensors(root, f"{name}-{CACHE_VERSION}", decode)
+
+
+@DATASETS.register(
+    "mnist",
+    summary="MNIST handwritten digits, 60000/10000 images 1x28x28, 10 classes (torchvision).",
+    paper="PLDP-FL (seed 000), LDP-FL (seed 001), HW-DPFL (seed 002), KDP-FL (seed 003), ULDP-FED (seed 004)",
+)
+def load_mnist(root: Path, download: bool = True) -> Dataset:
+    """MNIST (LeCun et al. 1998), normalised with mean 0.1307, std 0.3081.
+
+    Files: ``<root>/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
+    """
+    return _normalised("mnist", _idx_images("mnist", MNIST, root, download), (0.1307,), (0.3081,))
+
+
+@DATASETS.register(
+    "fashion_mnist",
+    summary="Fashion-MNIST clothing images, 60000/10000 images 1x28x28, 10 classes (torchvision).",
+    paper="PLDP-FL (seed 000), LDP-FL (seed 001), KDP-FL (seed 003)",
+)
+def load_fashion_mnist(root: Path, download: bool = True) -> Dataset:
+    """Fashion-MNIST (Xiao et al. 2017), normalised with mean 0.2860, std 0.3530.
+
+    Files: ``<root>/FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
+    """
+    raw = _idx_images("fashion_mnist", FashionMNIST, root, download)
+    return _normalised("fashion_mnist", raw, (0.2860,), (0.3530,))
+
+
+class _UnverifiedCIFAR10(CIFAR10):
+    """torchvision's CIFAR10 with every md5 set to ``None``.
+
+    torchvision's own ``check_integrity(path, None)`` then only checks that each file
+    exists; all reading stays torchvision's.
+    """
+
+    train_list = [[name, None] for name, _ in CIFAR10.train_list]
+    test_list = [[name, None] for name, _ in CIFAR10.test_list]
+    meta = {**CIFAR10.meta, "md5": None}
+
+
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+CIFAR10_STD = (0.2470, 0.2435, 0.2616)
+
+
+@DATASETS.register(
+    "cifar10",
+    summary="CIFAR-10 colour images, 50000/10000 images 3x32x32, 10 classes (torchvision).",
+    paper="LDP-FL (seed 001), KDP-FL (seed 003), ULDP-FED (seed 004)",
+)
+def load_cifar10(root: Path, download: bool = True, verify: bool = True) -> Dataset:
+    """CIFAR-10 (Krizhevsky 2009), normalised per channel.
+
+    Mean ``(0.4914, 0.4822, 0.4465)`` and std ``(0.2470, 0.2435, 0.2616)`` are the
+    training-set pixel statistics (the often-copied ``(0.2023, 0.1994, 0.2010)`` is
+    the mean of per-image stds, not the pixel std).
+
+    Files: ``<root>/cifar-10-batches-py/{data_batch_1..5, test_batch, batches.meta}``,
+    or ``<root>/cifar-10-python.tar.gz``, which is extracted there.
+
+    Parameters
+    ----------
+    root : Path
+        The data root.
+    download : bool
+        Try to download the archive when the files are missing.
+    verify : bool
+        Check the md5 of every batch file against torchvision's published checksums
+        (the default). ``False`` only checks that the files exist, so that small files
+        written in the real on-disk format (pickled dicts with ``b"data"`` uint8
+        ``[n, 3072]`` and ``b"labels"``) load through the real torchvision reader; this
+        is what the tests use. We chose an explicit knob over monkeypatching
+        torchvision's private integrity check from the tests, which would break
+        silently when torchvision moves it. Unverified loads bypass the on-disk tensor
+        cache, so they can never stand in for a verified load later.
+    """
+    cls = CIFAR10 if verify else _UnverifiedCIFAR10
+    files = [f for f, _ in cls.train_list + cls.test_list] + [cls.meta["filename"]]
+    expected = f"{cls.base_folder}/" + ", ".join(files) + f" (or {cls.filename}, extracted there)"
+
+    def decode() -> Tensors:
+        with fetching("cifar10", root, expected, download):
+            _extract_verified(root / cls.filename, cls.tgz_md5,
+                              root / cls.base_folder / cls.test_list[0][0], root)
+            train = cls(str(root), train=True, download=download)
+            test = cls(str(root), train=False, download=download)
+
+        def images(part: CIFAR10) -> torch.Tensor:  # torchvision holds [n, h, w, c]
+            return torch.from_numpy(part.data).permute(0, 3, 1, 2).contiguous()
+
+        return {"x_train": images(train), "y_train": torch.tensor(train.targets),
+                "x_test": images(test), "y_test": torch.tensor(test.targets)}
+
+    raw = cached_tensors(root, f"cifar10-{CACHE_VERSION}", decode) if verify else decode()
+    return _normalised("cifar10", raw, CIFAR10_MEAN, CIFAR10_STD)

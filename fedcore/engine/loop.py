@@ -1,0 +1,91 @@
+"""The federated round loop (METHODS section 0) as a generator of typed events.
+
+Round t: sample candidate clients; the aggregator may select among them; the selected
+clients train together (batched, :mod:`fedcore.engine.local`); the mechanism clips and
+perturbs their updates; the aggregator combines the uploads; the server applies
+``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads, PLDP-FL non-IID); the test set is
+evaluated and one :class:`RoundEvent` is yielded.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterator, Optional
+
+import numpy as np
+import torch
+
+from ..accounting import Ledger
+from ..config import RunConfig
+from ..events import MethodEvent, RoundEvent, RunFinished, RunStarted
+from .evaluate import evaluate
+from .flat import flatten, flatten_stacked, unflatten
+from .local import client_gradient_fn, train_clients
+from .plan import make_plan
+from .setup import RunSetup, prepare
+
+
+def sample_candidates(cfg: RunConfig, rng: np.random.Generator) -> np.ndarray:
+    """Clients offered to the aggregator this round: fixed-size or Poisson sampling."""
+    n = cfg.num_clients
+    if cfg.sampling == "poisson":
+        return np.flatnonzero(rng.random(n) < cfg.participation)
+    m = max(1, int(round(cfg.participation * n)))
+    return np.sort(rng.choice(n, size=m, replace=False)) if m < n else np.arange(n)
+
+
+def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
+             setup: Optional[RunSetup] = None) -> Iterator:
+    """Run ``cfg`` and yield ``RunStarted``, one ``RoundEvent`` per round, ``RunFinished``.
+
+    Raises :class:`~fedcore.errors.FedcoreError` for settings that turn out impossible
+    once the data is known (before any event); other exceptions propagate.
+    ``should_stop`` is polled before every round; if it returns True the run ends with
+    status ``stopped``.
+    """
+    t_start = time.perf_counter()
+    s = setup or prepare(cfg)
+    yield RunStarted(config=s.cfg.to_dict(), config_hash=s.cfg.config_hash(), device=str(s.device),
+                     num_params=s.ctx.num_params, client_sizes=s.counts.tolist(),
+                     label_counts=s.partition.label_counts.tolist(), num_classes=s.ctx.num_classes,
+                     epsilon=s.ctx.epsilon.tolist(), delta=s.ctx.delta.tolist())
+    rng = np.random.default_rng(cfg.seed)
+    gen = torch.Generator(device=s.device).manual_seed(cfg.seed)
+    grad_fn = client_gradient_fn(s.model, s.mechanism.per_sample_clip)
+    global_flat = flatten(s.params)
+    ledger = Ledger(cfg.num_clients, s.ctx.delta.cpu().numpy())
+    acc = loss = None
+    for rnd in range(1, cfg.rounds + 1):
+        if should_stop():
+            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc)
+            return
+        t0 = time.perf_counter()
+        candidates = sample_candidates(cfg, rng)
+        selected, events = s.aggregator.select(candidates, rnd, rng)
+        events, signals, uploaded, weights = list(events), {}, [], []
+        if len(selected) == 0:
+            events.append(MethodEvent("no_selection", None, {"candidates": len(candidates)}))
+        else:
+            sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
+            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
+            stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
+                                    grad_fn=grad_fn)
+            updates = flatten_stacked(stacked) - global_flat
+            upload = s.mechanism.privatize(updates, sel, rnd, gen)
+            result = s.aggregator.aggregate(upload, rnd)
+            step = None
+            if result.delta is not None:
+                step = cfg.privacy.server_lr * (torch.sign(result.delta) if upload.is_sign else result.delta)
+                global_flat = global_flat + step
+                s.params = unflatten(global_flat, s.params)
+            s.mechanism.after_round(step, rnd)
+            ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims)
+            events += upload.events + result.events
+            signals = {**upload.signals, **result.signals}
+            uploaded, weights = upload.clients.tolist(), result.weights.tolist()
+        if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
+            acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
+        yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
+                         uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
+                         epsilon_accountant=ledger.views(), events=events, signals=signals,
+                         seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start)
+    yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc)

@@ -1,0 +1,106 @@
+"""The typed event stream of a run.
+
+A run is an iterator of events: one :class:`RunStarted`, then one :class:`RoundEvent`
+per round, then one :class:`RunFinished` (status ``finished``, ``stopped`` or
+``failed``). Every event is a dataclass with a ``type`` tag and round-trips through
+JSON (``to_dict`` / ``event_from_dict``); ``SCHEMA_VERSION`` is bumped on any
+incompatible change. The dashboard only renders these records.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class MethodEvent:
+    """A method-specific occurrence inside a round.
+
+    ``kind`` examples: ``recall`` (ULDP-FED: data = reused index, similarity),
+    ``selection`` (PLDP-FL C: omega and the selected ids), ``no_selection``,
+    ``dropout``. ``client`` is None for server-side events.
+    """
+
+    kind: str
+    client: Optional[int] = None
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunStarted:
+    """First event: the resolved config and the data split the run uses."""
+
+    config: dict
+    config_hash: str
+    device: str
+    num_params: int
+    client_sizes: list[int]
+    label_counts: list[list[int]]
+    num_classes: int
+    epsilon: list[float]
+    delta: list[float]
+    type: str = "start"
+    schema: int = SCHEMA_VERSION
+
+
+@dataclass
+class RoundEvent:
+    """Everything the dashboard plots for one round.
+
+    ``epsilon_spent`` is each client's cumulative epsilon under basic composition;
+    ``epsilon_accountant`` holds named alternative ledgers (e.g. ``"rdp"``) as per-client
+    lists, labelled by the accountant that produced them. ``weights`` are the
+    aggregation weights actually used, aligned with ``uploaded``. ``signals`` are
+    scalar per-round method signals (mean Kalman gain, mean clip threshold, ...).
+    """
+
+    round: int
+    accuracy: Optional[float]
+    loss: Optional[float]
+    selected: list[int]
+    uploaded: list[int]
+    weights: list[float]
+    epsilon_spent: list[float]
+    epsilon_accountant: dict[str, list[float]] = field(default_factory=dict)
+    events: list[MethodEvent] = field(default_factory=list)
+    signals: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    elapsed: float = 0.0
+    type: str = "round"
+    schema: int = SCHEMA_VERSION
+
+
+@dataclass
+class RunFinished:
+    """Last event. ``status`` is ``finished``, ``stopped`` or ``failed`` (with ``error``)."""
+
+    status: str
+    rounds_done: int
+    elapsed: float
+    final_accuracy: Optional[float] = None
+    error: Optional[str] = None
+    type: str = "end"
+    schema: int = SCHEMA_VERSION
+
+
+Event = Union[RunStarted, RoundEvent, RunFinished]
+_TYPES = {"start": RunStarted, "round": RoundEvent, "end": RunFinished}
+
+
+def to_dict(event: Event) -> dict:
+    """JSON-ready dict of an event."""
+    return dataclasses.asdict(event)
+
+
+def event_from_dict(data: dict) -> Event:
+    """Inverse of :func:`to_dict`; rejects unknown schema versions."""
+    if data.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"event schema {data.get('schema')!r} is not {SCHEMA_VERSION}; rerun the experiment")
+    cls = _TYPES[data["type"]]
+    kwargs: dict[str, Any] = dict(data)
+    if cls is RoundEvent:
+        kwargs["events"] = [MethodEvent(**e) for e in data.get("events", [])]
+    return cls(**kwargs)

@@ -1,0 +1,73 @@
+"""The client-side privacy mechanism interface.
+
+A mechanism transforms each selected client's model update given that client's budget
+(METHODS section 0: "the client then clips and perturbs"). It sees a batch: the updates
+of all clients of the round as one ``[m, d]`` tensor, with per-client budgets as tensors,
+so calibration is vectorised rather than a loop over clients. It may keep state across
+rounds (e.g. ULDP-FED's stored noisy updates) and emit :class:`MethodEvent` records.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Optional
+
+import torch
+
+from ..accounting.ledger import GaussianRecord
+from ..context import RunContext
+from ..events import MethodEvent
+from ..options import Configurable
+
+
+@dataclass
+class Upload:
+    """What the server receives in one round.
+
+    values:       ``[m, d]`` perturbed updates (or signs in {-1, +1} when ``is_sign``).
+    clients:      ``[m]`` client ids, aligned with ``values``.
+    noise_std:    ``[m]`` per-client noise standard deviation (PLDP-FL's sigma_i,
+                  KDP-FL's R), or None for noise-free uploads.
+    spent:        ``[m]`` epsilon spent this round (basic composition); zeros if none.
+    gaussian:     for Gaussian-based mechanisms, what the RDP ledger composes.
+    claims:       labelled per-client epsilon figures for this round that a paper
+                  states (added up by the ledger and shown beside the accountant's).
+    linkable:     False when uploads are shuffled (LDP-FL) and cannot be tied to clients.
+    """
+
+    values: torch.Tensor
+    clients: torch.Tensor
+    is_sign: bool = False
+    noise_std: Optional[torch.Tensor] = None
+    spent: Optional[torch.Tensor] = None
+    gaussian: Optional[GaussianRecord] = None
+    claims: dict[str, torch.Tensor] = field(default_factory=dict)
+    linkable: bool = True
+    events: list[MethodEvent] = field(default_factory=list)
+    signals: dict[str, float] = field(default_factory=dict)
+
+
+class Mechanism(Configurable):
+    """Base class. Subclasses set ``Options`` and implement :meth:`privatize`.
+
+    ``per_sample_clip``: when not None, local training clips each per-sample gradient
+    to this L2 norm (DP-SGD, Abadi et al. 2016), batched over clients.
+    """
+
+    upload_kind: ClassVar[str] = "real"      # "real" or "sign"
+    shuffled: ClassVar[bool] = False          # uploads cannot be tied to clients (LDP-FL)
+    per_sample: ClassVar[bool] = False        # clips per-sample gradients (no batch norm)
+
+    def __init__(self, options, ctx: RunContext):
+        self.options = options
+        self.ctx = ctx
+        self.per_sample_clip: Optional[float] = None
+
+    def privatize(self, updates: torch.Tensor, clients: torch.Tensor, round: int,
+                  gen: torch.Generator) -> Upload:
+        raise NotImplementedError
+
+    def after_round(self, global_update: Optional[torch.Tensor], round: int) -> None:
+        """Called once the server applied ``global_update`` [d] (None: model kept).
+
+        ULDP-FED's recall compares against the previous global noisy update.
+        """

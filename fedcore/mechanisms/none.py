@@ -1,0 +1,17 @@
+"""No privacy: the update is uploaded as it is (plain FedAvg, McMahan et al. 2017)."""
+from __future__ import annotations
+
+import torch
+
+from .base import Mechanism, Upload
+from .registry import MECHANISMS
+
+
+@MECHANISMS.register("none", summary="No perturbation: the exact update is uploaded.",
+                     paper="McMahan et al. 2017 (FedAvg)")
+class NoMechanism(Mechanism):
+    """Identity mechanism; spends no budget."""
+
+    def privatize(self, updates, clients, round, gen) -> Upload:
+        return Upload(values=updates, clients=clients,
+                      spent=torch.zeros(len(clients), device=updates.device))

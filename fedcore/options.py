@@ -1,0 +1,56 @@
+"""Option dataclasses shared by mechanisms and aggregators.
+
+A mechanism or aggregator declares ``Options``, a dataclass of its tunable settings with
+the papers' defaults; ``parse_options`` turns the config's ``*_options`` mapping into an
+instance and reports unknown names or bad values as a ``ConfigError`` naming the field.
+"""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """For components without settings."""
+
+    def validate(self, prefix: str) -> None:
+        pass
+
+
+class Configurable:
+    """Mixin: ``cls.Options`` + ``cls.parse_options(mapping, prefix)``."""
+
+    Options: typing.ClassVar[type] = NoOptions
+
+    @classmethod
+    def parse_options(cls, options: dict, prefix: str = "options"):
+        hints = typing.get_type_hints(cls.Options)
+        for key in options:
+            if key not in hints:
+                known = ", ".join(hints) or "(none)"
+                raise ConfigError(f"{prefix}.{key}", options[key], f"unknown option; known: {known}")
+        kwargs = {}
+        for key, value in options.items():
+            expected = hints[key]
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            kwargs[key] = value
+        opts = cls.Options(**kwargs)
+        for f in dataclasses.fields(opts):
+            value, expected = getattr(opts, f.name), hints[f.name]
+            if expected in (int, float, str, bool) and not _isinstance(value, expected):
+                raise ConfigError(f"{prefix}.{f.name}", value, f"must be of type {expected.__name__}")
+        opts.validate(prefix)
+        return opts
+
+
+def _isinstance(value, expected) -> bool:
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, expected)
