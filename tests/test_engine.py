@@ -1,0 +1,114 @@
+"""The batched round loop: equals a per-client loop, FedAvg weights, reproducibility, demo."""
+import numpy as np
+import pytest
+import torch
+
+from fedcore.config import LocalConfig, RunConfig
+from fedcore.engine import iter_run
+from fedcore.engine.local import train_clients
+from fedcore.engine.plan import make_plan, pad_client_indices
+from fedcore.engine.reference import train_clients_loop
+from fedcore.errors import ConfigError
+from fedcore.events import RoundEvent, RunFinished, RunStarted, event_from_dict, to_dict
+from fedcore.models import build_model
+from fedcore.presets import preset_config
+
+
+def _clients(sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(sum(sizes))
+    return np.split(perm, np.cumsum(sizes)[:-1])
+
+
+@pytest.mark.parametrize("model_name, shape, local", [
+    ("logreg", (1, 8, 8), LocalConfig(epochs=2, batch_size=7, lr=0.3)),
+    ("mlp", (1, 8, 8), LocalConfig(epochs=1, batch_size=5, lr=0.1, optimizer="momentum", momentum=0.9,
+                                   weight_decay=1e-3)),
+    ("cnn_uldp", (1, 28, 28), LocalConfig(epochs=1, batch_size=8, lr=0.05)),
+    ("logreg", (1, 8, 8), LocalConfig(steps=6, batch_size=4, lr=0.2)),
+])
+def test_batched_training_equals_per_client_loop(model_name, shape, local):
+    torch.manual_seed(0)
+    sizes = [13, 30, 7, 21]  # unequal sizes exercise padding, partial batches and idle steps
+    x = torch.randn(sum(sizes), *shape)
+    y = torch.randint(0, 10, (sum(sizes),))
+    model = build_model(model_name, shape, 10)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    padded, counts = pad_client_indices(_clients(sizes), "cpu")
+    plan = make_plan(padded, counts, local, torch.Generator().manual_seed(1))
+    batched = train_clients(model, start, x, y, plan, local)
+    looped = train_clients_loop(model, start, x, y, plan, local)
+    for k in start:
+        assert not torch.allclose(batched[k], start[k].expand_as(batched[k]))  # it trained
+        torch.testing.assert_close(batched[k], looped[k], rtol=1e-4, atol=1e-5)
+
+
+def test_epoch_plan_visits_every_sample_once_per_epoch():
+    sizes = [5, 12, 1]
+    padded, counts = pad_client_indices(_clients(sizes), "cpu")
+    plan = make_plan(padded, counts, LocalConfig(epochs=3, batch_size=4), torch.Generator().manual_seed(0))
+    for c, ix in enumerate(_clients(sizes)):
+        used = torch.cat(plan.client_batches(c)).sort().values
+        assert used.tolist() == sorted(list(ix) * 3)
+        assert len(plan.client_batches(c)) == 3 * -(-sizes[c] // 4)
+
+
+def _run(cfg):
+    return list(iter_run(cfg))
+
+
+def test_fedavg_weights_are_sample_fractions():
+    cfg = RunConfig(num_clients=5, rounds=1, partition={"kind": "dirichlet", "alpha": 0.5, "min_size": 5})
+    start, rnd, end = _run(cfg)
+    sizes = np.array(start.client_sizes, dtype=float)
+    assert len(set(sizes)) > 1
+    np.testing.assert_allclose(rnd.weights, sizes[rnd.uploaded] / sizes[rnd.uploaded].sum(), rtol=1e-6)
+    mean = _run(cfg.with_overrides({"privacy.aggregator": "mean"}))[1]
+    np.testing.assert_allclose(mean.weights, [0.2] * 5)
+
+
+def test_seeded_runs_are_reproducible_and_seeds_differ():
+    cfg = RunConfig(rounds=3, participation=0.5)
+    a, b = _run(cfg), _run(cfg)
+    c = _run(cfg.replace(seed=1))
+    rounds = lambda evs: [(e.accuracy, e.loss, e.selected) for e in evs if isinstance(e, RoundEvent)]
+    assert rounds(a) == rounds(b)
+    assert rounds(a) != rounds(c)
+    assert all(len(e.selected) == 5 for e in a if isinstance(e, RoundEvent))
+
+
+def test_poisson_sampling_varies_the_number_of_clients():
+    cfg = RunConfig(num_clients=40, rounds=6, participation=0.3, sampling="poisson")
+    counts = {len(e.selected) for e in _run(cfg) if isinstance(e, RoundEvent)}
+    assert len(counts) > 1
+
+
+def test_demo_preset_reaches_ninety_percent():
+    events = _run(preset_config("demo"))
+    assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
+    rounds = [e for e in events if isinstance(e, RoundEvent)]
+    assert [e.round for e in rounds] == list(range(1, 21))
+    assert rounds[-1].accuracy >= 0.90
+    assert rounds[-1].epsilon_spent == [0.0] * 10
+    assert events[-1].status == "finished"
+
+
+def test_events_round_trip_through_json():
+    for event in _run(RunConfig(rounds=2)):
+        assert event_from_dict(to_dict(event)) == event
+
+
+def test_stop_request_ends_run_with_stopped_status():
+    calls = iter([False, False, True])
+    events = list(iter_run(RunConfig(rounds=10), should_stop=lambda: next(calls)))
+    assert events[-1].status == "stopped" and events[-1].rounds_done == 2
+
+
+def test_more_clients_than_samples_is_a_config_error():
+    with pytest.raises(ConfigError, match="num_clients"):
+        _run(RunConfig(num_clients=5000, rounds=1))
+
+
+def test_model_too_large_for_input_is_a_config_error():
+    with pytest.raises(ConfigError, match="model"):
+        _run(RunConfig(model="cnn_uldp", rounds=1))
