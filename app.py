@@ -1,6 +1,24 @@
-"""FL Privacy Lab: the Streamlit router. Pages live in pages/; the engine in fedcore/."""
+"""FL Privacy Lab: the Streamlit router. Pages live in pages/; the engine in fedcore/.
+
+    streamlit run app.py
+"""
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="FL Privacy Lab", layout="wide")
-st.title("FL Privacy Lab")
-st.write("Federated learning under differential privacy. The dashboard pages are being built.")
+HERE = Path(__file__).resolve().parent
+
+st.set_page_config(page_title="FL Privacy Lab", page_icon=":material/shield_lock:", layout="wide")
+
+pages = [
+    st.Page("pages/playground.py", title="Playground", icon=":material/science:", default=True),
+    st.Page("pages/compare.py", title="Compare", icon=":material/stacked_line_chart:"),
+]
+# pages written by other parts of the project join the menu once their file exists
+for name, title, icon in (("mechanisms", "Mechanisms", ":material/tune:"),
+                          ("papers", "Papers", ":material/menu_book:")):
+    if (HERE / "pages" / f"{name}.py").exists():
+        pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
+pages.append(st.Page("pages/history.py", title="History", icon=":material/history:"))
+
+st.navigation(pages, position="top").run()

@@ -19,9 +19,12 @@ def check_compatibility(cfg) -> None:
                           f"needs to know which client sent which update, but {cfg.privacy.mechanism} "
                           "shuffles the uploads anonymously; use 'mean'")
     if mech.upload_kind == "sign" and not agg.accepts_sign:
+        why = getattr(agg, "sign_incompatibility", "")
+        usable = [n for n in AGGREGATORS.names() if AGGREGATORS.get(n).accepts_sign
+                  and not (mech.shuffled and AGGREGATORS.get(n).needs_linkable)]
         raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
-                          f"cannot combine sign uploads from {cfg.privacy.mechanism}; "
-                          "use mean, weighted or probabilistic")
+                          f"cannot combine sign uploads from {cfg.privacy.mechanism}"
+                          + (f" ({why})" if why else "") + "; use one of: " + ", ".join(usable))
     if mech.per_sample and _model_has_batch_norm(cfg):
         raise ConfigError("model", cfg.model, f"uses batch norm, which mixes samples and breaks "
                           f"{cfg.privacy.mechanism}'s per-sample clipping; pick a model without it")

@@ -39,6 +39,9 @@ class Aggregator(Configurable):
         self.options = options
         self.ctx = ctx
 
+    def attach_mechanism(self, mechanism) -> None:
+        """Called once before round 1 with the run's mechanism (rule C reads its noise scales)."""
+
     def select(self, candidates: np.ndarray, round: int,
                rng: np.random.Generator) -> tuple[np.ndarray, list[MethodEvent]]:
         """Return the clients that train this round (default: every candidate)."""

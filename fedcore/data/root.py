@@ -53,7 +53,9 @@ def fetching(name: str, root: Path, expected: str, download: bool) -> Iterator[N
     missing, corrupted or undownloadable files into one :class:`DatasetUnavailable`
     naming the dataset, the files expected under ``root`` and ``FEDCORE_DATA``.
     ``expected`` is the layout relative to ``root``, e.g.
-    ``"MNIST/raw/train-images-idx3-ubyte.gz, ..."``.
+    ``"MNIST/raw/train-images-idx3-ubyte.gz, ..."``. The timeout is the process-wide
+    socket default (torchvision and scikit-learn expose no per-call timeout); the
+    previous value is restored on exit.
     """
     previous = socket.getdefaulttimeout()
     socket.setdefaulttimeout(DOWNLOAD_TIMEOUT_S)

@@ -29,12 +29,15 @@ def _extract_verified(archive: Path, md5: str, target: Path, to: Path) -> None:
 
 
 def _normalised(name: str, raw: Tensors, mean, std) -> Dataset:
-    """Scale ``uint8 [n, c, h, w]`` images to [0, 1], then ``(x - mean) / std`` per channel."""
-    mean = torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1)
-    std = torch.tensor(std, dtype=torch.float32).view(-1, 1, 1)
+    """Scale ``uint8 [n, c, h, w]`` images to [0, 1], then ``(x - mean) / std`` per channel.
+
+    Computed as ``(x - 255 mean) / (255 std)`` in place: one float32 allocation.
+    """
+    mean = 255.0 * torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1)
+    std = 255.0 * torch.tensor(std, dtype=torch.float32).view(-1, 1, 1)
 
     def scale(x: torch.Tensor) -> torch.Tensor:
-        return (x.to(torch.float32).div_(255.0) - mean).div_(std)
+        return x.to(torch.float32).sub_(mean).div_(std)
 
     return Dataset(name, scale(raw["x_train"]), raw["y_train"].long(),
                    scale(raw["x_test"]), raw["y_test"].long(),

@@ -21,6 +21,7 @@ from .evaluate import evaluate
 from .flat import flatten, flatten_stacked, unflatten
 from .local import client_gradient_fn, train_clients
 from .plan import make_plan
+from .reference import train_clients_loop
 from .setup import RunSetup, prepare
 
 
@@ -34,13 +35,14 @@ def sample_candidates(cfg: RunConfig, rng: np.random.Generator) -> np.ndarray:
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
-             setup: Optional[RunSetup] = None) -> Iterator:
+             setup: Optional[RunSetup] = None, trainer: str = "batched") -> Iterator:
     """Run ``cfg`` and yield ``RunStarted``, one ``RoundEvent`` per round, ``RunFinished``.
 
     Raises :class:`~fedcore.errors.FedcoreError` for settings that turn out impossible
     once the data is known (before any event); other exceptions propagate.
     ``should_stop`` is polled before every round; if it returns True the run ends with
-    status ``stopped``.
+    status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
+    plain per-client loop (benchmarks only; no DP-SGD clipping there).
     """
     t_start = time.perf_counter()
     s = setup or prepare(cfg)
@@ -67,8 +69,11 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         else:
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
-            stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                    grad_fn=grad_fn)
+            if trainer == "loop":
+                stacked = train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan, cfg.local)
+            else:
+                stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
+                                        grad_fn=grad_fn)
             updates = flatten_stacked(stacked) - global_flat
             upload = s.mechanism.privatize(updates, sel, rnd, gen)
             result = s.aggregator.aggregate(upload, rnd)

@@ -16,7 +16,7 @@ from ..context import RunContext
 from ..data import load_dataset
 from ..errors import ConfigError
 from ..mechanisms import MECHANISMS, Mechanism
-from ..models import build_model
+from ..models import build_model, has_batch_norm
 from ..partition import Partition, make_partition
 from .device import resolve_device
 from .flat import layer_slices
@@ -69,6 +69,9 @@ def prepare(cfg: RunConfig) -> RunSetup:
     padded, counts = pad_client_indices(partition.indices, device)
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)
+    if has_batch_norm(model) and MECHANISMS.get(cfg.privacy.mechanism).per_sample:
+        raise ConfigError("model", cfg.model, "uses batch norm, which mixes samples and breaks "
+                          "per-sample clipping (DP-SGD); pick a model without it")
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
     n = cfg.num_clients
     ctx = RunContext(
@@ -83,5 +86,6 @@ def prepare(cfg: RunConfig) -> RunSetup:
     mech_cls, agg_cls = MECHANISMS.get(pc.mechanism), AGGREGATORS.get(pc.aggregator)
     mechanism = mech_cls(mech_cls.parse_options(pc.mechanism_options, "privacy.mechanism_options"), ctx)
     aggregator = agg_cls(agg_cls.parse_options(pc.aggregator_options, "privacy.aggregator_options"), ctx)
+    aggregator.attach_mechanism(mechanism)
     return RunSetup(cfg, device, x_train, y_train, data.x_test[te], data.y_test[te], partition,
                     padded, counts, model, params, ctx, mechanism, aggregator)

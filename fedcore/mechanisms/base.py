@@ -66,6 +66,17 @@ class Mechanism(Configurable):
                   gen: torch.Generator) -> Upload:
         raise NotImplementedError
 
+    def noise_scale(self) -> Optional[torch.Tensor]:
+        """Each client's noise standard deviation ``[N]``, known before any training.
+
+        Optional: None (the default) means "not known in advance". Mechanisms whose
+        sigma_i is fixed by the client's budget (PLDP-FL's Gaussian and ldp-sign,
+        HW-DPFL's calibration) return it, so that a server rule that picks clients from
+        their noise (PLDP-FL rule C, ``P_i = rho_i / sum_j rho_j`` with ``rho_i = 1/sigma_i``)
+        can select before round 1. Same units as ``Upload.noise_std``.
+        """
+        return None
+
     def after_round(self, global_update: Optional[torch.Tensor], round: int) -> None:
         """Called once the server applied ``global_update`` [d] (None: model kept).
 

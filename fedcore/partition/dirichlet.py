@@ -25,9 +25,10 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
     for Federated Visual Classification"; the sampling loop follows flwr-datasets'
     ``DirichletPartitioner`` (after Yurochkin et al. 2019) without its optional
     self-balancing: for every class ``c`` draw ``p ~ Dir(alpha * 1_N)`` and give client
-    ``i`` the next ``p_i`` share of class ``c``'s shuffled samples. If some client ends
-    up with fewer than ``min_size`` samples the whole draw is repeated, up to
-    :data:`MAX_ATTEMPTS` times. Every sample is used exactly once.
+    ``i`` the next ``p_i`` share of class ``c``'s shuffled samples (cut points are
+    rounded; flwr-datasets truncates, which hands every class's remainder to the last
+    client). If some client ends up with fewer than ``min_size`` samples the whole draw
+    is repeated, up to :data:`MAX_ATTEMPTS` times. Every sample is used exactly once.
 
     Parameters
     ----------
@@ -59,7 +60,7 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
     >>> labels = np.repeat(np.arange(3), 20)
     >>> p = dirichlet(labels, 3, 3, np.random.default_rng(0), alpha=0.5, min_size=5)
     >>> p.label_counts.tolist()
-    [[0, 6, 12], [7, 11, 1], [13, 3, 7]]
+    [[0, 6, 13], [8, 11, 0], [12, 3, 7]]
     """
     labels = check_labels(labels, num_clients, num_classes)
     if not alpha > 0:
@@ -78,7 +79,8 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
     for _ in range(MAX_ATTEMPTS):
         shares: list[list[np.ndarray]] = [[] for _ in range(num_clients)]
         for rows in by_class:
-            cuts = (np.cumsum(rng.dirichlet(concentration))[:-1] * rows.size).astype(np.int64)
+            cuts = np.rint(np.cumsum(rng.dirichlet(concentration))[:-1] * rows.size)
+            cuts = cuts.astype(np.int64)
             for client, part in zip(shares, np.split(rows, cuts)):
                 client.append(part)
         parts = [np.concatenate(s) for s in shares]

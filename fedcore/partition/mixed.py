@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, PartitionError
 from .base import Partition, check_labels
-from .iid import iid
-from .kclass import kclass
+from .kclass import assign_classes, check_classes_per_client, draw_counts
 from .registry import PARTITIONERS
 
 
@@ -20,13 +19,20 @@ def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
           classes_per_client: int = 2) -> Partition:
     """Make ``round(iid_fraction * num_clients)`` clients IID and the others k-class.
 
-    HW-DPFL (seed 002) trains 100 MNIST clients of 600 images, "the fraction of clients
-    with IID data 0.8", the rest non-IID. The data is first split at random in
-    proportion to the two groups; the IID group's pool is split by :func:`iid`, the
-    other by :func:`kclass` with equal target sizes (``size_cv=0``: the paper gives
-    every client the same amount of data; the k-class clients can end up slightly
-    smaller where a class runs short). Which clients are IID is random; recover it from
-    ``label_counts`` (IID clients hold all classes).
+    HW-DPFL (seed 002) trains 100 MNIST clients of 600 images each, "the fraction of
+    clients with IID data 0.8", the rest non-IID. Here every client gets the same
+    size ``m`` (``n / num_clients``, shrunk by one common factor until the classes the
+    k-class clients draw on still leave the IID clients the global label mix):
+
+    1. the k-class clients pick ``classes_per_client`` classes each, balancing demand
+       against supply (:func:`~fedcore.partition.kclass.assign_classes`), and draw
+       ``m / classes_per_client`` samples of each;
+    2. the IID clients share a pool drawn class by class in the global proportions,
+       shuffled and split equally (sizes differ by at most one).
+
+    On MNIST with 100 clients ``m`` is 587 (the scarcest digit, 5, limits it); rows
+    that do not fit are left out. Which clients are IID is random; recover it from
+    ``label_counts`` (IID clients hold every class).
 
     Parameters
     ----------
@@ -48,23 +54,33 @@ def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
     >>> import numpy as np
     >>> labels = np.repeat(np.arange(4), 30)
     >>> p = mixed(labels, 4, 4, np.random.default_rng(0), iid_fraction=0.5)
-    >>> (p.label_counts > 0).sum(axis=1).tolist()
-    [2, 4, 4, 2]
+    >>> p.label_counts.tolist()
+    [[15, 15, 0, 0], [0, 0, 15, 15], [5, 10, 9, 6], [10, 5, 6, 9]]
     """
     labels = check_labels(labels, num_clients, num_classes)
     if not 0 <= iid_fraction <= 1:
         raise ConfigError("partition.iid_fraction", iid_fraction, "must be a number in [0, 1]")
     n_iid = round(iid_fraction * num_clients)
-    pool = rng.permutation(labels.size)
-    cut = round(labels.size * n_iid / num_clients)
-    parts: list[np.ndarray] = []
-    if n_iid:
-        rows = pool[:cut]
-        parts += [rows[ix] for ix in iid(labels[rows], n_iid, num_classes, rng).indices]
-    if n_iid < num_clients:
-        rows = pool[cut:]
-        split = kclass(labels[rows], num_clients - n_iid, num_classes, rng,
-                       classes_per_client=classes_per_client, size_cv=0.0)
-        parts += [rows[ix] for ix in split.indices]
+    n_k = num_clients - n_iid
+    k = classes_per_client
+    supply = np.bincount(labels, minlength=num_classes)
+    size = labels.size / num_clients
+    held = np.zeros((0, num_classes), dtype=bool)
+    if n_k:
+        check_classes_per_client(k, supply)
+        held = assign_classes(np.full(n_k, size), supply, k, rng)
+    mix = supply / labels.size
+    demand = held.sum(axis=0) * size / max(k, 1) + n_iid * size * mix
+    used = demand > 0
+    scale = min(1.0, float(np.min(supply[used] / demand[used])))
+    per_class = int(np.floor(scale * size / k)) if n_k else 0
+    if n_k and per_class < 1:
+        raise PartitionError(
+            f"mixed: with {num_clients} clients the k-class clients get less than one "
+            f"sample of each of their {k} classes; lower num_clients or classes_per_client")
+    counts = np.vstack([held * per_class,  # k-class clients, then one row: the IID pool
+                        np.floor(scale * n_iid * size * mix)]).astype(np.int64)
+    *kclass_rows, pool = draw_counts(labels, counts, rng)
+    parts = kclass_rows + np.array_split(rng.permutation(pool), n_iid) if n_iid else kclass_rows
     placed = rng.permutation(num_clients)
     return Partition.from_indices([parts[j] for j in np.argsort(placed)], labels, num_classes)

@@ -1,0 +1,109 @@
+"""ULDP-FED's per-user budget allocation with recall savings (seed 004, eqs 14-15).
+
+User i holds a total budget eps_i and takes part in at most r rounds of a T-round run.
+At each of its participations, with m participations left (counting this one) and
+T - t + 1 rounds left (counting round t), it may use at most
+
+    m_eff = min(m, T - t + 1)
+
+more rounds, so the round's allocation is ``B / m_eff`` of its remaining budget B
+(paper Sec. 2.2, cases 1-2: eps/r on a first participation with r <= T - t + 1,
+eps / (T - t + 1) otherwise; eq. 15: eps' - eps'/(r - j) afterwards). A participation
+that *uploads* spends its allocation; a *recall* (the user sends the index of one of its
+stored noisy updates, eq. 14) spends nothing, so the saving is spread over its later
+participations. Both decrement m. Because every allocation is a fraction <= 1 of what is
+left, the total spent never exceeds eps_i (basic composition, paper Sec. 3.1 1)).
+
+Paper's worked example (Fig. 3(b)): T = 8, r = 4, the user takes part in rounds 1-4 and
+recalls in round 3::
+
+    >>> import torch
+    >>> ledger = UldpBudget(torch.tensor([1.0]), max_participations=4, rounds=8)
+    >>> user = torch.tensor([0])
+    >>> [float(ledger.commit(user, t, torch.tensor([t == 3]))[0]) for t in (1, 2, 3, 4)]
+    [0.25, 0.25, 0.0, 0.5]
+
+The pure rule is :func:`round_allocation`; :class:`UldpBudget` only records what happened
+(remaining budget and participations left, per user, as tensors).
+"""
+from __future__ import annotations
+
+import torch
+
+
+def round_allocation(remaining, participations_left, rounds_left):
+    """Budget allocated to one participation: ``remaining / min(participations_left, rounds_left)``.
+
+    Works elementwise on numbers or tensors. ``participations_left`` counts the current
+    participation, ``rounds_left = T - t + 1`` counts the current round; both must be >= 1.
+
+    >>> round_allocation(1.0, 4, 8), round_allocation(0.5, 1, 5), round_allocation(1.0, 4, 3)
+    (0.25, 0.5, 0.3333333333333333)
+    """
+    if isinstance(participations_left, torch.Tensor):
+        m_eff = torch.minimum(participations_left, torch.as_tensor(rounds_left, device=participations_left.device))
+    else:
+        m_eff = min(participations_left, rounds_left)
+    return remaining / m_eff
+
+
+class UldpBudget:
+    """Remaining budget and participations of every user (eqs 14-15), vectorised.
+
+    Parameters
+    ----------
+    epsilon : ``[N]`` total budget eps_i of each user.
+    max_participations : r, the most rounds any user takes part in.
+    rounds : T, the run's number of rounds.
+
+    Attributes
+    ----------
+    remaining_ : ``[N]`` float64, budget not yet spent.
+    left_ : ``[N]`` participations still allowed.
+    """
+
+    def __init__(self, epsilon: torch.Tensor, max_participations: int, rounds: int):
+        if max_participations < 1:
+            raise ValueError(f"max_participations must be >= 1, got {max_participations}")
+        if rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {rounds}")
+        self.epsilon = epsilon.detach().to(torch.float64)
+        self.max_participations = int(max_participations)
+        self.rounds = int(rounds)
+        self.remaining_ = self.epsilon.clone()
+        self.left_ = torch.full_like(self.epsilon, float(max_participations), dtype=torch.float64)
+
+    @property
+    def spent_(self) -> torch.Tensor:
+        """``[N]`` budget spent so far (basic composition)."""
+        return self.epsilon - self.remaining_
+
+    def allocate(self, users: torch.Tensor, round: int) -> torch.Tensor:
+        """``[m]`` allocation of round ``round`` (1-based) for ``users``; changes nothing."""
+        if not 1 <= round <= self.rounds:
+            raise ValueError(f"round must be in 1..{self.rounds}, got {round}")
+        left = self.left_[users]
+        if bool((left < 1).any()):
+            worn = users[left < 1].tolist()
+            raise ValueError(f"users {worn} already took part in max_participations={self.max_participations} "
+                             "rounds; the 'uldp' aggregator's select() must drop them")
+        return round_allocation(self.remaining_[users], left, float(self.rounds - round + 1))
+
+    def commit(self, users: torch.Tensor, round: int, recalled: torch.Tensor) -> torch.Tensor:
+        """Record one participation of each of ``users``; return the ``[m]`` budget spent.
+
+        ``recalled[j]`` True: user j reused a stored update and spends nothing (eq. 14);
+        otherwise it spends its allocation (eq. 15). Users must be distinct.
+        """
+        alloc = self.allocate(users, round)
+        spent = torch.where(recalled.to(alloc.device), torch.zeros_like(alloc), alloc)
+        self.remaining_[users] = self.remaining_[users] - spent
+        self.left_[users] = self.left_[users] - 1
+        return spent
+
+    def state_dict(self) -> dict:
+        return {"remaining": self.remaining_.clone(), "left": self.left_.clone()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.remaining_ = state["remaining"].clone()
+        self.left_ = state["left"].clone()

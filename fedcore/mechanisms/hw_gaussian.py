@@ -1,0 +1,153 @@
+"""HW-DPFL's Gaussian perturbation of the uploaded model, once per round (seed 002, Sec. 3-4).
+
+Client k adds Z_k ~ N(0, sigma_k^2 I_d) to its local model before upload
+(w~_k = w_k + Z_k, Algorithm 1; here to the update Delta_k, which is the same thing for
+the server's convex combination sum_k tau_k w~_k). METHODS section 3, adopted: noise once
+per round (the paper's algorithm box also shows it per batch step; that variant needs
+noise inside local training and is not offered here).
+
+Calibration (Theorem 1, with Lemma 2's sensitivity Delta_f = 2 eta E G):
+
+    sigma_k^2 = 32 gamma^2 eta^2 E^2 G^2 ln(1.25 gamma / delta) / eps^2
+              = 8 gamma^2 Delta_f^2 ln(1.25 gamma / delta) / eps^2,      gamma = E b / n_k
+
+Reading of the symbols (the paper's E counts local *update steps*, as Lemma 2's
+sensitivity and gamma = E b / n_k both need): E = the client's number of local SGD steps
+(``local.steps``, or ``local.epochs * ceil(n_k / b)`` in epoch mode, where gamma is then
+capped at 1), b = ``local.batch_size``, eta = ``local.lr`` (divided by 1 - momentum for
+the momentum optimizer, which bounds one step's movement), G = ``grad_bound`` (the
+paper's "maximal local gradient norm" 1). ``clip_gradients`` (default on) clips every
+per-sample gradient to G during local training, which makes Assumption 1 true.
+
+``noise``: ``"calibrated"`` (default) takes sigma_k from (eps_k, delta_k) above;
+``"level"`` sets sigma_k = ``sigma`` directly, as the paper's experiments do
+(sigma in {0.2, 0.5, 1}).
+
+Ledger (METHODS section 8), per participation:
+
+- ``spent``: the per-round eps that sigma_k buys under Theorem 1 (= eps_k when calibrated),
+  composed by basic composition;
+- claim ``"paper (HW-DPFL Thm 2)"``: the moments-accountant total after k participations,
+  eps_hat = eps * sqrt(k ln(1/delta) / (2 ln(1.25 gamma / delta))), recorded as increments;
+- ``gaussian`` (only with ``clip_gradients``): a rigorous RDP record of the Gaussian
+  mechanism on the update, noise multiplier sigma_k / Delta_f (Delta_f bounds how far two
+  neighbouring datasets can move the update; no amplification by sampling is claimed).
+  Weight decay is ignored in Delta_f, as in the paper.
+
+Signal ``noise_std_mean`` (mean sigma of the round). :meth:`noise_scale` gives sigma_k [N].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..accounting.ledger import GaussianRecord
+from ..errors import ConfigError
+from .base import Mechanism, Upload
+from .registry import MECHANISMS
+
+NOISE_MODES = ("calibrated", "level")
+THM2_CLAIM = "paper (HW-DPFL Thm 2)"
+
+
+def hw_dpfl_sigma(epsilon: torch.Tensor, delta: torch.Tensor, gamma: torch.Tensor,
+                  sensitivity: torch.Tensor) -> torch.Tensor:
+    """Theorem 1: sigma = sqrt(8 gamma^2 Delta_f^2 ln(1.25 gamma / delta)) / eps.
+
+    >>> hw_dpfl_sigma(torch.tensor(1.0), torch.tensor(1e-5), torch.tensor(1.0), torch.tensor(1.0))
+    tensor(9.6896)
+    """
+    return torch.sqrt(8 * gamma ** 2 * sensitivity ** 2 * torch.log(1.25 * gamma / delta)) / epsilon
+
+
+def hw_dpfl_epsilon(sigma: torch.Tensor, delta: torch.Tensor, gamma: torch.Tensor,
+                    sensitivity: torch.Tensor) -> torch.Tensor:
+    """Theorem 1 solved for eps: the per-round eps that noise ``sigma`` gives."""
+    return torch.sqrt(8 * gamma ** 2 * sensitivity ** 2 * torch.log(1.25 * gamma / delta)) / sigma
+
+
+def hw_dpfl_total_epsilon(epsilon: torch.Tensor, delta: torch.Tensor, gamma: torch.Tensor,
+                          rounds) -> torch.Tensor:
+    """Theorem 2: eps_hat = eps * sqrt(T ln(1/delta) / (2 ln(1.25 gamma / delta))).
+
+    >>> hw_dpfl_total_epsilon(torch.tensor(1.0), torch.tensor(1e-5), torch.tensor(1.0), 4)
+    tensor(1.4007)
+    """
+    return epsilon * torch.sqrt(torch.as_tensor(rounds, dtype=epsilon.dtype) * torch.log(1 / delta)
+                                / (2 * torch.log(1.25 * gamma / delta)))
+
+
+def local_steps(ctx) -> torch.Tensor:
+    """Each client's number of local SGD steps per round ``[N]`` (the paper's E)."""
+    local = ctx.local
+    if local.steps > 0:
+        return torch.full((ctx.num_clients,), float(local.steps), dtype=torch.float64, device=ctx.device)
+    n = ctx.client_sizes.to(torch.float64)
+    return local.epochs * torch.ceil(n / local.batch_size)
+
+
+@MECHANISMS.register("hw_gaussian", summary="Gaussian noise on the uploaded model once per round (HW-DPFL Thm 1).",
+                     paper="HW-DPFL (seed 002), Thm 1-2")
+class HwGaussianMechanism(Mechanism):
+    """sigma_k fixed for the run (``sigma_`` [N]); per-sample gradient clipping at G."""
+
+    per_sample = True
+
+    @dataclass(frozen=True)
+    class Options:
+        """noise: "calibrated" (Thm 1 from eps, delta) or "level" (sigma directly).
+        sigma: the noise level for "level" (paper: 0.2, 0.5, 1). grad_bound: G.
+        clip_gradients: clip per-sample gradients to G in local training."""
+
+        noise: str = "calibrated"
+        sigma: float = 0.5
+        grad_bound: float = 1.0
+        clip_gradients: bool = True
+
+        def validate(self, prefix: str) -> None:
+            if self.noise not in NOISE_MODES:
+                raise ConfigError(f"{prefix}.noise", self.noise, "must be one of: " + ", ".join(NOISE_MODES))
+            if not self.sigma > 0:
+                raise ConfigError(f"{prefix}.sigma", self.sigma, "must be > 0 (paper: 0.2, 0.5 or 1)")
+            if not self.grad_bound > 0:
+                raise ConfigError(f"{prefix}.grad_bound", self.grad_bound,
+                                  "must be > 0 (the paper's maximal local gradient norm, 1)")
+
+    def __init__(self, options, ctx):
+        super().__init__(options, ctx)
+        if options.clip_gradients:
+            self.per_sample_clip = options.grad_bound
+        local = ctx.local
+        steps = local_steps(ctx)
+        lr = local.lr / (1.0 - local.momentum) if local.optimizer == "momentum" else local.lr
+        n = ctx.client_sizes.to(torch.float64).clamp(min=1.0)
+        delta = ctx.delta.to(torch.float64)
+        self.gamma_ = (steps * local.batch_size / n).clamp(max=1.0)
+        self.sensitivity_ = 2 * lr * steps * options.grad_bound            # Lemma 2
+        if options.noise == "calibrated":
+            self.sigma_ = hw_dpfl_sigma(ctx.epsilon.to(torch.float64), delta, self.gamma_, self.sensitivity_)
+        else:
+            self.sigma_ = torch.full_like(self.gamma_, options.sigma)
+        self.round_epsilon_ = hw_dpfl_epsilon(self.sigma_, delta, self.gamma_, self.sensitivity_)
+        self.participations_ = torch.zeros(ctx.num_clients, dtype=torch.float64, device=ctx.device)
+
+    def noise_scale(self) -> torch.Tensor:
+        return self.sigma_
+
+    def privatize(self, updates, clients, round, gen) -> Upload:
+        sigma = self.sigma_[clients]
+        noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
+        values = updates + sigma.to(updates.dtype)[:, None] * noise
+        eps = self.round_epsilon_[clients]
+        k = self.participations_[clients] + 1
+        self.participations_[clients] = k
+        per_unit = hw_dpfl_total_epsilon(eps, self.ctx.delta[clients].to(torch.float64),
+                                         self.gamma_[clients], 1)
+        claim = per_unit * (torch.sqrt(k) - torch.sqrt(k - 1))
+        gaussian = None
+        if self.options.clip_gradients:
+            gaussian = GaussianRecord(noise_multiplier=sigma / self.sensitivity_[clients])
+        return Upload(values=values, clients=clients, noise_std=sigma.to(updates.dtype),
+                      spent=eps.to(torch.float32), gaussian=gaussian, claims={THM2_CLAIM: claim},
+                      signals={"noise_std_mean": float(sigma.mean())})

@@ -1,0 +1,247 @@
+"""ULDP-FED: user-level LDP Gaussian updates with decaying clipping and update recall.
+
+Zhang, Zhang & Zhang, "Federated Learning Method Under User-Level Local Differential
+Privacy", J. Computer Research and Development 62(2), 2025 (seed 004; METHODS section 5).
+
+Per participating user i, at its k-th participation (k = 1, 2, ..., r, recalls included;
+Algorithm 1 lines 16-20):
+
+1. clip threshold  C_k = C_0 exp(-beta k)  (``decay``; otherwise C_k = C_0), Fig. 4;
+2. clip            Delta_bar = Delta / max(1, ||Delta||_2 / C_k)  (eq. 9);
+3. perturb         Delta~ = Delta_bar + N(0, sigma_k^2 I),  sigma_k = z_k C_k  (eq. 10), with
+   ``noise="allocated"`` (default): z_k = sqrt(2 ln(1.25/delta_i)) / eps_round, the
+   classical Gaussian calibration of the round's allocation (eqs 14-15,
+   :mod:`fedcore.accounting.uldp_budget`); ``"paper_thm3"``: Theorem 3,
+   sigma_k = 2 q C_k sqrt(r_eff ln(1/delta_i)) / eps_i, r_eff = r if T - t >= r else T - t
+   (we use max(T - t, 1) so the last round is not noise-free); ``"fixed"``: z_k =
+   ``noise_multiplier`` (the paper's sigma-sweep experiments, Fig. 7);
+4. recall (``recall`` = ``sign`` eq. 11 or ``cosine`` eq. 13, CheckSimilarity): with
+   s = similarity(Delta~, Delta~^(t-1)), if s < tau and the user has stored uploads, it
+   sends only the index k* of its stored noisy update most similar to Delta~^(t-1);
+   the server reuses that update and the user spends no budget this round. Otherwise it
+   uploads Delta~, which joins its history (:mod:`fedcore.mechanisms.uldp_recall`).
+
+Decisions where the paper is silent:
+
+- Delta~^(t-1) is the previous *global noisy update before the global learning rate*
+  (Algorithm 1 line 5); :meth:`after_round` receives ``eta_g Delta~`` and divides by
+  ``server_lr``. Both similarities are invariant to positive scaling, so this only keeps
+  the stored vector exact. A round without uploads keeps the last global update. No
+  recall happens before a first global update exists or for a user without uploads.
+- Only uploads are stored (a recall creates no new update); at most ``history`` (default
+  r) per user, oldest overwritten first.
+- Accounting. ``Upload.spent`` is the paper's ledger: the round's allocation for an
+  upload, 0 for a recall. The recall decision, however, is computed from the fresh
+  noisy update, so it is post-processing of a Gaussian release at the same noise: the
+  RDP record (``GaussianRecord``, multiplier z_k = sigma_k / C_k, no amplification by
+  sampling, because under LDP the server sees who takes part) charges every
+  participation, and the claim ``"basic, recall charged"`` adds the allocation of recall
+  rounds too. The paper's figure and the rigorous ones are shown side by side.
+- The participation cap r and the optional r/T dropout are applied by the ``uldp``
+  aggregator's ``select()``; this mechanism needs that aggregator (checked at config
+  time, with the same ``max_participations``).
+
+Signals per round: ``clip_threshold`` (mean C_k), ``eps_round`` (mean allocation),
+``similarity`` (mean s, when recall is on), ``recall_rate``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from ..accounting.ledger import GaussianRecord
+from ..accounting.uldp_budget import UldpBudget
+from ..errors import ConfigError
+from ..events import MethodEvent
+from .base import Mechanism, Upload
+from .registry import MECHANISMS
+from .uldp_recall import SIMILARITIES, STORAGE_DTYPES, NoisyUpdateHistory, similarity_fn
+
+NOISE_MODES = ("allocated", "paper_thm3", "fixed")
+RECALL_MODES = ("none",) + SIMILARITIES
+PAPER_TAU = {"sign": 0.25, "cosine": 0.006}   # best tau at eps = 10, MNIST (Fig. 5(d), 5(g))
+RECALL_CHARGED = "basic, recall charged"
+
+
+def decayed_clip(clip0: float, beta: float, k: torch.Tensor) -> torch.Tensor:
+    """C_k = C_0 exp(-beta k) for participation numbers ``k`` (Fig. 4).
+
+    >>> decayed_clip(2.0, 0.06, torch.tensor([1, 2]))
+    tensor([1.8835, 1.7738])
+    """
+    return clip0 * torch.exp(-beta * k.to(torch.float32))
+
+
+def gaussian_multiplier(eps: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """Classical Gaussian calibration z = sqrt(2 ln(1.25/delta)) / eps (Dwork & Roth Thm A.1)."""
+    return torch.sqrt(2 * torch.log(1.25 / delta.to(torch.float64))) / eps.to(torch.float64)
+
+
+def thm3_multiplier(eps: torch.Tensor, delta: torch.Tensor, q: float, r: int, rounds: int,
+                    round: int) -> torch.Tensor:
+    """Theorem 3: z = sigma_k / C_k = 2 q sqrt(r_eff ln(1/delta)) / eps, r_eff = min(r, max(T - t, 1))."""
+    r_eff = r if rounds - round >= r else max(rounds - round, 1)
+    return 2 * q * torch.sqrt(r_eff * torch.log(1 / delta.to(torch.float64))) / eps.to(torch.float64)
+
+
+def _check_uldp_aggregator(cfg) -> None:
+    """The budget ledger relies on the ``uldp`` aggregator's participation cap."""
+    if cfg.privacy.mechanism != "uldp_gaussian":
+        return
+    if cfg.privacy.aggregator != "uldp":
+        raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
+                          "uldp_gaussian needs the 'uldp' aggregator, which enforces each user's "
+                          "participation cap r that its budget ledger assumes; use 'uldp'")
+    default = UldpGaussian.Options.max_participations
+    r_mech = cfg.privacy.mechanism_options.get("max_participations", default)
+    r_agg = cfg.privacy.aggregator_options.get("max_participations", default)
+    if r_mech != r_agg:
+        raise ConfigError("privacy.aggregator_options.max_participations", r_agg,
+                          f"must equal privacy.mechanism_options.max_participations ({r_mech}): the cap "
+                          "the server enforces is the one the users' budgets are split over")
+
+
+@MECHANISMS.register("uldp_gaussian",
+                     summary="User-level Gaussian updates, clip C0*exp(-beta*k), recall of stored updates.",
+                     paper="ULDP-FED (seed 004), Algorithm 1, eqs 9-15, Thm 3")
+class UldpGaussian(Mechanism):
+    """ULDP-FED's UserUpdate + CheckSimilarity for the whole round's users at once."""
+
+    compat_rules = (_check_uldp_aggregator,)
+
+    @dataclass(frozen=True)
+    class Options:
+        """clip0: C_0. beta: decay factor. decay: use C_0 exp(-beta k) (False: fixed C_0).
+        noise: allocated | paper_thm3 | fixed. noise_multiplier: z for ``fixed``.
+        recall: none | sign | cosine. tau: recall threshold (None: 0.25 sign, 0.006 cosine).
+        max_participations: r. history: stored updates per user (0: r).
+        history_dtype: float32 | float16 | bfloat16. history_on_cpu: keep the store in
+        (pinned) CPU memory instead of on the run's device.
+        """
+
+        clip0: float = 2.0
+        beta: float = 0.06
+        decay: bool = True
+        noise: str = "allocated"
+        noise_multiplier: float = 10.0
+        recall: str = "sign"
+        tau: Optional[float] = None
+        max_participations: int = 50
+        history: int = 0
+        history_dtype: str = "bfloat16"
+        history_on_cpu: bool = False
+
+        def validate(self, prefix: str) -> None:
+            def bad(name, allowed):
+                raise ConfigError(f"{prefix}.{name}", getattr(self, name), allowed)
+
+            if not self.clip0 > 0:
+                bad("clip0", "must be > 0 (the initial L2 clipping threshold C_0)")
+            if not 0 <= self.beta <= 10:
+                bad("beta", "must be in [0, 10] (paper: 0.02..0.10, best 0.06 MNIST / 0.08 CIFAR-10)")
+            if self.noise not in NOISE_MODES:
+                bad("noise", "must be one of: " + ", ".join(NOISE_MODES))
+            if not self.noise_multiplier > 0:
+                bad("noise_multiplier", "must be > 0")
+            if self.recall not in RECALL_MODES:
+                bad("recall", "must be one of: " + ", ".join(RECALL_MODES))
+            if self.tau is not None and not (isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool)
+                                             and -1 <= self.tau <= 2):
+                bad("tau", "must be empty (paper default: 0.25 sign, 0.006 cosine) or a number in [-1, 2]; "
+                    "a user recalls when its similarity s < tau, so tau > 1 recalls whenever it can")
+            if self.max_participations < 1:
+                bad("max_participations", "must be an integer >= 1 (paper: r = 50 MNIST, 80-100 CIFAR-10)")
+            if self.history < 0:
+                bad("history", "must be >= 0 (0 keeps up to max_participations updates per user)")
+            if self.history_dtype not in STORAGE_DTYPES:
+                bad("history_dtype", "must be one of: " + ", ".join(STORAGE_DTYPES))
+
+        @property
+        def threshold(self) -> float:
+            return PAPER_TAU.get(self.recall, 0.0) if self.tau is None else float(self.tau)
+
+    def __init__(self, options, ctx):
+        super().__init__(options, ctx)
+        o = options
+        dev = ctx.device
+        self.participations = torch.zeros(ctx.num_clients, dtype=torch.long, device=dev)
+        self.budget = UldpBudget(ctx.epsilon, o.max_participations, ctx.rounds)
+        self.previous: Optional[torch.Tensor] = None    # Delta~^(t-1), before eta_g
+        self.history: Optional[NoisyUpdateHistory] = None
+        if o.recall != "none":
+            length = min(o.history or o.max_participations, o.max_participations, ctx.rounds)
+            self.history = NoisyUpdateHistory(ctx.num_clients, length, ctx.num_params,
+                                              STORAGE_DTYPES[o.history_dtype], dev, o.history_on_cpu)
+
+    def noise_multiplier(self, eps_round: torch.Tensor, clients: torch.Tensor, round: int) -> torch.Tensor:
+        """``[m]`` z_k = sigma_k / C_k of this round's users under the chosen ``noise`` mode."""
+        o, ctx = self.options, self.ctx
+        delta = ctx.delta[clients]
+        if o.noise == "allocated":
+            z = gaussian_multiplier(eps_round, delta)
+        elif o.noise == "paper_thm3":
+            z = thm3_multiplier(ctx.epsilon[clients], delta, ctx.participation, o.max_participations,
+                                ctx.rounds, round)
+        else:
+            z = torch.full((len(clients),), o.noise_multiplier, dtype=torch.float64, device=clients.device)
+        return z.to(torch.float32)
+
+    def privatize(self, updates, clients, round, gen) -> Upload:
+        o = self.options
+        k = self.participations[clients] + 1
+        clip = decayed_clip(o.clip0, o.beta, k) if o.decay else torch.full_like(k, o.clip0, dtype=torch.float32)
+        eps_round = self.budget.allocate(clients, round)
+        z = self.noise_multiplier(eps_round, clients, round)
+        sigma = z * clip
+        scale = 1.0 / torch.clamp(updates.norm(dim=1) / clip, min=1.0)
+        noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
+        values = updates * scale[:, None] + noise * sigma[:, None].to(updates.dtype)
+
+        recalled = torch.zeros(len(clients), dtype=torch.bool, device=updates.device)
+        events, signals = [], {}
+        if self.history is not None:
+            values, sigma, recalled, events, signals = self._recall_or_upload(values, clients, sigma, k, round)
+        spent = self.budget.commit(clients, round, recalled).to(torch.float32)
+        self.participations[clients] = k
+        signals.update(clip_threshold=float(clip.mean()), eps_round=float(eps_round.mean()),
+                       recall_rate=float(recalled.float().mean()))
+        return Upload(values=values, clients=clients, noise_std=sigma, spent=spent,
+                      gaussian=GaussianRecord(noise_multiplier=z, sample_rate=1.0, steps=1),
+                      claims={RECALL_CHARGED: eps_round.to(torch.float32)}, events=events, signals=signals)
+
+    def _recall_or_upload(self, noisy, clients, sigma, k, round):
+        """CheckSimilarity for every user of the round; stores the uploads, reuses the recalls.
+
+        Returns the values the server receives, their noise std, the recall mask, the recall
+        events and the similarity signal.
+        """
+        o = self.options
+        signals: dict = {}
+        recalled = torch.zeros(len(clients), dtype=torch.bool, device=noisy.device)
+        values, noise_std, events = noisy, sigma, []
+        if self.previous is not None:
+            s = similarity_fn(o.recall)(noisy, self.previous)
+            signals["similarity"] = float(s.mean())
+            recalled = (s < o.threshold) & (self.history.count(clients) > 0)
+            if bool(recalled.any()):
+                idx = recalled.nonzero().squeeze(1)
+                match = self.history.best_match(clients[idx], self.previous, o.recall)
+                values, noise_std = noisy.clone(), sigma.clone()
+                values[idx] = match.values.to(noisy.dtype)
+                noise_std[idx] = match.noise_std
+                rows = zip(clients[idx].tolist(), match.index.tolist(), match.round.tolist(),
+                           s[idx].tolist(), match.similarity.tolist(), k[idx].tolist())
+                events = [MethodEvent("recall", c, {"round": round, "index": i, "from_round": r,
+                                                    "similarity": sim, "recalled_similarity": best,
+                                                    "participation": kk, "similarity_kind": o.recall})
+                          for c, i, r, sim, best, kk in rows]
+        up = ~recalled
+        self.history.append(clients[up], noisy[up], round, sigma[up])
+        return values, noise_std, recalled, events, signals
+
+    def after_round(self, global_update, round) -> None:
+        if global_update is not None:
+            self.previous = (global_update / self.ctx.server_lr).detach().to(torch.float32).clone()

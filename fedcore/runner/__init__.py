@@ -1,0 +1,13 @@
+"""Running experiments outside the caller: worker processes, the run store, result tables.
+
+Plain Python (never imports Streamlit): the dashboard, scripts and tests share it.
+
+- :class:`RunStore` (``store.py``): runs and their JSON event streams on disk.
+- :class:`JobManager` (``jobs.py``): start / stop / watch runs in spawned processes.
+- ``results.py``: per-round tables, epsilon matrices, seed bands, exports.
+"""
+from .jobs import JobManager
+from .labels import run_label
+from .store import ACTIVE, TERMINAL, EventCache, RunStore, default_store_dir
+
+__all__ = ["ACTIVE", "TERMINAL", "EventCache", "JobManager", "RunStore", "default_store_dir", "run_label"]

@@ -1,0 +1,99 @@
+"""A config as a shareable link: a preset name plus the few fields that differ from it.
+
+The dashboard writes :func:`config_to_params` into the page URL and rebuilds the config
+with :func:`config_from_params`, so a copied link reopens the same experiment. Values
+are JSON (``rounds=30``, ``privacy.epsilon=[1,5,10]``,
+``privacy.mechanism_options={"clip":2}``); dotted names are those of ``--set``.
+
+>>> from fedcore.presets import preset_config
+>>> cfg = preset_config("demo").with_overrides({"rounds": 30})
+>>> config_to_params(cfg, "demo")
+{'preset': 'demo', 'rounds': '30'}
+>>> config_from_params({"preset": "demo", "rounds": "30"}) == cfg
+True
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..config import RunConfig
+from ..errors import ConfigError
+
+SECTIONS = ("partition", "local", "privacy")
+"""Config fields that hold a section of their own (flattened to ``section.field``)."""
+RESERVED = ("preset", "run", "runs")
+"""Query-parameter names that are not config fields."""
+
+
+def flatten(config: dict) -> dict[str, Any]:
+    """``{"partition": {"alpha": 1}}`` -> ``{"partition.alpha": 1}`` (option dicts stay whole)."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in SECTIONS and isinstance(value, dict):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = v
+        else:
+            flat[key] = value
+    return flat
+
+
+def unflatten(flat: Mapping[str, Any]) -> dict:
+    """Inverse of :func:`flatten`."""
+    config: dict[str, Any] = {}
+    for key, value in flat.items():
+        section, dot, sub = key.partition(".")
+        if dot:
+            config.setdefault(section, {})[sub] = value
+        else:
+            config[key] = value
+    return config
+
+
+def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:
+    """The dotted fields whose value in ``cfg`` differs from ``base``."""
+    mine, theirs = flatten(cfg.to_dict()), flatten(base.to_dict())
+    return {k: v for k, v in mine.items() if theirs.get(k) != v}
+
+
+def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
+    """Query parameters: ``preset`` plus each differing field as compact JSON."""
+    from ..presets import preset_config
+
+    params = {"preset": preset}
+    for key, value in config_overrides(cfg, preset_config(preset)).items():
+        params[key] = json.dumps(value, separators=(",", ":"))
+    return params
+
+
+def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") -> RunConfig:
+    """Rebuild the config of :func:`config_to_params`; unknown names raise ``ConfigError``."""
+    from ..presets import PRESETS, preset_config
+
+    preset = params.get("preset") or default_preset
+    if preset not in PRESETS:
+        raise ConfigError("preset", preset, "must be one of: " + ", ".join(PRESETS.names()))
+    overrides = {}
+    for key, raw in params.items():
+        if key in RESERVED:
+            continue
+        try:
+            overrides[key] = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError:
+            overrides[key] = raw  # a bare string such as dataset=mnist
+    cfg = preset_config(preset)
+    return cfg.with_overrides(overrides) if overrides else cfg
+
+
+def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
+    """The ``python -m fedcore run`` line that trains ``cfg`` headlessly.
+
+    >>> from fedcore.presets import preset_config
+    >>> cli_command(preset_config("demo").replace(rounds=5))
+    'python -m fedcore run --preset demo --set rounds=5'
+    """
+    import shlex
+
+    params = config_to_params(cfg, preset)
+    sets = [f"--set {shlex.quote(f'{k}={v}')}" for k, v in params.items() if k != "preset"]
+    return " ".join(["python -m fedcore run --preset", shlex.quote(params["preset"]), *sets])

@@ -1,0 +1,167 @@
+"""Turn a run's event stream into tables: what the dashboard plots and exports.
+
+Pure functions of event dicts (as stored by :class:`~fedcore.runner.store.RunStore`):
+nothing here trains, reads files or draws. ``BASIC`` names the basic-composition ledger
+(``RoundEvent.epsilon_spent``); other views are the labelled ``epsilon_accountant``
+entries (``"rdp"``, a paper's claimed figure, ...).
+
+>>> events = [{"type": "round", "round": 1, "accuracy": 0.5, "loss": 1.2, "selected": [0, 1],
+...            "uploaded": [0, 1], "weights": [0.5, 0.5], "epsilon_spent": [1.0, 1.0],
+...            "epsilon_accountant": {}, "events": [], "signals": {"clip": 2.0},
+...            "seconds": 0.1, "elapsed": 0.1}]
+>>> rounds_table(events)[["round", "accuracy", "eps_max", "signal.clip"]].to_dict("records")
+[{'round': 1, 'accuracy': 0.5, 'eps_max': 1.0, 'signal.clip': 2.0}]
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Iterable, Optional
+
+import numpy as np
+import pandas as pd
+
+BASIC = "basic composition"
+
+
+def round_events(events: Iterable[dict]) -> list[dict]:
+    return [e for e in events if e.get("type") == "round"]
+
+
+def start_event(events: list[dict]) -> Optional[dict]:
+    return next((e for e in events if e.get("type") == "start"), None)
+
+
+def end_event(events: list[dict]) -> Optional[dict]:
+    return events[-1] if events and events[-1].get("type") == "end" else None
+
+
+def rounds_table(events: Iterable[dict]) -> pd.DataFrame:
+    """One row per round: accuracy, loss, timing, client counts, epsilon summary, signals.
+
+    ``eps_max`` / ``eps_mean`` summarise the per-client cumulative epsilon under basic
+    composition; ``signal.<name>`` columns hold the method's scalar signals.
+    """
+    rows = []
+    for e in round_events(events):
+        eps = np.asarray(e.get("epsilon_spent") or [0.0], dtype=float)
+        row = {"round": e["round"], "accuracy": e.get("accuracy"), "loss": e.get("loss"),
+               "seconds": e.get("seconds"), "elapsed": e.get("elapsed"),
+               "selected": len(e.get("selected", [])), "uploaded": len(e.get("uploaded", [])),
+               "eps_max": float(eps.max()), "eps_mean": float(eps.mean()),
+               "method_events": len(e.get("events", []))}
+        for view, values in (e.get("epsilon_accountant") or {}).items():
+            finite = [v for v in values if v is not None]
+            row[f"eps_max.{view}"] = max(finite) if finite else None
+        for name, value in (e.get("signals") or {}).items():
+            row[f"signal.{name}"] = value
+        rows.append(row)
+    columns = ["round", "accuracy", "loss", "seconds", "elapsed", "selected", "uploaded",
+               "eps_max", "eps_mean", "method_events"]
+    return pd.DataFrame(rows, columns=None if rows else columns)
+
+
+def accountant_views(events: Iterable[dict]) -> list[str]:
+    """``[BASIC, <labelled views in order of appearance>]``."""
+    views = [BASIC]
+    for e in round_events(events):
+        for view in e.get("epsilon_accountant") or {}:
+            if view not in views:
+                views.append(view)
+    return views
+
+
+def epsilon_matrix(events: Iterable[dict], view: str = BASIC) -> tuple[list[int], np.ndarray]:
+    """Rounds and the ``[rounds, clients]`` cumulative epsilon of ``view`` (NaN: undefined)."""
+    rounds, rows = [], []
+    for e in round_events(events):
+        values = e.get("epsilon_spent") if view == BASIC else (e.get("epsilon_accountant") or {}).get(view)
+        if values is None:
+            continue
+        rounds.append(e["round"])
+        rows.append([np.nan if v is None else float(v) for v in values])
+    return rounds, np.asarray(rows, dtype=float).reshape(len(rows), -1)
+
+
+def weights_matrix(events: Iterable[dict], num_clients: int) -> tuple[list[int], np.ndarray]:
+    """Rounds and ``[rounds, clients]`` aggregation weights (NaN: client did not upload)."""
+    rounds, rows = [], []
+    for e in round_events(events):
+        row = np.full(num_clients, np.nan)
+        uploaded, weights = e.get("uploaded", []), e.get("weights", [])
+        if len(uploaded) == len(weights):
+            row[np.asarray(uploaded, dtype=int)] = weights
+        rounds.append(e["round"])
+        rows.append(row)
+    return rounds, np.asarray(rows, dtype=float).reshape(len(rows), num_clients)
+
+
+def selection_matrix(events: Iterable[dict], num_clients: int) -> tuple[list[int], np.ndarray]:
+    """Rounds and ``[rounds, clients]``: 0 not selected, 1 selected, 2 selected and uploaded."""
+    rounds, rows = [], []
+    for e in round_events(events):
+        row = np.zeros(num_clients)
+        row[np.asarray(e.get("selected", []), dtype=int)] = 1
+        row[np.asarray(e.get("uploaded", []), dtype=int)] = 2
+        rounds.append(e["round"])
+        rows.append(row)
+    return rounds, np.asarray(rows).reshape(len(rows), num_clients)
+
+
+def method_events_table(events: Iterable[dict], kinds: Optional[Iterable[str]] = None) -> pd.DataFrame:
+    """One row per :class:`~fedcore.events.MethodEvent`: round, kind, client, details."""
+    wanted = set(kinds) if kinds is not None else None
+    rows = []
+    for e in round_events(events):
+        for m in e.get("events", []):
+            if wanted is None or m.get("kind") in wanted:
+                data = m.get("data") or {}
+                rows.append({"round": e["round"], "kind": m.get("kind"), "client": m.get("client"),
+                             "details": ", ".join(f"{k}={_short(v)}" for k, v in data.items()), **{
+                                 f"data.{k}": v for k, v in data.items() if isinstance(v, (int, float))}})
+    return pd.DataFrame(rows, columns=None if rows else ["round", "kind", "client", "details"])
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)) and len(value) > 6:
+        return f"[{len(value)} values]"
+    return str(value)
+
+
+# --- across runs ------------------------------------------------------------------------
+def final_epsilon(events: Iterable[dict], view: str = BASIC) -> Optional[float]:
+    """The largest per-client cumulative epsilon after the last round (None if undefined)."""
+    _, matrix = epsilon_matrix(events, view)
+    if matrix.size == 0 or np.all(np.isnan(matrix[-1])):
+        return None
+    return float(np.nanmax(matrix[-1]))
+
+
+def seed_group(config: dict) -> str:
+    """Key shared by configs that differ only in their seed."""
+    rest = {k: v for k, v in config.items() if k != "seed"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def mean_band(tables: list[pd.DataFrame], column: str = "accuracy") -> pd.DataFrame:
+    """Per round across runs: ``mean``, ``std``, ``low``/``high`` (min / max) and ``n`` of ``column``."""
+    frames = [t[["round", column]].dropna() for t in tables if column in t and len(t)]
+    if not frames:
+        return pd.DataFrame(columns=["round", "mean", "std", "low", "high", "n"])
+    stacked = pd.concat(frames)
+    g = stacked.groupby("round")[column]
+    out = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=0), "low": g.min(), "high": g.max(),
+                        "n": g.count()}).reset_index()
+    return out
+
+
+def export_json(record: dict, events: list[dict]) -> str:
+    """The run as one JSON document: its record (config included) and every event."""
+    return json.dumps({"run": record, "events": events}, indent=1, default=str)
+
+
+def export_csv(events: list[dict]) -> str:
+    """The per-round table as CSV."""
+    return rounds_table(events).to_csv(index=False)

@@ -1,0 +1,248 @@
+"""The run store: every run's config, status and event stream, on disk as JSON.
+
+One :class:`RunStore` wraps a ``diskcache.Cache(directory, disk=diskcache.JSONDisk)``
+(values are JSON, never pickles, so a store can be read by any tool and cannot execute
+code). Layout, all keys tagged with their run id so :meth:`RunStore.delete` is one call:
+
+- ``run:<id>``    the run record: id, config, config_hash, label, created, status,
+  rounds, rounds_done, final_accuracy, error, pid, ...
+- ``n:<id>``      number of events written so far;
+- ``ev:<id>:<k>`` event ``k`` (a dict from :func:`fedcore.events.to_dict`);
+- ``stop:<id>``   set when someone asked the run to stop;
+- ``beat:<id>``   time of the last read of the run's events (the worker's heartbeat);
+- ``index``       ids of all runs in creation order;
+- ``done:<hash>`` id of the finished run of a config hash (the result cache).
+
+Concurrency: one writer process per run appends events (an event is written before the
+counter that makes it visible, so a reader never sees a half-written stream); any number
+of readers poll with :meth:`RunStore.read_events` from an offset. Read-modify-write of a
+record runs inside a SQLite transaction (``Cache.transact``).
+
+>>> import tempfile
+>>> store = RunStore(tempfile.mkdtemp())
+>>> run = store.create_run({"rounds": 2}, "abc123", label="demo")
+>>> store.append_event(run["id"], {"type": "start"})
+1
+>>> [e["type"] for e in store.read_events(run["id"], 0)]
+['start']
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import diskcache
+
+STORE_ENV = "FEDCORE_STORE"
+TERMINAL = ("finished", "stopped", "failed")
+"""Statuses after which a run never changes again."""
+ACTIVE = ("queued", "running")
+
+
+def default_store_dir() -> Path:
+    """``$FEDCORE_STORE``, else ``$XDG_CACHE_HOME/fedcore/runs`` (``~/.cache/fedcore/runs``)."""
+    explicit = os.environ.get(STORE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache).expanduser() / "fedcore" / "runs"
+
+
+def new_run_id() -> str:
+    """Sortable, unique: creation time to the second plus 6 random hex digits."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+class RunStore:
+    """Runs and their event streams under ``directory`` (default :func:`default_store_dir`)."""
+
+    def __init__(self, directory: str | Path | None = None):
+        self.directory = Path(directory).expanduser() if directory else default_store_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # eviction off: a full disk must never silently drop somebody's results
+        self.cache = diskcache.Cache(str(self.directory), disk=diskcache.JSONDisk,
+                                     eviction_policy="none", tag_index=True, timeout=60)
+
+    # --- runs -------------------------------------------------------------------------
+    def create_run(self, config: dict, config_hash: str, *, label: str = "",
+                   run_id: Optional[str] = None, **extra: Any) -> dict:
+        """Record a new run with status ``queued``; returns the record."""
+        run_id = run_id or new_run_id()
+        now = time.time()
+        record = {"id": run_id, "config": config, "config_hash": config_hash, "label": label,
+                  "created": now, "status": "queued", "rounds": config.get("rounds"),
+                  "rounds_done": 0, "final_accuracy": None, "error": None, "pid": None, **extra}
+        with self.cache.transact():
+            self.cache.set(f"run:{run_id}", record, tag=run_id)
+            self.cache.set(f"n:{run_id}", 0, tag=run_id)
+            self.cache.set(f"beat:{run_id}", now, tag=run_id)
+            self.cache.set("index", self.cache.get("index", []) + [run_id])
+        return record
+
+    def get_run(self, run_id: str) -> Optional[dict]:
+        """The run record, or None if there is no such run."""
+        return self.cache.get(f"run:{run_id}")
+
+    def update_run(self, run_id: str, **fields: Any) -> Optional[dict]:
+        """Set ``fields`` on the record (atomically); a terminal status is never changed."""
+        with self.cache.transact():
+            record = self.cache.get(f"run:{run_id}")
+            if record is None:
+                return None
+            if record["status"] in TERMINAL:
+                fields.pop("status", None)
+            record.update(fields)
+            self.cache.set(f"run:{run_id}", record, tag=run_id)
+        return record
+
+    def list_runs(self) -> list[dict]:
+        """Every run record, newest first."""
+        ids = self.cache.get("index", [])
+        records = (self.cache.get(f"run:{i}") for i in reversed(ids))
+        return [r for r in records if r is not None]
+
+    def delete(self, run_id: str) -> bool:
+        """Remove a run and all its events; True if it existed."""
+        with self.cache.transact():
+            record = self.cache.get(f"run:{run_id}")
+            self.cache.set("index", [i for i in self.cache.get("index", []) if i != run_id])
+            if record is not None and self.cache.get(f"done:{record['config_hash']}") == run_id:
+                self.cache.delete(f"done:{record['config_hash']}")
+        self.cache.evict(run_id)
+        return record is not None
+
+    def find_finished(self, config_hash: str) -> Optional[str]:
+        """The id of a run of this config hash that finished (all rounds), or None."""
+        run_id = self.cache.get(f"done:{config_hash}")
+        record = self.get_run(run_id) if run_id else None
+        return run_id if record and record["status"] == "finished" else None
+
+    def find_active(self, config_hash: str) -> Optional[str]:
+        """The id of a queued or running run of this config hash, or None."""
+        for record in self.list_runs():
+            if record["config_hash"] == config_hash and record["status"] in ACTIVE:
+                return record["id"]
+        return None
+
+    # --- events -----------------------------------------------------------------------
+    def append_event(self, run_id: str, event: dict) -> int:
+        """Append one event (a JSON-ready dict); returns the new number of events.
+
+        A ``round`` event updates ``rounds_done``; an ``end`` event sets the terminal
+        status and, for status ``finished``, registers the run in the result cache.
+        Events that arrive after the run already ended are dropped.
+        """
+        with self.cache.transact():
+            record = self.cache.get(f"run:{run_id}")
+            if record is None:
+                raise KeyError(f"unknown run {run_id!r}")
+            n = self.cache.get(f"n:{run_id}", 0)
+            if record["status"] in TERMINAL:
+                return n
+            self.cache.set(f"ev:{run_id}:{n}", event, tag=run_id)
+            self.cache.set(f"n:{run_id}", n + 1, tag=run_id)
+            kind = event.get("type")
+            if kind == "start":
+                record["status"] = "running"
+                record["device"] = event.get("device")
+            elif kind == "round":
+                record["status"] = "running"
+                record["rounds_done"] = event["round"]
+                if event.get("accuracy") is not None:
+                    record["final_accuracy"] = event["accuracy"]
+            elif kind == "end":
+                record.update(status=event["status"], error=event.get("error"),
+                              rounds_done=event["rounds_done"], elapsed=event.get("elapsed"),
+                              finished=time.time())
+                if event.get("final_accuracy") is not None:
+                    record["final_accuracy"] = event["final_accuracy"]
+                if event["status"] == "finished":
+                    self.cache.set(f"done:{record['config_hash']}", run_id)
+            self.cache.set(f"run:{run_id}", record, tag=run_id)
+        return n + 1
+
+    def finish(self, run_id: str, status: str, error: Optional[str] = None, **extra: Any) -> bool:
+        """End a run from outside its worker (it died, or never started); keeps its rounds.
+
+        Writes a ``RunFinished`` event with the rounds already stored. Returns False
+        if the run had already ended (the worker's own end event wins).
+        """
+        from ..events import RunFinished, to_dict
+
+        record = self.get_run(run_id)
+        if record is None or record["status"] in TERMINAL:
+            return False
+        elapsed = time.time() - record["created"]
+        end = RunFinished(status, record["rounds_done"], elapsed, record["final_accuracy"], error)
+        self.append_event(run_id, to_dict(end))
+        if extra:
+            self.update_run(run_id, **extra)
+        return True
+
+    def num_events(self, run_id: str) -> int:
+        return self.cache.get(f"n:{run_id}", 0)
+
+    def read_events(self, run_id: str, offset: int = 0, *, touch: bool = True) -> list[dict]:
+        """Events ``offset, offset+1, ...`` written so far (poll with the growing offset).
+
+        ``touch`` refreshes the run's heartbeat: somebody is still watching it.
+        """
+        if touch:
+            self.touch(run_id)
+        n = self.cache.get(f"n:{run_id}", 0)
+        events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(offset, n)]
+        return [e for e in events if e is not None]
+
+    # --- control ----------------------------------------------------------------------
+    def request_stop(self, run_id: str) -> None:
+        self.cache.set(f"stop:{run_id}", True, tag=run_id)
+
+    def stop_requested(self, run_id: str) -> bool:
+        return bool(self.cache.get(f"stop:{run_id}", False))
+
+    def touch(self, run_id: str) -> None:
+        """Refresh the heartbeat: a reader is still interested in this run."""
+        self.cache.set(f"beat:{run_id}", time.time(), tag=run_id)
+
+    def last_beat(self, run_id: str) -> float:
+        return self.cache.get(f"beat:{run_id}", 0.0)
+
+    def close(self) -> None:
+        self.cache.close()
+
+
+class EventCache:
+    """In-memory copies of runs' event streams, topped up incrementally from a store.
+
+    The dashboard keeps one per server (``st.cache_resource``): each poll reads only the
+    events written since the last one. Holds at most ``max_runs`` streams (least
+    recently used dropped).
+    """
+
+    def __init__(self, store: RunStore, max_runs: int = 64):
+        import threading
+
+        self.store = store
+        self.max_runs = max_runs
+        self._events: dict[str, list[dict]] = {}
+        self._lock = threading.Lock()
+
+    def events(self, run_id: str) -> list[dict]:
+        """All events of ``run_id`` so far (refreshes the heartbeat while it is active)."""
+        with self._lock:
+            cached = self._events.pop(run_id, [])
+            ended = bool(cached) and cached[-1].get("type") == "end"
+            if not ended:
+                cached = cached + self.store.read_events(run_id, len(cached))
+            self._events[run_id] = cached
+            while len(self._events) > self.max_runs:
+                self._events.pop(next(iter(self._events)))
+            return cached
+
+    def forget(self, run_ids: Iterable[str]) -> None:
+        with self._lock:
+            for run_id in run_ids:
+                self._events.pop(run_id, None)

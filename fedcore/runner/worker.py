@@ -1,0 +1,164 @@
+"""The training side of a job: code that runs inside a worker process.
+
+A worker process runs exactly one job: it reads the run's config from the store,
+iterates :func:`fedcore.engine.iter_run` and appends every event to the store. It stops
+at the next round boundary when
+
+- somebody set the run's stop flag (:meth:`RunStore.request_stop`),
+- its parent process (the dashboard or the script that started it) is gone, or
+- nobody has read its events for ``FEDCORE_HEARTBEAT_TIMEOUT`` seconds (default 300):
+  an orphan whose page was closed.
+
+An exception ends the run with ``RunFinished(status="failed", error=<one line>)``; the
+rounds already written stay. :func:`warm_worker_main` is the same worker started ahead
+of time: it imports torch and fedcore and loads the digits data, then waits for a job,
+so the first round of a demo run appears within a fraction of a second.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import traceback
+from typing import Optional
+
+HEARTBEAT_ENV = "FEDCORE_HEARTBEAT_TIMEOUT"
+DEFAULT_HEARTBEAT_TIMEOUT = 300.0
+WATCH_INTERVAL = 0.25
+"""Seconds between the watchdog's checks of the parent and the heartbeat."""
+HARD_EXIT_GRACE = 10.0
+"""Seconds a watchdog waits for the round loop to notice an orphan before exiting hard."""
+
+
+def heartbeat_timeout() -> float:
+    """``$FEDCORE_HEARTBEAT_TIMEOUT`` in seconds (default 300)."""
+    raw = os.environ.get(HEARTBEAT_ENV, "")
+    try:
+        return float(raw) if raw.strip() else DEFAULT_HEARTBEAT_TIMEOUT
+    except ValueError:
+        return DEFAULT_HEARTBEAT_TIMEOUT
+
+
+def parent_alive() -> bool:
+    """False once the process that started this one has exited."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    return parent is None or parent.is_alive()
+
+
+def one_line_error(exc: BaseException) -> str:
+    """A readable one-line description: the message of a FedcoreError, else ``Type: message``."""
+    from ..errors import FedcoreError
+
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    if isinstance(exc, FedcoreError):
+        return first or type(exc).__name__
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+class Watchdog:
+    """Background thread deciding whether the run should stop, and why."""
+
+    def __init__(self, store, run_id: str, timeout: float):
+        self.store, self.run_id, self.timeout = store, run_id, timeout
+        self.reason: Optional[str] = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"watchdog-{run_id}", daemon=True)
+
+    def start(self) -> "Watchdog":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._done.set()
+
+    def should_stop(self) -> bool:
+        if self.reason is None and self.store.stop_requested(self.run_id):
+            self.reason = "stopped by the user"
+        return self.reason is not None
+
+    def _watch(self) -> None:
+        orphaned_at = None
+        while not self._done.wait(WATCH_INTERVAL):
+            if self.reason is None:
+                if not parent_alive():
+                    self.reason = "the process that started it exited"
+                elif time.time() - self.store.last_beat(self.run_id) > self.timeout:
+                    self.reason = f"nobody watched it for {self.timeout:g} s (heartbeat timeout)"
+            if self.reason is not None and self.reason != "stopped by the user":
+                orphaned_at = orphaned_at or time.time()
+                if time.time() - orphaned_at > HARD_EXIT_GRACE:
+                    # a single round is taking too long: record the stop and leave now
+                    self.store.finish(self.run_id, "stopped", reason=self.reason)
+                    os._exit(0)
+
+
+def run_job(store_dir: str, run_id: str) -> str:
+    """Train run ``run_id`` of the store at ``store_dir``; returns its final status."""
+    from ..config import RunConfig
+    from ..engine import iter_run
+    from ..events import RunFinished, to_dict
+    from .store import RunStore
+
+    store = RunStore(store_dir)
+    record = store.get_run(run_id)
+    if record is None:
+        return "missing"
+    store.update_run(run_id, pid=os.getpid(), status="running", started=time.time())
+    watchdog = Watchdog(store, run_id, heartbeat_timeout()).start()
+    status = "failed"
+    try:
+        cfg = RunConfig.from_dict(record["config"])
+        for event in iter_run(cfg, should_stop=watchdog.should_stop):
+            if isinstance(event, RunFinished):
+                status = event.status
+                store.append_event(run_id, to_dict(event))
+                if status == "stopped":
+                    store.update_run(run_id, reason=watchdog.reason)
+            else:
+                store.append_event(run_id, to_dict(event))
+    except Exception as exc:  # noqa: BLE001  (any failure becomes a failed run, rounds kept)
+        store.finish(run_id, "failed", one_line_error(exc), traceback=traceback.format_exc())
+    finally:
+        watchdog.close()
+        store.close()
+    return status
+
+
+def job_main(store_dir: str, run_id: str) -> None:
+    """Entry point of a cold worker process: run one job."""
+    run_job(store_dir, run_id)
+
+
+def warm_up(dataset: str = "digits") -> None:
+    """Import the engine and load ``dataset`` so a following job starts at once."""
+    from .. import catalog, engine  # noqa: F401
+    from ..data import load_dataset
+
+    try:
+        load_dataset(dataset)
+    except Exception:  # noqa: BLE001  (no data offline: the job will report it)
+        pass
+
+
+def warm_worker_main(store_dir: str, jobs, ready) -> None:
+    """Entry point of a warm worker process: warm up, then run the first job handed over.
+
+    ``jobs`` is this worker's own queue (a run id, or None to exit); ``ready`` an event
+    set once warmed up. Exits without a job when its parent is gone.
+    """
+    warm_up()
+    ready.set()
+    while True:
+        try:
+            run_id = jobs.get(timeout=WATCH_INTERVAL)
+        except queue.Empty:
+            if not parent_alive():
+                return
+            continue
+        if run_id is not None:
+            run_job(store_dir, run_id)
+        return

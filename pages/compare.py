@@ -1,0 +1,67 @@
+"""Compare: overlay runs from the store, and launch several seeds of one experiment.
+
+Runs whose configs differ only in the seed form one group: their mean accuracy is drawn
+with the min–max band. The second chart places every run by its final accuracy and the
+largest epsilon any client spent.
+"""
+import pandas as pd
+import streamlit as st
+
+from pages.components import charts, compare, state
+from fedcore.runner import ACTIVE
+from fedcore.runner.results import BASIC
+
+st.title("Compare runs")
+
+records = [r for r in state.manager().store.list_runs() if r["rounds_done"] > 0 or r["status"] in ACTIVE]
+by_id = {r["id"]: r for r in records}
+
+with st.expander("Run several seeds of the Playground's experiment", icon=":material/casino:"):
+    base = state.current_config()
+    st.caption(f"Experiment: {base.method or base.privacy.mechanism + ' + ' + base.privacy.aggregator} · "
+               f"{base.dataset} / {base.model} · {base.num_clients} clients · {base.rounds} rounds")
+    c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
+    count = c1.number_input("Seeds", min_value=1, max_value=10, value=3, key="cmp.seed_count")
+    first = c2.number_input("First seed", min_value=0, value=int(base.seed), key="cmp.seed_first")
+    if c3.button("Run seeds", icon=":material/play_arrow:", key="cmp.seed_run"):
+        ids = compare.launch_seeds(base, int(first), int(count))
+        st.session_state["cmp.selected"] = list(dict.fromkeys(ids + st.session_state.get("cmp.selected", [])))
+        st.rerun()
+
+if not records:
+    st.info("No runs yet: train something in the Playground first.")
+    st.stop()
+
+compare.init_selection(records)
+selected = st.multiselect("Runs to compare", list(by_id), key="cmp.selected",
+                          format_func=lambda i: compare.run_title(by_id[i]),
+                          placeholder="Pick runs from the store")
+c1, c2 = st.columns(2)
+group = c1.toggle("Group runs that differ only in the seed (mean and min–max band)", value=True,
+                  key="cmp.group")
+view = c2.selectbox("Privacy ledger for the x axis", compare.available_views(selected), key="cmp.view",
+                    format_func=lambda v: "basic composition" if v == BASIC else v)
+st.query_params["runs"] = ",".join(selected)
+
+if not selected:
+    st.info("Pick one or more runs above.")
+    st.stop()
+
+live = any(by_id[i]["status"] in ACTIVE for i in selected)
+
+
+@st.fragment(run_every=1.0 if live else None)
+def comparison():
+    series, points, summary = compare.build(selected, group=group, view=view)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(charts.compare_accuracy(series, "compare"), key="cmp-acc", width="stretch")
+    if len(points):
+        right.plotly_chart(charts.accuracy_vs_epsilon(points, view, "compare"), key="cmp-eps", width="stretch")
+    else:
+        right.info("No privacy ledger for these runs yet.")
+    st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch",
+                 column_config={"final accuracy": st.column_config.NumberColumn(format="%.3f"),
+                                "final ε (largest)": st.column_config.NumberColumn(format="%.4g")})
+
+
+comparison()

@@ -1,0 +1,160 @@
+"""Plotly figures of a run's tables (from :mod:`fedcore.runner.results`).
+
+Every figure sets ``uirevision`` so a user's zoom survives live updates, and the pages
+draw them with a stable ``key=``. Drawing only: the numbers come from fedcore.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+HEIGHT = 330
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def _layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **kw) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
+                      height=height, margin=dict(l=10, r=10, t=48, b=10), template="plotly_white",
+                      uirevision=revision, legend=dict(orientation="h", yanchor="bottom", y=1.0,
+                                                       xanchor="right", x=1.0), **kw)
+    return fig
+
+
+def accuracy_loss(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
+    """Test accuracy (left axis) and loss (right axis) per round."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    if len(table):
+        acc = table.dropna(subset=["accuracy"])
+        loss = table.dropna(subset=["loss"])
+        fig.add_trace(go.Scatter(x=acc["round"], y=acc["accuracy"], name="test accuracy",
+                                 mode="lines+markers", line=dict(color=COLORS[0], width=2.5),
+                                 marker=dict(size=6)), secondary_y=False)
+        fig.add_trace(go.Scatter(x=loss["round"], y=loss["loss"], name="test loss", mode="lines",
+                                 line=dict(color=COLORS[1], dash="dot")), secondary_y=True)
+    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
+    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], secondary_y=False)
+    fig.update_yaxes(title_text="loss", secondary_y=True, showgrid=False, rangemode="tozero")
+    return _layout(fig, "Accuracy and loss", revision)
+
+
+def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets: Sequence[float],
+                  revision: str, total_rounds: int) -> go.Figure:
+    """Cumulative epsilon of each client (one line per client) under ``view``."""
+    fig = go.Figure()
+    for i in range(matrix.shape[1] if matrix.ndim == 2 else 0):
+        fig.add_trace(go.Scatter(x=list(rounds), y=matrix[:, i], name=f"client {i}", mode="lines",
+                                 line=dict(color=COLORS[i % len(COLORS)], width=1.8),
+                                 hovertemplate=f"client {i}<br>round %{{x}}<br>ε %{{y:.4g}}<extra></extra>"))
+    if budgets and len(set(budgets)) <= 3:
+        for b in sorted(set(budgets)):
+            fig.add_hline(y=b, line=dict(color="#999", dash="dash", width=1),
+                          annotation_text=f"budget ε={b:g}", annotation_position="top left")
+    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
+    fig.update_yaxes(title_text=f"cumulative ε ({view})", rangemode="tozero")
+    return _layout(fig, f"Privacy spent per client — {view}", revision, showlegend=matrix.shape[1] <= 10)
+
+
+def epsilon_heatmap(rounds: Sequence[int], matrix: np.ndarray, view: str, revision: str) -> go.Figure:
+    """Cumulative epsilon as a clients x rounds heatmap (for many clients)."""
+    fig = go.Figure(go.Heatmap(z=matrix.T, x=list(rounds), y=list(range(matrix.shape[1])),
+                               colorscale="Viridis", colorbar=dict(title="ε"),
+                               hovertemplate="client %{y}<br>round %{x}<br>ε %{z:.4g}<extra></extra>"))
+    fig.update_xaxes(title_text="round")
+    fig.update_yaxes(title_text="client")
+    return _layout(fig, f"Privacy spent per client — {view}", revision)
+
+
+def participation(rounds: Sequence[int], weights: np.ndarray, revision: str) -> go.Figure:
+    """Aggregation weight of each client per round; blank = not selected / no upload."""
+    fig = go.Figure(go.Heatmap(z=weights.T, x=list(rounds), y=list(range(weights.shape[1])),
+                               colorscale="Blues", zmin=0, colorbar=dict(title="weight"),
+                               hovertemplate="client %{y}<br>round %{x}<br>weight %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title_text="round")
+    fig.update_yaxes(title_text="client", autorange="reversed")
+    return _layout(fig, "Client selection and aggregation weights", revision)
+
+
+def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revision: str) -> go.Figure:
+    """Timeline of method events (recall, selection, dropout, ...) by round and client."""
+    fig = go.Figure()
+    for i, (kind, rows) in enumerate(table.groupby("kind", sort=True)):
+        y = rows["client"].fillna(-1)
+        fig.add_trace(go.Scatter(x=rows["round"], y=y, mode="markers", name=kind,
+                                 marker=dict(size=8, symbol="diamond" if kind == "recall" else "circle",
+                                             color=COLORS[(i + 3) % len(COLORS)]),
+                                 text=rows["details"],
+                                 hovertemplate=f"{kind}<br>round %{{x}}<br>client %{{y}}<br>%{{text}}<extra></extra>"))
+    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
+    fig.update_yaxes(title_text="client (-1 = server)", range=[-1.5, max(num_clients, 1) - 0.5])
+    return _layout(fig, "Method events (recall, selection, …)", revision)
+
+
+def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
+    """Each scalar method signal (clip threshold, Kalman gain, ...) per round."""
+    fig = go.Figure()
+    cols = [c for c in table.columns if c.startswith("signal.")]
+    for i, col in enumerate(cols):
+        fig.add_trace(go.Scatter(x=table["round"], y=table[col], name=col[len("signal."):],
+                                 mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[i % len(COLORS)])))
+    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
+    fig.update_yaxes(title_text="value")
+    return _layout(fig, "Method signals", revision)
+
+
+def label_distribution(label_counts: np.ndarray, revision: str, title: str = "Label distribution per client",
+                       height: Optional[int] = None) -> go.Figure:
+    """Samples of each class (columns) on each client (rows)."""
+    counts = np.asarray(label_counts)
+    n = counts.shape[0]
+    fig = go.Figure(go.Heatmap(z=counts, x=[str(c) for c in range(counts.shape[1])], y=list(range(n)),
+                               colorscale="YlGnBu", colorbar=dict(title="samples"),
+                               hovertemplate="client %{y}<br>class %{x}<br>%{z} samples<extra></extra>"))
+    fig.update_xaxes(title_text="class", type="category")
+    fig.update_yaxes(title_text="client", autorange="reversed")
+    return _layout(fig, title, revision, height=height or min(600, max(HEIGHT, 60 + 14 * n)))
+
+
+def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
+    """Accuracy per round of several runs or seed groups.
+
+    ``series``: dicts with ``name``, ``band`` (a :func:`~fedcore.runner.results.mean_band`
+    frame) and ``n`` (runs in the group; a band is drawn when > 1).
+    """
+    fig = go.Figure()
+    for i, s in enumerate(series):
+        color, band = COLORS[i % len(COLORS)], s["band"]
+        if s["n"] > 1:
+            fig.add_trace(go.Scatter(x=list(band["round"]) + list(band["round"])[::-1],
+                                     y=list(band["high"]) + list(band["low"])[::-1], fill="toself",
+                                     fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                     showlegend=False, name=s["name"] + " range"))
+        fig.add_trace(go.Scatter(x=band["round"], y=band["mean"], mode="lines",
+                                 name=s["name"] + (f" (mean of {s['n']} seeds)" if s["n"] > 1 else ""),
+                                 line=dict(color=color, width=2.2)))
+    fig.update_xaxes(title_text="round")
+    fig.update_yaxes(title_text="test accuracy", range=[0, 1.02])
+    return _layout(fig, "Accuracy per round", revision, height=400,
+                   legend=dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
+                               bgcolor="rgba(255,255,255,0.7)"))
+
+
+def accuracy_vs_epsilon(points: pd.DataFrame, view: str, revision: str) -> go.Figure:
+    """Final accuracy against the largest final epsilon, one marker per run."""
+    fig = go.Figure()
+    for i, (name, rows) in enumerate(points.groupby("group", sort=False)):
+        fig.add_trace(go.Scatter(x=rows["epsilon"], y=rows["accuracy"], mode="markers", name=name,
+                                 marker=dict(size=11, color=COLORS[i % len(COLORS)]), text=rows["label"],
+                                 hovertemplate="%{text}<br>ε %{x:.4g}<br>accuracy %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(title_text=f"largest final ε per client ({view})", rangemode="tozero")
+    fig.update_yaxes(title_text="final test accuracy", range=[0, 1.02])
+    return _layout(fig, "Accuracy vs privacy spent", revision, height=400, showlegend=False)
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"

@@ -1,0 +1,84 @@
+"""Pieces of the Compare page: picking runs, grouping seeds, launching seeds."""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from fedcore.config import RunConfig
+from fedcore.runner.results import (BASIC, accountant_views, final_epsilon, mean_band, rounds_table,
+                                    seed_group)
+
+from . import state
+
+
+def run_title(record: dict) -> str:
+    """``label · status · accuracy · date`` for pickers."""
+    acc = record.get("final_accuracy")
+    when = time.strftime("%d %b %H:%M", time.localtime(record["created"]))
+    return " · ".join([record["label"] or record["id"], record["status"],
+                       f"acc {acc:.3f}" if acc is not None else "acc –", when])
+
+
+def init_selection(records: list[dict]) -> None:
+    """Selection from the URL (``?runs=a,b``), else the three newest finished runs;
+    ids of deleted runs are dropped."""
+    known = {r["id"] for r in records}
+    if "cmp.selected" not in st.session_state:
+        from_url = [i for i in st.query_params.get("runs", "").split(",") if i in known]
+        newest = [r["id"] for r in records if r["status"] == "finished"][:3]
+        st.session_state["cmp.selected"] = from_url or newest
+    st.session_state["cmp.selected"] = [i for i in st.session_state["cmp.selected"] if i in known]
+
+
+def available_views(run_ids: list[str]) -> list[str]:
+    views = [BASIC]
+    for run_id in run_ids:
+        for v in accountant_views(state.events(run_id)):
+            if v not in views:
+                views.append(v)
+    return views
+
+
+def launch_seeds(base: RunConfig, first: int, count: int) -> list[str]:
+    """Start ``count`` runs of ``base`` with seeds ``first, first+1, ...`` (cached ones replay)."""
+    ids = []
+    for seed in range(first, first + count):
+        run_id = state.start_run(base.replace(seed=seed))
+        if run_id:
+            ids.append(run_id)
+    return ids
+
+
+def build(run_ids: list[str], *, group: bool, view: str):
+    """Series for the accuracy overlay, points for accuracy-vs-epsilon, and a summary table."""
+    store = state.manager().store
+    records = [r for r in (store.get_run(i) for i in run_ids) if r is not None]
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        groups.setdefault(seed_group(r["config"]) if group else r["id"], []).append(r)
+    series, points, summary = [], [], []
+    for members in groups.values():
+        name = _group_name(members[0], len(members) > 1)
+        tables = []
+        for r in members:
+            events = state.events(r["id"])
+            table = rounds_table(events)
+            tables.append(table)
+            eps = final_epsilon(events, view)
+            acc = r.get("final_accuracy")
+            if eps is not None and acc is not None:
+                points.append({"group": name, "label": r["label"], "epsilon": eps, "accuracy": acc})
+            summary.append({"run": r["label"], "status": r["status"], "seed": r["config"].get("seed"),
+                            "rounds": f"{r['rounds_done']}/{r['rounds']}", "final accuracy": acc,
+                            "final ε (largest)": eps, "id": r["id"]})
+        series.append({"name": name, "band": mean_band(tables), "n": len(members)})
+    return series, pd.DataFrame(points), summary
+
+
+def _group_name(record: dict, several: bool) -> str:
+    label = record["label"] or record["id"]
+    if several:
+        return " · ".join(p for p in label.split(" · ") if not p.startswith("seed "))
+    return label

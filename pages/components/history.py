@@ -1,0 +1,46 @@
+"""Pieces of the History page: the overview table and run titles."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from fedcore.config import RunConfig
+from fedcore.runner.labels import epsilon_summary
+
+COLUMNS = {
+    "created": st.column_config.DatetimeColumn("created", format="D MMM, HH:mm:ss"),
+    "final accuracy": st.column_config.NumberColumn(format="%.3f"),
+    "progress": st.column_config.ProgressColumn("rounds", min_value=0.0, max_value=1.0, format="percent"),
+}
+
+
+def overview(records: list[dict]) -> list[dict]:
+    """One row per run for the History table."""
+    rows = []
+    for r in records:
+        c, p = r["config"], r["config"].get("privacy", {})
+        rows.append({
+            "created": _datetime(r["created"]), "run": r["label"], "status": r["status"],
+            "progress": (r["rounds_done"] or 0) / max(r["rounds"] or 1, 1),
+            "final accuracy": r.get("final_accuracy"), "dataset": c.get("dataset"),
+            "clients": c.get("num_clients"),
+            "privacy": f"{p.get('mechanism')} + {p.get('aggregator')}, {epsilon_summary(p.get('epsilon') or [1])}",
+            "error": r.get("error") or "", "id": r["id"]})
+    return rows
+
+
+def title(record: dict) -> str:
+    acc = record.get("final_accuracy")
+    when = time.strftime("%d %b %H:%M:%S", time.localtime(record["created"]))
+    return f"{when} · {record['label']} · {record['status']}" + (f" · acc {acc:.3f}" if acc is not None else "")
+
+
+def config_of(record: dict) -> RunConfig:
+    return RunConfig.from_dict(record["config"])
+
+
+def _datetime(ts: float):
+    import pandas as pd
+
+    return pd.Timestamp.fromtimestamp(ts)

@@ -1,0 +1,155 @@
+"""Shared handles and what a session remembers.
+
+The :class:`~fedcore.runner.JobManager` and the event cache are one per server
+(``st.cache_resource``). Session state holds ids and the Playground's settings only:
+the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), and
+the query string last written (``pg.url``). Event data is never copied into a session.
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import streamlit as st
+
+from fedcore.config import RunConfig
+from fedcore.errors import ConfigError, FedcoreError
+from fedcore.presets import preset_config
+from fedcore.runner import EventCache, JobManager, default_store_dir
+from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
+
+PLAYGROUND = "pages/playground.py"
+DEFAULT_PRESET = "demo"
+WIDGET_PREFIX = "w."
+
+
+# --- shared handles ---------------------------------------------------------------------
+@st.cache_resource(show_spinner=False)
+def _manager(store_dir: str) -> JobManager:
+    return JobManager(store_dir)
+
+
+@st.cache_resource(show_spinner=False)
+def _event_cache(store_dir: str) -> EventCache:
+    return EventCache(_manager(store_dir).store)
+
+
+def manager() -> JobManager:
+    """The server's job manager (its store folder: ``$FEDCORE_STORE`` or the user cache)."""
+    return _manager(str(default_store_dir()))
+
+
+def events(run_id: str) -> list[dict]:
+    """Every event of ``run_id`` so far (read incrementally; refreshes its heartbeat)."""
+    return _event_cache(str(default_store_dir())).events(run_id)
+
+
+def forget_events(run_ids) -> None:
+    _event_cache(str(default_store_dir())).forget(run_ids)
+
+
+# --- the Playground's config ------------------------------------------------------------
+def reset_widgets() -> None:
+    """Drop every config widget's state so the widgets re-read ``pg.flat``."""
+    for key in [k for k in st.session_state if str(k).startswith(WIDGET_PREFIX)]:
+        del st.session_state[key]
+
+
+def load_config(cfg: RunConfig, preset: Optional[str] = None) -> None:
+    """Put ``cfg`` into the Playground's widgets."""
+    st.session_state["pg.flat"] = flatten(cfg.to_dict())
+    if preset is not None:
+        st.session_state["pg.preset"] = preset
+    reset_widgets()
+
+
+def playground_flat() -> dict:
+    """The dotted-name config the Playground's widgets edit (loaded from the URL once)."""
+    sync_from_url()
+    if "pg.flat" not in st.session_state:
+        load_config(preset_config(DEFAULT_PRESET), DEFAULT_PRESET)
+    return st.session_state["pg.flat"]
+
+
+def current_preset() -> str:
+    return st.session_state.get("pg.preset", DEFAULT_PRESET)
+
+
+def build_config(flat: dict) -> tuple[Optional[RunConfig], Optional[str]]:
+    """``(config, None)`` or ``(None, the ConfigError message naming the field)``."""
+    try:
+        return RunConfig.from_dict(unflatten(flat)), None
+    except (FedcoreError, KeyError) as exc:
+        return None, str(exc.args[0] if isinstance(exc, KeyError) else exc)
+
+
+def current_config() -> RunConfig:
+    """The Playground's config, or the default preset's when it is invalid or unset."""
+    cfg, _ = build_config(st.session_state.get("pg.flat") or flatten(preset_config(current_preset()).to_dict()))
+    return cfg or preset_config(DEFAULT_PRESET)
+
+
+def shown_run() -> Optional[str]:
+    return st.session_state.get("pg.run")
+
+
+def show_run(run_id: Optional[str]) -> None:
+    st.session_state["pg.run"] = run_id
+
+
+def _signature(params: dict) -> str:
+    return json.dumps(dict(sorted(params.items())))
+
+
+def sync_from_url() -> None:
+    """If the URL names a config or run this session has not seen, load it.
+
+    An empty query string (navigating from another page) keeps the session's settings.
+    """
+    params = st.query_params.to_dict()
+    if not params or _signature(params) == st.session_state.get("pg.url"):
+        return
+    st.session_state["pg.url"] = _signature(params)
+    try:
+        cfg = config_from_params(params, DEFAULT_PRESET)
+    except (FedcoreError, KeyError) as exc:
+        st.session_state["pg.url_error"] = str(exc)
+        return
+    load_config(cfg, params.get("preset", DEFAULT_PRESET))
+    if params.get("run"):
+        show_run(params["run"])
+
+
+def write_url(cfg: Optional[RunConfig]) -> None:
+    """Mirror the current config (and run on screen) into the query string."""
+    if cfg is None:
+        return
+    params = config_to_params(cfg, current_preset())
+    if shown_run():
+        params["run"] = shown_run()
+    if _signature(params) != _signature(st.query_params.to_dict()):
+        st.query_params.from_dict(params)
+    st.session_state["pg.url"] = _signature(params)
+
+
+def open_in_playground(run_id: str) -> None:
+    """Switch to the Playground showing ``run_id`` with its config in the widgets."""
+    record = manager().store.get_run(run_id)
+    if record is None:
+        st.error(f"run {run_id} no longer exists")
+        return
+    cfg = RunConfig.from_dict(record["config"])
+    load_config(cfg)
+    show_run(run_id)
+    params = {**config_to_params(cfg, current_preset()), "run": run_id}
+    st.session_state["pg.url"] = _signature(params)
+    st.switch_page(PLAYGROUND, query_params=params)
+
+
+def start_run(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
+    """Start (or replay from the cache) ``cfg``; shows the error and returns None if it cannot."""
+    try:
+        return manager().start(cfg, reuse=reuse)
+    except (FedcoreError, KeyError) as exc:
+        st.error(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        return None

@@ -1,0 +1,392 @@
+"""Config widgets, generated from fedcore's registries and option dataclasses.
+
+Every widget edits one dotted config field of the Playground's ``flat`` dict (see
+:mod:`pages.components.state`); its range comes from the field's validation so most bad
+settings cannot be entered at all, and the rest are reported by ``RunConfig`` naming the
+field. Mechanism / aggregator option forms are built from each class's ``Options``
+dataclass, so a new mechanism shows up with its settings without touching the dashboard.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import typing
+from typing import Any, Callable, Optional
+
+import pandas as pd
+import streamlit as st
+
+from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
+from fedcore.config import OPTIMIZERS, SAMPLINGS
+from fedcore.errors import ConfigError
+from fedcore.methods import apply_method
+from fedcore.presets import preset_config
+from fedcore.registry import Registry
+from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
+from fedcore.runner.links import flatten
+
+from . import state
+
+CUSTOM = "(custom)"
+MAX_CLIENT_SLIDERS = 20
+"""Up to this many clients, each gets an epsilon slider; more get an editable table."""
+PARTITION_SHARED = ("labels", "num_clients", "num_classes", "rng")
+
+
+# --- binding a widget to a config field ----------------------------------------------------
+def _fit(value: Any, kw: dict) -> Any:
+    """Bring a stored value inside the widget's range / options (a URL may hold anything)."""
+    if "options" in kw:
+        options = list(kw["options"])
+        return value if value in options else options[0]
+    lo, hi = kw.get("min_value"), kw.get("max_value")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if lo is not None and value < lo:
+            value = lo
+        if hi is not None and value > hi:
+            value = hi
+        if isinstance(lo, float) or isinstance(hi, float) or isinstance(kw.get("step"), float):
+            value = float(value)
+    return value
+
+
+def bind(widget: Callable, flat: dict, field: str, label: str, *, on_change=None, **kw) -> Any:
+    """Render ``widget`` (an ``st.*`` input) editing ``flat[field]``; returns its value."""
+    key = state.WIDGET_PREFIX + field
+    if key not in st.session_state:
+        st.session_state[key] = _fit(flat.get(field), kw)
+    value = widget(label, key=key, on_change=on_change, **kw)
+    flat[field] = value
+    return value
+
+
+def entry_caption(registry: Registry, name: str) -> None:
+    """One line under a picker: the entry's summary and its paper."""
+    if name in registry:
+        e = registry.entry(name)
+        st.caption(e.summary + (f"  \n*Paper:* {e.paper}" if e.paper else ""))
+
+
+# --- preset and recipe ---------------------------------------------------------------------
+def preset_and_method(flat: dict) -> None:
+    """Preset loader and one-click method recipes."""
+    presets = PRESETS.names()
+
+    def load_preset():
+        name = st.session_state["pg.preset_pick"]
+        state.load_config(preset_config(name), name)
+        state.show_run(None)
+
+    if st.session_state.get("pg.preset_pick") not in presets:
+        st.session_state["pg.preset_pick"] = state.current_preset()
+    st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset,
+                 help="Load a whole experiment; 'demo' runs offline in seconds.")
+    entry_caption(PRESETS, st.session_state["pg.preset_pick"])
+
+    methods = [CUSTOM] + METHODS.names()
+
+    def pick_method():
+        name = st.session_state[state.WIDGET_PREFIX + "method"]
+        name = "" if name == CUSTOM else name
+        cfg, _ = state.build_config(flat)
+        try:
+            new = apply_method(cfg, name) if cfg is not None and name else None
+        except ConfigError:
+            new = None
+        if new is not None:
+            flat.clear()
+            flat.update(flatten(new.to_dict()))
+        else:
+            flat["method"] = name
+        state.reset_widgets()
+
+    key = state.WIDGET_PREFIX + "method"
+    if key not in st.session_state:
+        st.session_state[key] = flat.get("method") or CUSTOM
+    chosen = st.selectbox("Method (one-click recipe)", methods, key=key, on_change=pick_method,
+                          help="A paper's mechanism + aggregator with its settings; "
+                               "'(custom)' = pick them yourself below.")
+    flat["method"] = "" if chosen == CUSTOM else chosen
+    if chosen != CUSTOM:
+        entry_caption(METHODS, chosen)
+
+
+# --- sections ------------------------------------------------------------------------------
+def data_and_model(flat: dict) -> None:
+    bind(st.selectbox, flat, "dataset", "Dataset", options=DATASETS.names(),
+         help="digits is bundled and works offline; the others are downloaded on first use.")
+    entry_caption(DATASETS, flat["dataset"])
+    bind(st.selectbox, flat, "model", "Model", options=MODELS.names())
+    entry_caption(MODELS, flat["model"])
+    c1, c2 = st.columns(2)
+    with c1:
+        bind(st.number_input, flat, "train_size", "Train samples (0 = all)", min_value=0, step=100)
+    with c2:
+        bind(st.number_input, flat, "test_size", "Test samples (0 = all)", min_value=0, step=100)
+
+
+def federation(flat: dict) -> None:
+    bind(st.number_input, flat, "num_clients", "Clients", min_value=1, max_value=100_000, step=1,
+         help="Each client gets a share of the training set (see the data split).")
+    bind(st.slider, flat, "rounds", "Rounds", min_value=1, max_value=500)
+    bind(st.slider, flat, "participation", "Participation (fraction of clients per round)",
+         min_value=0.01, max_value=1.0, step=0.01)
+    c1, c2 = st.columns(2)
+    with c1:
+        bind(st.selectbox, flat, "sampling", "Client sampling", options=list(SAMPLINGS),
+             help="fixed: exactly round(q N) clients; poisson: each client with probability q.")
+    with c2:
+        bind(st.number_input, flat, "seed", "Seed", min_value=0, step=1)
+
+
+def partitioner_parameters(kind: str) -> list[str]:
+    """The parameters partitioner ``kind`` reads (beyond labels, clients, classes, rng)."""
+    fn = PARTITIONERS.get(kind)
+    return [p for p in inspect.signature(fn).parameters if p not in PARTITION_SHARED]
+
+
+def partition(flat: dict) -> None:
+    kind = bind(st.selectbox, flat, "partition.kind", "Partition", options=PARTITIONERS.names())
+    entry_caption(PARTITIONERS, kind)
+    inputs = {
+        "alpha": (st.number_input, "Dirichlet alpha (small = skewed)",
+                  dict(min_value=0.001, max_value=1e6, step=0.1, format="%g")),
+        "min_size": (st.number_input, "Minimum samples per client", dict(min_value=0, step=1)),
+        "shards_per_client": (st.number_input, "Shards per client", dict(min_value=1, step=1)),
+        "classes_per_client": (st.number_input, "Classes per client", dict(min_value=1, step=1)),
+        "iid_fraction": (st.slider, "Fraction of IID clients", dict(min_value=0.0, max_value=1.0, step=0.05)),
+        "size_cv": (st.slider, "Size spread (coefficient of variation)",
+                    dict(min_value=0.0, max_value=3.0, step=0.05)),
+    }
+    for name in partitioner_parameters(kind):
+        if name in inputs:
+            widget, label, kw = inputs[name]
+            bind(widget, flat, f"partition.{name}", label, **kw)
+
+
+def local_training(flat: dict) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        bind(st.number_input, flat, "local.epochs", "Local epochs", min_value=1, max_value=100, step=1)
+        bind(st.number_input, flat, "local.batch_size", "Batch size", min_value=1, max_value=10_000, step=1)
+        bind(st.selectbox, flat, "local.optimizer", "Optimizer", options=list(OPTIMIZERS))
+        bind(st.number_input, flat, "local.weight_decay", "Weight decay", min_value=0.0, max_value=1.0,
+             step=1e-4, format="%g")
+    with c2:
+        bind(st.number_input, flat, "local.steps", "Local steps (0 = epochs)", min_value=0, step=1)
+        bind(st.number_input, flat, "local.lr", "Learning rate", min_value=1e-5, max_value=100.0,
+             step=0.01, format="%g")
+        bind(st.number_input, flat, "local.momentum", "Momentum", min_value=0.0, max_value=0.99,
+             step=0.05, format="%g")
+        bind(st.number_input, flat, "privacy.server_lr", "Server step", min_value=1e-4, max_value=1e3,
+             step=0.1, format="%g", help="eta_s in W <- W + eta_s * f(uploads)")
+
+
+def _mark_custom(field: str, options_field: str):
+    """on_change of a mechanism / aggregator picker: new options, no recipe."""
+
+    def callback():
+        flat = st.session_state["pg.flat"]
+        flat[field] = st.session_state[state.WIDGET_PREFIX + field]
+        flat[options_field] = {}
+        flat["method"] = ""
+        st.session_state.pop(state.WIDGET_PREFIX + "method", None)
+
+    return callback
+
+
+def mechanism_and_aggregator(flat: dict) -> None:
+    mech = bind(st.selectbox, flat, "privacy.mechanism", "Mechanism (client side)",
+                options=MECHANISMS.names(),
+                on_change=_mark_custom("privacy.mechanism", "privacy.mechanism_options"))
+    entry_caption(MECHANISMS, mech)
+    flat["privacy.mechanism_options"] = options_form(
+        MECHANISMS.get(mech), flat.get("privacy.mechanism_options") or {}, f"mopt.{mech}")
+    agg = bind(st.selectbox, flat, "privacy.aggregator", "Aggregator (server side)",
+               options=AGGREGATORS.names(),
+               on_change=_mark_custom("privacy.aggregator", "privacy.aggregator_options"))
+    entry_caption(AGGREGATORS, agg)
+    flat["privacy.aggregator_options"] = options_form(
+        AGGREGATORS.get(agg), flat.get("privacy.aggregator_options") or {}, f"aopt.{agg}")
+
+
+# --- option forms from Options dataclasses -------------------------------------------------
+def option_choices(cls, name: str) -> Optional[list[str]]:
+    """The allowed strings of option ``name``, read from its validation message
+    ("must be one of: a, b"); None when the option is free text."""
+    try:
+        cls.Options(**{name: "\u0000?"}).validate("o")
+    except ConfigError as exc:
+        if exc.field == f"o.{name}" and exc.allowed.startswith("must be one of: "):
+            return [c.strip() for c in exc.allowed[len("must be one of: "):].split(",")]
+    except Exception:  # noqa: BLE001  (validation that cannot take a probe: free text)
+        return None
+    return None
+
+
+def _optional_inner(t) -> Optional[type]:
+    if typing.get_origin(t) is typing.Union:
+        args = [a for a in typing.get_args(t) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return None
+
+
+def options_form(cls, current: dict, key: str) -> dict:
+    """Inputs for every field of ``cls.Options``; returns the values that differ from the
+    defaults (the compact form stored in the config)."""
+    opts_cls = cls.Options
+    fields = dataclasses.fields(opts_cls)
+    if not fields:
+        return {}
+    try:
+        defaults = opts_cls()
+    except TypeError:
+        st.caption("This component's options have no defaults; set them via the URL or CLI.")
+        return dict(current)
+    hints = typing.get_type_hints(opts_cls)
+    out = {}
+    with st.container(border=True):
+        st.caption(f"**{cls.__name__} options**" + (f" — {inspect.cleandoc(opts_cls.__doc__)}"
+                                                    if opts_cls.__doc__ else ""))
+        for f in fields:
+            default = getattr(defaults, f.name)
+            value = current.get(f.name, default)
+            value = _option_input(cls, f.name, hints[f.name], value, default, f"{state.WIDGET_PREFIX}{key}.{f.name}")
+            if value != default:
+                out[f.name] = value
+    return out
+
+
+def _option_input(cls, name: str, t, value, default, key: str):
+    label = name.replace("_", " ")
+    if key not in st.session_state:
+        st.session_state[key] = value
+    inner = _optional_inner(t)
+    if inner in (int, float):
+        auto_key = key + ".auto"
+        if auto_key not in st.session_state:
+            st.session_state[auto_key] = value is None
+        auto = st.checkbox(f"{label}: automatic", key=auto_key)
+        if auto:
+            return None
+        if st.session_state[key] is None:
+            st.session_state[key] = inner(0)
+        t = inner
+    if t is bool:
+        return st.checkbox(label, key=key)
+    if t is int:
+        st.session_state[key] = int(st.session_state[key])
+        return st.number_input(label, key=key, step=1)
+    if t is float:
+        st.session_state[key] = float(st.session_state[key])
+        return st.number_input(label, key=key, step=_step(default), format="%g")
+    if t is str:
+        choices = option_choices(cls, name)
+        if choices:
+            if st.session_state[key] not in choices:
+                st.session_state[key] = choices[0]
+            return st.selectbox(label, choices, key=key)
+        return st.text_input(label, key=key)
+    st.caption(f"{label} = {value!r} (set via the URL or CLI)")
+    return value
+
+
+def _step(default) -> float:
+    if not isinstance(default, (int, float)) or default == 0:
+        return 0.01
+    return float(10 ** math.floor(math.log10(abs(default)) - 1))
+
+
+# --- budgets -------------------------------------------------------------------------------
+BUDGET_MODES = ("Same for all clients", "Per client", "Tiers (paper groups)")
+
+
+def budgets(flat: dict) -> None:
+    """Per-client epsilon: one value, a slider per client (<= 20), or tiers + a table."""
+    n = int(flat.get("num_clients") or 1)
+    eps = [float(e) for e in (flat.get("privacy.epsilon") or [1.0])]
+    if flat.get("privacy.mechanism") == "none":
+        st.caption("The mechanism 'none' adds no noise: budgets are recorded but not used.")
+    mode_key = state.WIDGET_PREFIX + "eps_mode"
+    if mode_key not in st.session_state:
+        st.session_state[mode_key] = BUDGET_MODES[0] if len(eps) == 1 else BUDGET_MODES[1]
+    mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False)
+    if mode == BUDGET_MODES[0]:
+        key = state.WIDGET_PREFIX + "eps_all"
+        if key not in st.session_state:
+            st.session_state[key] = float(eps[0])
+        flat["privacy.epsilon"] = [st.number_input("ε for every client", key=key, min_value=1e-3,
+                                                   max_value=1e6, step=0.5, format="%g")]
+    else:
+        per_client = _resize(eps, n)
+        if mode == BUDGET_MODES[2]:
+            per_client = _tiers(n, per_client)
+        if mode == BUDGET_MODES[1] and n <= MAX_CLIENT_SLIDERS:
+            per_client = _client_sliders(per_client)
+        else:
+            per_client = _client_table(per_client)
+        flat["privacy.epsilon"] = per_client
+    delta = list(flat.get("privacy.delta") or [1e-5])
+    if len(delta) > 1:
+        st.caption(f"δ: {len(delta)} per-client values from the loaded config "
+                   f"({min(delta):.1e} … {max(delta):.1e}).")
+        return
+    key = state.WIDGET_PREFIX + "delta"
+    if key not in st.session_state:
+        st.session_state[key] = float(delta[0])
+    flat["privacy.delta"] = [st.number_input("δ for every client", key=key, min_value=1e-12,
+                                             max_value=0.999999, step=1e-6, format="%.1e")]
+
+
+def _resize(eps: list[float], n: int) -> list[float]:
+    if len(eps) == n:
+        return eps
+    return (eps + [eps[-1]] * n)[:n] if len(eps) > 1 else eps * n
+
+
+def _tiers(n: int, current: list[float]) -> list[float]:
+    key = state.WIDGET_PREFIX + "eps_tiers"
+    names = list(TIER_PRESETS)
+
+    def tiers(name: str) -> list[float]:
+        return tiered_epsilons(n, TIER_PRESETS[name]["levels"], TIER_PRESETS[name]["fractions"])
+
+    def apply():
+        st.session_state["pg.flat"]["privacy.epsilon"] = tiers(st.session_state[key])
+        st.session_state.pop(state.WIDGET_PREFIX + "eps_table", None)
+
+    if key not in st.session_state:  # entering tier mode: start from the first group
+        st.session_state[key] = names[0]
+        current = tiers(names[0])
+        st.session_state.pop(state.WIDGET_PREFIX + "eps_table", None)
+    st.selectbox("Tier preset", names, key=key, on_change=apply)
+    st.caption(TIER_PRESETS[st.session_state[key]]["paper"] + " — edit single clients in the table.")
+    return current
+
+
+def _client_sliders(eps: list[float]) -> list[float]:
+    out = []
+    cols = st.columns(2)
+    for i, e in enumerate(eps):
+        key = f"{state.WIDGET_PREFIX}eps.{i}"
+        if key not in st.session_state:
+            st.session_state[key] = float(min(max(e, 0.1), 20.0))
+        with cols[i % 2]:
+            out.append(st.slider(f"ε client {i}", min_value=0.1, max_value=20.0, step=0.1, key=key))
+    return out
+
+
+def _client_table(eps: list[float]) -> list[float]:
+    key = state.WIDGET_PREFIX + "eps_table"
+    if st.session_state.get("pg.eps_rows") != len(eps):  # edits of another size do not apply
+        st.session_state.pop(key, None)
+        st.session_state["pg.eps_rows"] = len(eps)
+    frame = pd.DataFrame({"client": range(len(eps)), "epsilon": eps})
+    edited = st.data_editor(
+        frame, key=key, hide_index=True, num_rows="fixed", height=240,
+        disabled=["client"], width="stretch",
+        column_config={"epsilon": st.column_config.NumberColumn("ε", min_value=1e-3, max_value=1e6,
+                                                                format="%g")})
+    return [float(v) for v in edited["epsilon"]]

@@ -1,0 +1,63 @@
+"""History: every run in the store, with its settings, status and final accuracy.
+
+Pick a run to reopen it in the Playground, train it again, delete it, or download it
+(per-round table as CSV; config and every event as JSON).
+"""
+import pandas as pd
+import streamlit as st
+
+from pages.components import history, state
+from fedcore.runner import ACTIVE
+from fedcore.runner.results import export_csv, export_json
+
+st.title("Run history")
+store = state.manager().store
+records = store.list_runs()
+if not records:
+    st.info("No runs yet: press Run in the Playground and they will be listed here.")
+    st.stop()
+
+st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="stretch", height=320,
+             column_config=history.COLUMNS)
+
+by_id = {r["id"]: r for r in records}
+if st.session_state.get("hist.run") not in by_id:
+    st.session_state["hist.run"] = records[0]["id"]
+run_id = st.selectbox("Run", list(by_id), key="hist.run", format_func=lambda i: history.title(by_id[i]))
+record = by_id[run_id]
+
+b_open, b_rerun, b_delete, b_csv, b_json = st.columns(5)
+if b_open.button("Open in Playground", icon=":material/open_in_new:", type="primary", width="stretch"):
+    state.open_in_playground(run_id)
+if b_rerun.button("Run again", icon=":material/replay:", width="stretch",
+                  help="Train the same settings again in a new run (ignores the stored result)."):
+    new_id = state.start_run(history.config_of(record), reuse=False)
+    if new_id:
+        state.open_in_playground(new_id)
+if b_delete.button("Delete", icon=":material/delete:", width="stretch"):
+    st.session_state["hist.confirm"] = run_id
+events = state.events(run_id)
+b_csv.download_button("CSV (per round)", export_csv(events), file_name=f"{run_id}.csv", mime="text/csv",
+                      icon=":material/table:", width="stretch")
+b_json.download_button("JSON (config + events)", export_json(record, events), file_name=f"{run_id}.json",
+                       mime="application/json", icon=":material/data_object:", width="stretch")
+
+if st.session_state.get("hist.confirm") == run_id:
+    st.warning(f"Delete run `{run_id}` ({record['label']}) and all its rounds?")
+    yes, no, _ = st.columns([1, 1, 4])
+    if yes.button("Yes, delete", type="primary"):
+        if record["status"] in ACTIVE:
+            state.manager().stop(run_id)
+        store.delete(run_id)
+        state.forget_events([run_id])
+        st.session_state.pop("hist.confirm", None)
+        st.session_state.pop("hist.run", None)
+        st.rerun()
+    if no.button("Cancel"):
+        st.session_state.pop("hist.confirm", None)
+        st.rerun()
+
+if record["status"] == "failed":
+    st.error(f"This run failed after {record['rounds_done']} rounds: {record.get('error')}")
+with st.expander("Settings of this run", expanded=False):
+    st.json(record["config"], expanded=False)

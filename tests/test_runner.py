@@ -1,0 +1,218 @@
+"""The job runner: runs train in worker processes, are stored, cached, stopped, and fail
+readably (fedcore/runner)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fedcore.events import event_from_dict, to_dict
+from fedcore.presets import preset_config
+from fedcore.runner import JobManager, RunStore
+from fedcore.runner import worker as worker_mod
+from fedcore.runner.budgets import tiered_epsilons
+from fedcore.runner.results import epsilon_matrix, mean_band, rounds_table
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = preset_config("demo")
+
+
+@pytest.fixture(scope="module")
+def manager(tmp_path_factory):
+    m = JobManager(tmp_path_factory.mktemp("store"), warm=True)
+    yield m
+    m.close()
+
+
+def wait_for(predicate, timeout=90.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+def rounds_stored(store, run_id, at_least=1):
+    events = store.read_events(run_id, 0)
+    return sum(e["type"] == "round" for e in events) >= at_least
+
+
+def test_a_run_completes_and_its_events_round_trip(manager):
+    cfg = DEMO.replace(rounds=3)
+    run_id = manager.start(cfg)
+    record = manager.wait(run_id, timeout=120)
+    assert record["status"] == "finished", record
+    events = manager.store.read_events(run_id)
+    assert [e["type"] for e in events] == ["start", "round", "round", "round", "end"]
+    assert all(to_dict(event_from_dict(e)) == e for e in events)
+    assert events[0]["config_hash"] == cfg.config_hash() == record["config_hash"]
+    assert record["rounds_done"] == 3 and record["final_accuracy"] == events[-1]["final_accuracy"]
+    wait_for(lambda: not manager.is_alive(run_id), timeout=10)  # the worker exits after its run
+
+
+def test_same_config_twice_is_a_cache_hit_without_a_new_process(manager):
+    cfg = DEMO.replace(rounds=3)
+    first = manager.start(cfg)
+    manager.wait(first, timeout=120)
+    processes = dict(manager._procs)
+    t0 = time.perf_counter()
+    again = manager.start(cfg)
+    assert again == first
+    assert time.perf_counter() - t0 < 0.5
+    assert manager._procs == processes
+    assert len([r for r in manager.store.list_runs() if r["config_hash"] == cfg.config_hash()]) == 1
+
+
+def test_reuse_false_trains_again(manager):
+    cfg = DEMO.replace(rounds=3)
+    first = manager.start(cfg)
+    manager.wait(first, timeout=120)
+    second = manager.start(cfg, reuse=False)
+    assert second != first
+    assert manager.wait(second, timeout=120)["status"] == "finished"
+
+
+def test_stop_ends_the_worker_process_and_keeps_its_rounds(manager):
+    run_id = manager.start(DEMO.replace(rounds=5000, seed=11))
+    wait_for(lambda: rounds_stored(manager.store, run_id, 2))
+    proc = manager.process(run_id)
+    manager.stop(run_id)
+    wait_for(lambda: not proc.is_alive(), timeout=8)
+    assert manager.status(run_id) == "stopped"
+    events = manager.store.read_events(run_id)
+    assert events[-1]["type"] == "end" and events[-1]["status"] == "stopped"
+    assert events[-1]["rounds_done"] >= 2
+    assert sum(e["type"] == "round" for e in events) == events[-1]["rounds_done"]
+
+
+def test_a_killed_worker_is_marked_failed_with_its_exit_code_and_rounds_kept(manager):
+    run_id = manager.start(DEMO.replace(rounds=5000, seed=12))
+    wait_for(lambda: rounds_stored(manager.store, run_id, 2))
+    os.kill(manager.process(run_id).pid, signal.SIGKILL)
+    wait_for(lambda: manager.status(run_id) == "failed", timeout=10)
+    record = manager.store.get_run(run_id)
+    assert "SIGKILL" in record["error"]
+    rounds = [e for e in manager.store.read_events(run_id) if e["type"] == "round"]
+    assert len(rounds) >= 2 and record["rounds_done"] == len(rounds)
+    assert manager.store.find_finished(record["config_hash"]) is None
+
+
+def test_an_exception_in_training_fails_the_run_with_one_line_and_keeps_rounds(tmp_path, monkeypatch):
+    import fedcore.engine
+
+    real_iter_run = fedcore.engine.iter_run
+
+    def crashing(cfg, should_stop=lambda: False):
+        for i, event in enumerate(real_iter_run(cfg, should_stop)):
+            if i == 3:
+                raise RuntimeError("simulated crash in round 3\nsecond line")
+            yield event
+
+    monkeypatch.setattr(fedcore.engine, "iter_run", crashing)
+    store = RunStore(tmp_path)
+    cfg = DEMO.replace(rounds=10)
+    run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
+    assert worker_mod.run_job(str(tmp_path), run_id) == "failed"
+    record = store.get_run(run_id)
+    assert record["status"] == "failed"
+    assert record["error"] == "RuntimeError: simulated crash in round 3"
+    assert record["rounds_done"] == 2
+    assert [e["type"] for e in store.read_events(run_id)] == ["start", "round", "round", "end"]
+
+
+def test_an_impossible_config_fails_naming_the_field(tmp_path):
+    store = RunStore(tmp_path)
+    cfg = DEMO.replace(num_clients=5000)  # digits has 1437 training samples
+    run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
+    worker_mod.run_job(str(tmp_path), run_id)
+    record = store.get_run(run_id)
+    assert record["status"] == "failed"
+    assert record["error"].startswith("num_clients: got 5000")
+
+
+def test_heartbeat_timeout_stops_an_orphan(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDCORE_HEARTBEAT_TIMEOUT", "0.5")
+    store = RunStore(tmp_path)
+    cfg = DEMO.replace(rounds=100_000)
+    run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
+    t0 = time.monotonic()
+    assert worker_mod.run_job(str(tmp_path), run_id) == "stopped"  # nobody reads its events
+    assert time.monotonic() - t0 < 20
+    record = store.get_run(run_id)
+    assert record["status"] == "stopped" and "heartbeat" in record["reason"]
+
+
+def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
+    # a light parent (no torch) starts a worker, waits for its first round and vanishes
+    cfg = DEMO.replace(rounds=100_000)
+    script = textwrap.dedent(f"""
+        import json, multiprocessing, os, time
+        from fedcore.runner.store import RunStore
+        from fedcore.runner.worker import job_main
+        if __name__ == "__main__":
+            store = RunStore({str(tmp_path)!r})
+            run_id = store.create_run(json.loads({cfg.to_json()!r}), {cfg.config_hash()!r})["id"]
+            proc = multiprocessing.get_context("spawn").Process(target=job_main, args=({str(tmp_path)!r}, run_id))
+            proc.start()
+            while store.get_run(run_id)["rounds_done"] < 1:
+                store.touch(run_id); time.sleep(0.05)
+            print(run_id, proc.pid, flush=True)
+            os._exit(0)  # no cleanup, no stop flag
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    run_id, pid = out.stdout.split()
+    store = RunStore(tmp_path)
+    wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=15)
+    assert "exited" in store.get_run(run_id)["reason"]
+    wait_for(lambda: not _running(int(pid)), timeout=10)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except FileNotFoundError:
+        return False
+
+
+def test_store_reads_from_an_offset_and_deletes(tmp_path):
+    store = RunStore(tmp_path)
+    run = store.create_run({"rounds": 2}, "h1", label="x")
+    for k in range(3):
+        store.append_event(run["id"], {"type": "round", "round": k + 1, "accuracy": 0.1 * k})
+    assert [e["round"] for e in store.read_events(run["id"], 1)] == [2, 3]
+    assert store.read_events(run["id"], 3) == []
+    store.append_event(run["id"], {"type": "end", "status": "finished", "rounds_done": 3})
+    assert store.find_finished("h1") == run["id"]
+    store.append_event(run["id"], {"type": "round", "round": 4})  # after the end: dropped
+    assert store.num_events(run["id"]) == 4
+    assert store.delete(run["id"]) and store.get_run(run["id"]) is None
+    assert store.find_finished("h1") is None and store.list_runs() == []
+    assert (Path(tmp_path) / "cache.db").exists()
+
+
+def test_result_tables_summarise_the_stream():
+    events = [{"type": "round", "round": r, "accuracy": 0.5 + 0.1 * r, "loss": 1.0, "selected": [0, 1],
+               "uploaded": [0, 1], "weights": [0.25, 0.75], "epsilon_spent": [r * 1.0, r * 2.0],
+               "epsilon_accountant": {"rdp": [None, r * 0.5]}, "events": [], "signals": {},
+               "seconds": 0.1, "elapsed": 0.1 * r} for r in (1, 2)]
+    table = rounds_table(events)
+    assert table["eps_max"].tolist() == [2.0, 4.0] and table["eps_max.rdp"].tolist() == [0.5, 1.0]
+    rounds, rdp = epsilon_matrix(events, "rdp")
+    assert rounds == [1, 2] and rdp.shape == (2, 2)
+    band = mean_band([table, table.assign(accuracy=table["accuracy"] + 0.2)])
+    assert band["mean"].round(6).tolist() == [0.7, 0.8] and band["low"].round(6).tolist() == [0.6, 0.7]
+
+
+def test_tier_presets_split_clients_like_the_paper():
+    assert tiered_epsilons(10, (1, 5, 10), (0.3, 0.4, 0.3)) == [1] * 3 + [5] * 4 + [10] * 3
+    assert len(tiered_epsilons(101, (1, 10), (0.5, 0.5))) == 101
