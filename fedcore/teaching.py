@@ -244,6 +244,14 @@ def empirical_sign_error(signs, w: float) -> float:
     return float(np.mean(np.asarray(signs) != truth))
 
 
+def mass_frequencies(samples, points) -> np.ndarray:
+    """Fraction of ``samples`` at each support point (each sample counted at its nearest
+    point: the mechanism computes in float32, the analytic points are float64)."""
+    samples, points = np.asarray(samples, dtype=float), np.asarray(points, dtype=float)
+    nearest = np.abs(samples[:, None] - points[None, :]).argmin(axis=1)
+    return np.bincount(nearest, minlength=len(points)) / len(samples)
+
+
 def histogram_density(samples, lo: float, hi: float, bins: int = 60):
     """Empirical density on ``bins`` equal bins of ``[lo, hi]``: ``(centres, density, width)``.
 
@@ -349,15 +357,15 @@ def output_law(name: str, w: float, epsilon: float, delta: float = 1e-5,
     if name == "two_point":
         low, high, p_low, p_high = two_point_law(wc, epsilon, 0.0, hi)
         return OutputLaw("mass", wc, float(two_point_variance(wc, epsilon, 0.0, hi)), scale,
-                         "output magnitude r(e^eps+1)/(e^eps-1)", (float(low), float(high)),
+                         "output magnitude r(e^ε+1)/(e^ε-1)", (float(low), float(high)),
                          (float(p_low), float(p_high)))
     if name == "ldp_sign":
         p_plus = float(ldp_sign_p_plus(wc, scale))
         mean = 2 * p_plus - 1
-        return OutputLaw("mass", mean, 1 - mean ** 2, scale, "sigma", (-1.0, 1.0), (1 - p_plus, p_plus))
+        return OutputLaw("mass", mean, 1 - mean ** 2, scale, "σ", (-1.0, 1.0), (1 - p_plus, p_plus))
     if name == "laplace":
         return OutputLaw("laplace", wc, 2 * scale ** 2, scale, "b")
-    return OutputLaw("gaussian", wc, scale ** 2, scale, "sigma")
+    return OutputLaw("gaussian", wc, scale ** 2, scale, "σ")
 
 
 def error_curve(name: str, w: float, epsilons, delta: float = 1e-5, settings: Optional[dict] = None) -> np.ndarray:
@@ -444,7 +452,8 @@ def epsilon_reading(name: str, w: float, epsilon: float, delta: float = 1e-5,
     if name == "ldp_sign":
         p_lo, p_hi = float(ndtr(lo / law.scale)), float(ndtr(hi / law.scale))
         eps_bit = math.log(p_hi / p_lo)
-        worked = (f"σ = Δ₂·√(2 ln(1.25/δ))/ε = {_g(sens)}·{_g(math.sqrt(2 * math.log(1.25 / delta)))}/{_g(epsilon)} "
+        root = math.sqrt(2 * math.log(1.25 / delta))
+        worked = (f"σ = Δ₂·√(2 ln(1.25/δ))/ε = {_g(sens)}·{_g(root)}/{_g(epsilon)} "
                   f"= {_g(law.scale)} (classical Gaussian calibration, Dwork & Roth Thm A.1"
                   + (", which is only proven for ε < 1)." if epsilon >= 1 else ")."),
                   f"Only one bit leaves the client: P(+1) ranges from Φ({_g(lo)}/σ) = {_g(p_lo)} to "

@@ -21,87 +21,111 @@ from fedcore.errors import ConfigError  # noqa: E402
 from fedcore.mechanisms import MECHANISMS  # noqa: E402
 
 BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "#7f7f7f"
-HEIGHT = 360
+HEIGHT = 370
 GRID_DRAWS = 5000          # draws per eps for the empirical points of the second chart
+KEPT = "mech.kept"         # the page's widget values, kept across page switches
+EPS_TICKS = [0.1, 0.2, 0.5, 1, 2, 5, 10]
 
 st.set_page_config(layout="wide")
 
 
-def _layout(fig: go.Figure, title: str, key: str, **kw) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-                      height=HEIGHT, margin=dict(l=10, r=10, t=56, b=10), template="plotly_white",
-                      uirevision=key, bargap=0.0, font=dict(size=13),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0), **kw)
+def _layout(fig: go.Figure, key: str, **kw) -> go.Figure:
+    fig.update_layout(height=HEIGHT, margin=dict(l=10, r=10, t=30, b=10), template="plotly_white",
+                      uirevision=key, font=dict(size=13),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0), **kw)
     return fig
 
 
 def output_chart(name: str, law: teaching.OutputLaw, samples: np.ndarray, w: float, clip: tuple) -> go.Figure:
     """The released value's distribution: empirical draws against the analytic law."""
     fig = go.Figure()
+    empirical = f"empirical ({len(samples):,} draws)"
     if law.kind == "mass":
-        freq = [float(np.mean(samples == p)) for p in law.points]
-        labels = [f"{p:+.3g}" for p in law.points]
-        fig.add_trace(go.Bar(x=labels, y=freq, name=f"empirical ({len(samples):,} draws)", marker_color=BLUE,
-                             text=[f"{f:.3f}" for f in freq], textposition="outside"))
-        fig.add_trace(go.Bar(x=labels, y=list(law.probs), name="analytic", marker_color=ORANGE,
-                             text=[f"{p:.3f}" for p in law.probs], textposition="outside"))
-        fig.update_layout(barmode="group", bargap=0.35)
-        fig.update_xaxes(title_text="released value", type="category")
-        fig.update_yaxes(title_text="probability", range=[0, 1.1])
+        freq = teaching.mass_frequencies(samples, law.points)
+        if name == "ldp_sign":      # signs live on another scale than w: categories, grouped
+            x, width, offsets = [f"{p:+g}" for p in law.points], None, (None, None)
+            fig.update_layout(barmode="group", bargap=0.3)
+        else:                       # two-point: on the real line, beside the clip range and w
+            x, width = list(law.points), 0.13 * (law.points[1] - law.points[0])
+            offsets = (-width, 0.0)
+            fig.update_layout(barmode="overlay")
+        for label, y, colour, offset in ((empirical, freq, BLUE, offsets[0]),
+                                         ("analytic", law.probs, ORANGE, offsets[1])):
+            fig.add_trace(go.Bar(x=x, y=list(y), name=label, marker_color=colour, width=width, offset=offset,
+                                 text=[f"{v:.3f}" for v in y], textposition="outside", textfont=dict(size=12),
+                                 hovertemplate="%{x}: P = %{y:.4f}<extra></extra>"))
+        fig.update_yaxes(title_text="probability", range=[0, 1.12])
+        if name == "ldp_sign":
+            fig.update_xaxes(title_text="released sign", type="category")
+        else:
+            fig.update_xaxes(title_text="released value", range=law.plot_range(), zeroline=False)
     else:
         lo, hi = law.plot_range()
         centres, density, width = teaching.histogram_density(samples, lo, hi, bins=60)
-        fig.add_trace(go.Bar(x=centres, y=density, width=width, name=f"empirical ({len(samples):,} draws)",
+        fig.add_trace(go.Bar(x=centres, y=density, width=width, name=empirical,
                              marker=dict(color=BLUE, opacity=0.55, line=dict(width=0)),
                              hovertemplate="%{x:.3g}: density %{y:.3g}<extra></extra>"))
         x = np.linspace(lo, hi, 400)
-        fig.add_trace(go.Scatter(x=x, y=law.density(x), name=f"analytic ({law.scale_name} = {law.scale:.3g})",
+        fig.add_trace(go.Scatter(x=x, y=law.density(x), name=f"analytic, {law.scale_name} = {law.scale:.3g}",
                                  mode="lines", line=dict(color=ORANGE, width=2.5)))
         fig.update_xaxes(title_text="released value", range=[lo, hi])
         fig.update_yaxes(title_text="density", rangemode="tozero")
-    if name != "ldp_sign":       # ldp_sign releases signs: w lives on another scale
-        fig.add_vrect(x0=clip[0], x1=clip[1], fillcolor=GREY, opacity=0.08, line_width=0,
-                      annotation_text="clip range", annotation_position="top left")
-        if law.kind != "mass":
-            fig.add_vline(x=w, line=dict(color="black", dash="dash", width=1.5),
-                          annotation_text=f"true w = {w:.3g}", annotation_position="top right")
+    if name != "ldp_sign":       # the input's scale: clip range and true w, named in the legend
+        fig.add_vrect(x0=clip[0], x1=clip[1], fillcolor=GREY, opacity=0.15, line_width=0, layer="below")
+        fig.add_vline(x=w, line=dict(color="black", dash="dash", width=1.5))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"true w = {w:.3g}",
+                                 line=dict(color="black", dash="dash", width=1.5)))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"clip range [{clip[0]:.3g}, {clip[1]:.3g}]",
+                                 marker=dict(symbol="square", size=12, color=GREY, opacity=0.3)))
     return fig
 
 
 def error_chart(demo: teaching.ScalarDemo, curve_eps, curve, points_eps, points, eps: float,
                 current: float) -> go.Figure:
     """The price of privacy against eps: analytic curve and empirical points."""
-    sign = demo.error == teaching.SIGN_ERROR
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=curve_eps, y=curve, name="analytic", mode="lines",
                              line=dict(color=ORANGE, width=2.5)))
     fig.add_trace(go.Scatter(x=points_eps, y=points, name=f"empirical ({GRID_DRAWS:,} draws each)",
                              mode="markers", marker=dict(color=BLUE, size=9)))
     fig.add_trace(go.Scatter(x=[eps], y=[current], name=f"current ε = {eps:g}", mode="markers",
-                             marker=dict(color="black", size=13, symbol="star")))
-    fig.update_xaxes(title_text="ε (log scale)", type="log")
-    if sign:
+                             marker=dict(color="black", size=14, symbol="star")))
+    fig.update_xaxes(title_text="ε (log scale)", type="log", tickvals=EPS_TICKS,
+                     ticktext=[f"{t:g}" for t in EPS_TICKS])
+    if demo.error == teaching.SIGN_ERROR:
         fig.update_yaxes(title_text="P(wrong sign)", range=[0, 0.55])
     else:
-        fig.update_yaxes(title_text="variance (log scale)", type="log", exponentformat="power")
+        fig.update_yaxes(title_text="variance (log scale)", type="log", dtick=1, exponentformat="power")
     return fig
+
+
+def kept(key: str, default):
+    """``key`` for a widget whose value survives a visit to another page (Streamlit drops
+    the state of widgets it does not draw), seeded with ``default`` the first time."""
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state.setdefault(KEPT, {}).get(key, default)
+    return key
 
 
 # --- sidebar: what to release, and how -----------------------------------------------------
 with st.sidebar:
-    st.header("Mechanism")
-    name = st.selectbox("Mechanism", list(teaching.SCALAR_DEMOS), key="mech.name",
+    st.header("Release one number")
+    linked = st.query_params.get("mechanism")      # ?mechanism=laplace opens that demo
+    name = st.selectbox("Mechanism", list(teaching.SCALAR_DEMOS),
+                        key=kept("mech.name", linked if linked in teaching.SCALAR_DEMOS else "two_point"),
                         help="Registered mechanisms that can release a single number. dp_sgd and "
                              "hw_gaussian calibrate to what local training can move, so they are not shown.")
+    st.query_params["mechanism"] = name
     demo = teaching.scalar_demo(name)
     entry = MECHANISMS.entry(name)
-    st.caption(f"{entry.summary}  \n*Paper:* {entry.paper}")
-    eps = st.select_slider("Privacy budget ε", options=list(teaching.EPSILON_CHOICES), value=1.0,
-                           key="mech.eps", format_func=lambda v: f"{v:g}",
+    summary = entry.summary.replace("*", r"\*")       # a literal product, not markdown emphasis
+    st.caption(f"{summary}  \n*Paper:* {entry.paper}")
+    eps = st.select_slider("Privacy budget ε", options=list(teaching.EPSILON_CHOICES), key=kept("mech.eps", 1.0),
+                           format_func=lambda v: f"{v:g}",
                            help="Per release of this one number. Smaller ε: more privacy, more noise.")
     delta = None
     if demo.needs_delta:
-        delta = st.select_slider("δ", options=list(teaching.DELTA_CHOICES), value=1e-5, key="mech.delta",
+        delta = st.select_slider("δ", options=list(teaching.DELTA_CHOICES), key=kept("mech.delta", 1e-5),
                                  format_func=lambda v: f"{v:.0e}",
                                  help="Probability mass on which the e^ε bound may fail.")
     with st.expander("Clipping and calibration", expanded=False):
@@ -109,50 +133,52 @@ with st.sidebar:
         for knob in demo.knobs:
             cast = int if knob.integer else float
             settings[knob.name] = st.number_input(knob.label, min_value=cast(knob.low), max_value=cast(knob.high),
-                                                  value=cast(knob.default), step=cast(knob.step),
-                                                  format="%d" if knob.integer else "%.4g",
-                                                  key=f"mech.{name}.{knob.name}", help=knob.help)
+                                                  step=cast(knob.step), format="%d" if knob.integer else "%.4g",
+                                                  key=kept(f"mech.{name}.{knob.name}", cast(knob.default)),
+                                                  help=knob.help)
         if demo.fixed:
             st.caption("Fixed for this demo: " + ", ".join(f"{k} = {v}" for k, v in demo.fixed.items()))
     lo, hi = teaching.clip_range(name, settings)
-    w_key = f"mech.{name}.w"
-    if w_key not in st.session_state or not lo <= st.session_state[w_key] <= hi:
+    w_key = kept(f"mech.{name}.w", round(hi / 2, 6))
+    if not lo <= st.session_state[w_key] <= hi:        # the clip range just shrank
         st.session_state[w_key] = round(hi / 2, 6)
     w = st.slider("True value w", min_value=float(lo), max_value=float(hi), step=float((hi - lo) / 200),
                   key=w_key, format="%.4g", help="The number the client holds, inside the clip range.")
     with st.expander("Sampling", expanded=False):
-        n = st.select_slider("Draws N", options=[1000, 5000, 20000, 100000], value=20000, key="mech.n",
+        n = st.select_slider("Draws N", options=[1000, 5000, 20000, 100000], key=kept("mech.n", 20000),
                              format_func=lambda v: f"{v:,}")
-        seed = st.number_input("Seed", min_value=0, max_value=2 ** 31 - 1, value=0, step=1, key="mech.seed")
+        seed = st.number_input("Seed", min_value=0, max_value=2 ** 31 - 1, step=1, key=kept("mech.seed", 0))
+st.session_state[KEPT].update({k: v for k, v in st.session_state.items() if k.startswith("mech.") and k != KEPT})
 
 # --- main: the release, the price, the meaning -------------------------------------------
 st.title("Mechanisms")
 st.caption(f"One client releases one number w through **{name}**: left, what the server receives "
            "(draws from the real mechanism against the analytic law); right, how the noise shrinks as ε grows.")
 
+dlt = 1e-5 if delta is None else delta         # pure-eps mechanisms ignore delta
 try:
     teaching.check_budget(eps, delta)
-    law = teaching.output_law(name, w, eps, delta or 1e-5, settings)
-    samples = teaching.sample_outputs(name, w, eps, delta or 1e-5, settings, n=int(n), seed=int(seed))
+    law = teaching.output_law(name, w, eps, dlt, settings)
+    samples = teaching.sample_outputs(name, w, eps, dlt, settings, n=int(n), seed=int(seed))
     curve_eps = np.geomspace(*teaching.EPSILON_RANGE, 80)
-    curve = teaching.error_curve(name, w, curve_eps, delta or 1e-5, settings)
+    curve = teaching.error_curve(name, w, curve_eps, dlt, settings)
     points_eps = np.geomspace(*teaching.EPSILON_RANGE, 9)
-    points = teaching.empirical_error(name, w, points_eps, delta or 1e-5, settings, n=GRID_DRAWS, seed=int(seed))
-    current = float(teaching.error_curve(name, w, [eps], delta or 1e-5, settings)[0])
-    reading = teaching.epsilon_reading(name, w, eps, delta or 1e-5, settings)
+    points = teaching.empirical_error(name, w, points_eps, dlt, settings, n=GRID_DRAWS, seed=int(seed))
+    current = float(teaching.error_curve(name, w, [eps], dlt, settings)[0])
+    reading = teaching.epsilon_reading(name, w, eps, dlt, settings)
 except (ValueError, ConfigError) as err:
     st.error(f"Cannot show this setting: {err}")
     st.stop()
 
 st.markdown(reading.guarantee)
 left, right = st.columns(2)
-left.plotly_chart(_layout(output_chart(name, law, samples, w, (lo, hi)),
-                          f"What the server receives for w = {w:.3g}", "mech-output"),
+left.markdown(f"**What the server receives when the client holds w = {w:.3g}**")
+left.plotly_chart(_layout(output_chart(name, law, samples, w, (lo, hi)), "mech-output"),
                   key="mech-output", width="stretch")
 sign = demo.error == teaching.SIGN_ERROR
-right.plotly_chart(_layout(error_chart(demo, curve_eps, curve, points_eps, points, eps, current),
-                           "Wrong-sign probability vs ε" if sign else "Variance of the released value vs ε",
-                           "mech-error"),
+right.markdown("**Probability that the released sign is wrong, against ε**" if sign
+               else "**Variance of the released value, against ε**")
+right.plotly_chart(_layout(error_chart(demo, curve_eps, curve, points_eps, points, eps, current), "mech-error"),
                    key="mech-error", width="stretch")
 
 st.subheader(f"What ε = {eps:g} means here")

@@ -6,56 +6,59 @@ events), the data split the config produces, and the config itself.
 """
 import streamlit as st
 
-from pages.components import charts, live, state, widgets
-from fedcore.errors import FedcoreError
+from pages.components import live, preview, state, widgets
 from fedcore.runner import ACTIVE, TERMINAL
+from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
-from fedcore.runner.preview import partition_preview
 
+manager = state.manager()  # created with the first page: its warm worker is ready by the first Run
 flat = state.playground_flat()
 
 with st.sidebar:
     st.header("Experiment")
     widgets.preset_and_method(flat)
-    with st.expander("Data and model", expanded=True):
-        widgets.data_and_model(flat)
     with st.expander("Clients and rounds", expanded=True):
         widgets.federation(flat)
-    with st.expander("Data split"):
-        widgets.partition(flat)
     with st.expander("Privacy", expanded=True):
         widgets.mechanism_and_aggregator(flat)
         widgets.budgets(flat)
+    with st.expander("Data and model"):
+        widgets.data_and_model(flat)
+    with st.expander("Data split"):
+        widgets.partition(flat)
     with st.expander("Local training"):
         widgets.local_training(flat)
 
 cfg, error = state.build_config(flat)
 state.write_url(cfg)
+if cfg is not None:
+    error = preview.data_error(cfg)  # settings only the data rules out (clients > samples, ...)
 
 st.title("Playground")
 if st.session_state.pop("pg.url_error", None):
     st.warning("The link's settings could not be loaded; showing the previous settings.")
 
 run_id = state.shown_run()
-record = state.manager().store.get_run(run_id) if run_id else None
+record = manager.store.get_run(run_id) if run_id else None
 active = record is not None and record["status"] in ACTIVE
 
-c_run, c_stop, c_label = st.columns([1, 1, 6], vertical_alignment="center")
-if c_run.button("Run", type="primary", icon=":material/play_arrow:", disabled=cfg is None or active,
+c_run, c_stop, c_label, c_worker = st.columns([1, 1, 4, 2], vertical_alignment="center")
+if c_run.button("Run", type="primary", icon=":material/play_arrow:", disabled=bool(error) or active,
                 width="stretch", help="Train this configuration (a finished identical run is replayed)."):
     new_id = state.start_run(cfg)
     if new_id:
         state.show_run(new_id)
-        replay = state.manager().store.get_run(new_id)
+        replay = manager.store.get_run(new_id)
         if replay and replay["status"] in TERMINAL:
             st.toast("Same settings finished before: replayed from the run store.")
         st.rerun()
 if c_stop.button("Stop", icon=":material/stop:", disabled=not active, width="stretch"):
-    state.manager().stop(run_id)
+    manager.stop(run_id)
     st.rerun()
 if cfg is not None:
-    c_label.caption(cfg.method or f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator}"
-                    f" · {cfg.dataset} / {cfg.model} · {cfg.num_clients} clients · {cfg.rounds} rounds")
+    c_label.caption(run_label(cfg))
+with c_worker:
+    live.worker_badge(poll=not active)
 if error:
     st.error(f"Invalid setting — {error}")
 
@@ -68,29 +71,15 @@ with tab_run:
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg")
     else:
-        st.info("Press **Run** to train this configuration: the charts fill in round by round. "
-                "The data split it will use is under *Data split*.")
+        st.info("Press **Run** to train this configuration: the charts fill in round by round.")
+        if cfg is not None:
+            preview.split_preview(cfg, key="pg-split-first")
 
 with tab_split:
     if cfg is None:
         st.caption("Fix the setting above to preview the split.")
     else:
-        @st.cache_data(show_spinner="Splitting the data…", max_entries=32)
-        def preview(config_json: str):
-            from fedcore.config import RunConfig
-
-            p = partition_preview(RunConfig.from_json(config_json))
-            return p.label_counts, p.sizes
-
-        try:
-            counts, sizes = preview(cfg.to_json())
-        except FedcoreError as exc:
-            st.error(str(exc))
-        else:
-            st.plotly_chart(charts.label_distribution(counts, "split"), key="pg-split", width="stretch")
-            st.caption(f"{len(sizes)} clients · samples per client: min {sizes.min()}, "
-                       f"median {int(sorted(sizes)[len(sizes) // 2])}, max {sizes.max()}. "
-                       "The server-side Hellinger weights (HW-DPFL) are computed from these histograms.")
+        preview.split_preview(cfg, key="pg-split")
 
 with tab_config:
     if cfg is not None:

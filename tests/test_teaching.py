@@ -40,6 +40,7 @@ def test_two_point_analytic_law_matches_the_mechanism(w, eps, radius):
     out = teaching.sample_outputs("two_point", w, eps, settings={"radius": radius}, n=N, seed=1)
     assert np.allclose(np.unique(out), law.points, rtol=1e-5)
     assert binomial_close(np.mean(out > 0), law.probs[1], N)
+    assert np.allclose(teaching.mass_frequencies(out, law.points), [np.mean(out < 0), np.mean(out > 0)])
     fourth = sum(p * (x - law.mean) ** 4 for x, p in zip(law.points, law.probs))
     assert abs(out.mean() - law.mean) <= Z * math.sqrt(law.variance / N)
     # sample variance: standard error sqrt((mu4 - var^2) / n), plus the O(1/n) bias of the mean's estimate
@@ -73,6 +74,14 @@ def test_ldp_sign_probability_of_plus_one_is_phi_w_over_sigma(w, eps):
     out = teaching.sample_outputs("ldp_sign", w, eps, 1e-5, settings, n=N, seed=2)
     assert set(np.unique(out)) <= {-1.0, 1.0}
     assert binomial_close(np.mean(out == 1), law.probs[1], N)
+
+
+def test_ldp_sign_demo_takes_the_width_of_the_clip_range_as_l2_sensitivity():
+    """One number in [-c, c]: two inputs are at most 2c apart, so Delta_2 = 2c."""
+    mech = teaching.build_mechanism("ldp_sign", [3.0], 1e-6, {"clip": 2.0})
+    expected = ldp_sign_sigma(torch.tensor([3.0]), torch.tensor([1e-6]), 4.0)
+    assert torch.allclose(mech.sigma, expected)
+    assert teaching.output_law("ldp_sign", 0.0, 3.0, 1e-6, {"clip": 2.0}).scale == pytest.approx(float(expected[0]))
 
 
 def test_ldp_sign_error_curve_matches_the_mechanism():

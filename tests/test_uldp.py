@@ -76,17 +76,29 @@ def test_noise_std_is_calibrated_to_the_rounds_allocation():
     mech = make_mechanism(ctx, recall="none", max_participations=4)
     up = mech.privatize(torch.zeros(1, 200_000), ids(0), 1, torch.Generator().manual_seed(0))
     z = math.sqrt(2 * math.log(1.25 / 1e-5)) / (2.0 / 4)           # eps_round = eps / r
-    assert up.gaussian.noise_multiplier.item() == pytest.approx(z, rel=1e-5)
+    # paper calibration: sigma = z C_k; the RDP record uses the LDP sensitivity 2 C_k
+    assert up.gaussian.noise_multiplier.item() == pytest.approx(z / 2, rel=1e-5)
     assert up.noise_std.item() == pytest.approx(z * 2 * math.exp(-0.06), rel=1e-5)
     assert up.values.std().item() == pytest.approx(up.noise_std.item(), rel=0.01)
     assert up.spent.item() == pytest.approx(0.5)
+
+
+def test_ldp_sensitivity_option_doubles_the_noise():
+    ctx = make_ctx(num_clients=1, dim=10, rounds=8, epsilon=2.0, delta=1e-5)
+    paper = make_mechanism(ctx, recall="none", max_participations=4)
+    ldp = make_mechanism(ctx, recall="none", max_participations=4, sensitivity="ldp")
+    a = paper.privatize(torch.zeros(1, 10), ids(0), 1, torch.Generator().manual_seed(0))
+    b = ldp.privatize(torch.zeros(1, 10), ids(0), 1, torch.Generator().manual_seed(0))
+    assert b.noise_std.item() == pytest.approx(2 * a.noise_std.item(), rel=1e-6)
+    assert b.gaussian.noise_multiplier.item() == pytest.approx(2 * a.gaussian.noise_multiplier.item())
 
 
 def test_paper_theorem3_noise_uses_remaining_rounds_near_the_end():
     ctx = make_ctx(num_clients=1, rounds=10, epsilon=10.0, delta=1e-5, participation=0.1)
     mech = make_mechanism(ctx, recall="none", noise="paper_thm3", max_participations=4)
     gen = torch.Generator().manual_seed(0)
-    zs = [mech.privatize(torch.zeros(1, 6), ids(0), t, gen).gaussian.noise_multiplier.item() for t in (2, 8, 10)]
+    zs = [2 * mech.privatize(torch.zeros(1, 6), ids(0), t, gen).gaussian.noise_multiplier.item()
+          for t in (2, 8, 10)]
     thm3 = lambda r_eff: 2 * 0.1 * math.sqrt(r_eff * math.log(1e5)) / 10.0  # noqa: E731
     assert zs == pytest.approx([thm3(4), thm3(2), thm3(1)], rel=1e-5)   # T-t = 8 >= r; 2 < r; last round: 1
 

@@ -33,10 +33,15 @@ Decisions where the paper is silent:
 - Accounting. ``Upload.spent`` is the paper's ledger: the round's allocation for an
   upload, 0 for a recall. The recall decision, however, is computed from the fresh
   noisy update, so it is post-processing of a Gaussian release at the same noise: the
-  RDP record (``GaussianRecord``, multiplier z_k = sigma_k / C_k, no amplification by
+  RDP record (``GaussianRecord``, multiplier sigma_k / (2 C_k), no amplification by
   sampling, because under LDP the server sees who takes part) charges every
   participation, and the claim ``"basic, recall charged"`` adds the allocation of recall
   rounds too. The paper's figure and the rigorous ones are shown side by side.
+- Sensitivity. The paper calibrates sigma_k = z C_k, i.e. to sensitivity C_k (adding or
+  removing one user's clipped update, the central DP-FedAvg view). Under *local* DP two
+  inputs of the same user may be 2 C_k apart, so the rigorous RDP record uses the
+  multiplier sigma_k / (2 C_k). Option ``sensitivity="ldp"`` calibrates the noise to
+  2 C_k instead (sigma doubles) so that the allocated epsilon holds under LDP.
 - The participation cap r and the optional r/T dropout are applied by the ``uldp``
   aggregator's ``select()``; this mechanism needs that aggregator (checked at config
   time, with the same ``max_participations``).
@@ -133,6 +138,7 @@ class UldpGaussian(Mechanism):
         history: int = 0
         history_dtype: str = "bfloat16"
         history_on_cpu: bool = False
+        sensitivity: str = "paper"
 
         def validate(self, prefix: str) -> None:
             def bad(name, allowed):
@@ -156,6 +162,8 @@ class UldpGaussian(Mechanism):
                 bad("max_participations", "must be an integer >= 1 (paper: r = 50 MNIST, 80-100 CIFAR-10)")
             if self.history < 0:
                 bad("history", "must be >= 0 (0 keeps up to max_participations updates per user)")
+            if self.sensitivity not in ("paper", "ldp"):
+                bad("sensitivity", "must be 'paper' (C_k, as published) or 'ldp' (2 C_k, rigorous under local DP)")
             if self.history_dtype not in STORAGE_DTYPES:
                 bad("history_dtype", "must be one of: " + ", ".join(STORAGE_DTYPES))
 
@@ -195,6 +203,8 @@ class UldpGaussian(Mechanism):
         clip = decayed_clip(o.clip0, o.beta, k) if o.decay else torch.full_like(k, o.clip0, dtype=torch.float32)
         eps_round = self.budget.allocate(clients, round)
         z = self.noise_multiplier(eps_round, clients, round)
+        if o.sensitivity == "ldp":
+            z = 2.0 * z
         sigma = z * clip
         scale = 1.0 / torch.clamp(updates.norm(dim=1) / clip, min=1.0)
         noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
@@ -209,7 +219,7 @@ class UldpGaussian(Mechanism):
         signals.update(clip_threshold=float(clip.mean()), eps_round=float(eps_round.mean()),
                        recall_rate=float(recalled.float().mean()))
         return Upload(values=values, clients=clients, noise_std=sigma, spent=spent,
-                      gaussian=GaussianRecord(noise_multiplier=z, sample_rate=1.0, steps=1),
+                      gaussian=GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1),
                       claims={RECALL_CHARGED: eps_round.to(torch.float32)}, events=events, signals=signals)
 
     def _recall_or_upload(self, noisy, clients, sigma, k, round):

@@ -26,8 +26,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -39,9 +41,10 @@ from .worker import job_main, warm_worker_main
 
 STOP_GRACE = 5.0
 """Seconds a worker gets to stop at its next round before it is terminated."""
-WARM_RESPAWN_DELAY = 2.0
-"""Seconds after a hand-over before the next warm worker starts importing (so it does
-not compete for the CPU with the first rounds of the run just handed over)."""
+WARM_RESPAWN_DELAY = (1.0, 15.0)
+"""After a hand-over the next warm worker starts once no run is training (at least 1 s
+later), or after 15 s at the latest: importing torch takes a few CPU-seconds that would
+otherwise slow down the run just handed over on a small machine."""
 POLL_INTERVAL = 0.5
 
 
@@ -79,7 +82,7 @@ class JobManager:
         self._stopping: dict[str, float] = {}
         self._warm_enabled = warm
         self._warm: Optional[_Warm] = None
-        self._respawn: Optional[threading.Timer] = None
+        self._respawn_after: Optional[float] = None  # monotonic time of the last hand-over
         self._closed = False
         self._mark_lost_runs()
         if warm:
@@ -173,8 +176,6 @@ class JobManager:
         """Shut the warm worker down and (by default) stop every running worker."""
         with self._lock:
             self._closed = True
-            if self._respawn is not None:
-                self._respawn.cancel()
             if self._warm is not None:
                 self._retire_warm(self._warm)
                 self._warm = None
@@ -203,11 +204,12 @@ class JobManager:
                 warm.jobs.put(run_id)
                 proc = warm.process
                 self._handed[run_id] = warm
-                self._schedule_warm()
+                self._respawn_after = time.monotonic()
             else:
                 proc = self._mp.Process(target=job_main, args=(self.store_dir, run_id),
                                         name=f"fedcore-run-{run_id}", daemon=True)
-                proc.start()
+                with _without_main_module():
+                    proc.start()
             self.store.update_run(run_id, pid=proc.pid)
             self._procs[run_id] = proc
 
@@ -217,20 +219,21 @@ class JobManager:
         jobs, ready = self._mp.Queue(), self._mp.Event()
         proc = self._mp.Process(target=warm_worker_main, args=(self.store_dir, jobs, ready),
                                 name="fedcore-warm-worker", daemon=True)
-        proc.start()
+        with _without_main_module():
+            proc.start()
         self._warm = _Warm(proc, jobs, ready)
 
-    def _schedule_warm(self) -> None:
-        if self._respawn is not None:
-            self._respawn.cancel()
-
-        def respawn():
-            with self._lock:
-                self._spawn_warm()
-
-        self._respawn = threading.Timer(WARM_RESPAWN_DELAY, respawn)
-        self._respawn.daemon = True
-        self._respawn.start()
+    def _maybe_respawn_warm(self) -> None:
+        """Start the next warm worker when the machine is idle enough (see WARM_RESPAWN_DELAY)."""
+        if self._warm is not None and not self._warm.process.is_alive():
+            self._warm = None  # died while waiting: replace it
+            self._respawn_after = self._respawn_after or time.monotonic() - WARM_RESPAWN_DELAY[1]
+        if self._warm is not None or self._respawn_after is None:
+            return
+        waited = time.monotonic() - self._respawn_after
+        if waited >= WARM_RESPAWN_DELAY[1] or (waited >= WARM_RESPAWN_DELAY[0] and not self._procs):
+            self._respawn_after = None
+            self._spawn_warm()
 
     def warm_ready(self, timeout: float = 0.0) -> bool:
         """Whether the warm worker has finished warming up (waits up to ``timeout`` s)."""
@@ -253,9 +256,8 @@ class JobManager:
             try:
                 self.poll()
                 with self._lock:
-                    if self._warm is not None and not self._warm.process.is_alive():
-                        self._warm = None  # died while waiting: replace it
-                        self._spawn_warm()
+                    if self._warm_enabled and not self._closed:
+                        self._maybe_respawn_warm()
             except Exception:  # noqa: BLE001  (the monitor must survive a bad poll)
                 pass
 
@@ -265,6 +267,32 @@ class JobManager:
             if record["status"] in ACTIVE and not _pid_alive(record.get("pid")):
                 self.store.finish(record["id"], "failed",
                                   "its worker is gone (the dashboard was restarted while it ran)")
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _without_main_module():
+    """Start a spawned worker without re-running the caller's ``__main__`` script in it.
+
+    Workers only need :mod:`fedcore.runner.worker`; a spawn child otherwise re-executes
+    the parent's main file (under Streamlit: the ``streamlit`` CLI, importing the whole
+    web server into every worker). Hiding ``__main__.__file__`` while the process starts
+    makes ``multiprocessing`` skip that step.
+    """
+    main = sys.modules.get("__main__")
+    hide = main is not None and getattr(main, "__spec__", None) is None and hasattr(main, "__file__")
+    with _MAIN_LOCK:
+        if not hide:
+            yield
+            return
+        path = main.__file__
+        del main.__file__
+        try:
+            yield
+        finally:
+            main.__file__ = path
 
 
 def _exit_message(code: Optional[int]) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config import RunConfig
 from ..data import load_dataset
+from ..errors import ConfigError
 from ..partition import Partition, make_partition
 
 
@@ -24,6 +25,9 @@ def partition_preview(cfg: RunConfig, download: bool = False) -> Partition:
     data = load_dataset(cfg.dataset, device="cpu", download=download)
     rng = np.random.default_rng(cfg.seed)
     labels = data.y_train.numpy()[_subsample(len(data.y_train), cfg.train_size, rng)]
+    if cfg.num_clients > len(labels):  # the engine's own check, same message
+        raise ConfigError("num_clients", cfg.num_clients,
+                          f"must be <= {len(labels)}, the number of training samples of {cfg.dataset}")
     p = cfg.partition
     return make_partition(p.kind, labels, cfg.num_clients, num_classes=data.num_classes, seed=cfg.seed,
                           alpha=p.alpha, min_size=p.min_size, shards_per_client=p.shards_per_client,

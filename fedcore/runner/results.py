@@ -80,7 +80,7 @@ def epsilon_matrix(events: Iterable[dict], view: str = BASIC) -> tuple[list[int]
             continue
         rounds.append(e["round"])
         rows.append([np.nan if v is None else float(v) for v in values])
-    return rounds, np.asarray(rows, dtype=float).reshape(len(rows), -1)
+    return rounds, np.asarray(rows, dtype=float) if rows else np.empty((0, 0))
 
 
 def weights_matrix(events: Iterable[dict], num_clients: int) -> tuple[list[int], np.ndarray]:

@@ -18,10 +18,10 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 
 
 def _layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **kw) -> go.Figure:
+    legend = kw.pop("legend", dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
                       height=height, margin=dict(l=10, r=10, t=48, b=10), template="plotly_white",
-                      uirevision=revision, legend=dict(orientation="h", yanchor="bottom", y=1.0,
-                                                       xanchor="right", x=1.0), **kw)
+                      uirevision=revision, legend=legend, **kw)
     return fig
 
 
@@ -55,8 +55,9 @@ def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets:
             fig.add_hline(y=b, line=dict(color="#999", dash="dash", width=1),
                           annotation_text=f"budget ε={b:g}", annotation_position="top left")
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
-    fig.update_yaxes(title_text=f"cumulative ε ({view})", rangemode="tozero")
-    return _layout(fig, f"Privacy spent per client — {view}", revision, showlegend=matrix.shape[1] <= 10)
+    fig.update_yaxes(title_text="cumulative ε", rangemode="tozero")
+    return _layout(fig, f"Privacy spent per client ({view})", revision,
+                   legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top", font=dict(size=11)))
 
 
 def epsilon_heatmap(rounds: Sequence[int], matrix: np.ndarray, view: str, revision: str) -> go.Figure:
@@ -66,7 +67,7 @@ def epsilon_heatmap(rounds: Sequence[int], matrix: np.ndarray, view: str, revisi
                                hovertemplate="client %{y}<br>round %{x}<br>ε %{z:.4g}<extra></extra>"))
     fig.update_xaxes(title_text="round")
     fig.update_yaxes(title_text="client")
-    return _layout(fig, f"Privacy spent per client — {view}", revision)
+    return _layout(fig, f"Privacy spent per client ({view})", revision)
 
 
 def participation(rounds: Sequence[int], weights: np.ndarray, revision: str) -> go.Figure:

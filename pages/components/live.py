@@ -16,34 +16,58 @@ from fedcore.runner.results import (BASIC, accountant_views, end_event, epsilon_
 from . import charts, state
 
 POLL_SECONDS = 0.5
+DETAIL_SECONDS = 2.0
 MAX_CLIENT_LINES = 20
 """Up to this many clients the epsilon chart draws one line each; more: a heatmap."""
-VIEW_NAMES = {BASIC: "basic composition (sum of per-round ε)", "rdp": "RDP accountant (dp-accounting)"}
+VIEW_NAMES = {BASIC: "basic composition", "rdp": "RDP accountant"}
 
 
 def run_view(run_id: str, key: str = "run") -> None:
-    """Show run ``run_id``; polls while it is active."""
+    """Show run ``run_id``; polls while it is active.
+
+    Two fragments: the headline (progress, accuracy, privacy spent) every
+    :data:`POLL_SECONDS`, the slower-changing details every :data:`DETAIL_SECONDS`, so a
+    small machine spends its CPU on training rather than on redrawing charts.
+    """
     record = state.manager().store.get_run(run_id)
     if record is None:
         st.info(f"Run `{run_id}` is not in the store (deleted?).")
         return
     active = record["status"] in ACTIVE
-    st.fragment(run_every=POLL_SECONDS if active else None)(_run_body)(run_id, key, active)
+    st.fragment(run_every=POLL_SECONDS if active else None)(_headline)(run_id, key, active)
+    st.fragment(run_every=DETAIL_SECONDS if active else None)(_details)(run_id, key)
 
 
-def _run_body(run_id: str, key: str, was_active: bool) -> None:
-    manager = state.manager()
+def _headline(run_id: str, key: str, was_active: bool) -> None:
+    import sys, time as _t
+    _s = _t.perf_counter()
+    print(f"HEAD start {_t.time():.2f}", file=sys.stderr, flush=True)
+    try:
+        _headline2(run_id, key, was_active)
+    finally:
+        print(f"HEAD end {_t.time():.2f} took {_t.perf_counter() - _s:.3f}", file=sys.stderr, flush=True)
+
+
+def _headline2(run_id: str, key: str, was_active: bool) -> None:
     events = state.events(run_id)
-    record = manager.store.get_run(run_id)
+    record = state.manager().store.get_run(run_id)
     if record is None:
         st.info(f"Run `{run_id}` was deleted.")
         return
     if was_active and record["status"] in TERMINAL:
-        st.rerun()  # the whole page: buttons change, the polling timer stops
+        st.rerun()  # the whole page: buttons change, the polling timers stop
     status_block(record, events)
-    if not any(e.get("type") == "round" for e in events):
-        return
-    charts_block(record, events, key)
+    import os
+    if any(e.get("type") == "round" for e in events) and not os.environ.get("NOCHARTS"):
+        main_charts(record, events, key)
+
+
+def _details(run_id: str, key: str) -> None:
+    events = state.events(run_id)
+    record = state.manager().store.get_run(run_id)
+    import os
+    if record is not None and any(e.get("type") == "round" for e in events) and not os.environ.get("NOCHARTS"):
+        detail_charts(record, events, key)
 
 
 def status_block(record: dict, events: list[dict]) -> None:
@@ -81,16 +105,16 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def charts_block(record: dict, events: list[dict], key: str) -> None:
-    """Accuracy/loss, privacy spent, participation, method events and signals."""
+def main_charts(record: dict, events: list[dict], key: str) -> None:
+    """Accuracy/loss and the privacy each client has spent, side by side."""
     run_id, total = record["id"], record.get("rounds") or 1
     start = start_event(events) or {}
     n = int(record["config"].get("num_clients", 1))
-    table = rounds_table(events)
     rev = f"{key}-{run_id}"
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(charts.accuracy_loss(table, total, rev), key=f"{key}-acc", width="stretch")
+        st.plotly_chart(charts.accuracy_loss(rounds_table(events), total, rev), key=f"{key}-acc",
+                        width="stretch")
     with right:
         views = accountant_views(events)
         view = views[0]
@@ -106,6 +130,14 @@ def charts_block(record: dict, events: list[dict], key: str) -> None:
         else:
             fig = charts.epsilon_heatmap(rounds, matrix, label, rev)
         st.plotly_chart(fig, key=f"{key}-eps", width="stretch")
+
+
+def detail_charts(record: dict, events: list[dict], key: str) -> None:
+    """Participation and weights, method events (recalls, ...) and method signals."""
+    run_id, total = record["id"], record.get("rounds") or 1
+    n = int(record["config"].get("num_clients", 1))
+    table = rounds_table(events)
+    rev = f"{key}-{run_id}"
     left, right = st.columns(2)
     with left:
         w_rounds, weights = weights_matrix(events, n)
@@ -124,3 +156,20 @@ def charts_block(record: dict, events: list[dict], key: str) -> None:
     if len(recalls):
         with st.expander(f"Recall events ({len(recalls)})"):
             st.dataframe(recalls[["round", "client", "details"]], hide_index=True, width="stretch")
+
+
+def worker_badge(poll: bool = True) -> None:
+    """"Worker ready" once the pre-started worker has imported torch and loaded the data.
+
+    Polls (every second, until ready) only when ``poll``: not while a run is on screen,
+    whose own polling must not be interrupted by a second fragment.
+    """
+    ready = state.manager().warm_ready()
+    st.fragment(run_every=None if ready or not poll else 1.0)(_worker_badge_body)()
+
+
+def _worker_badge_body() -> None:
+    if state.manager().warm_ready():
+        st.caption(":material/bolt: worker ready: the next run starts at once")
+    else:
+        st.caption(":material/hourglass_top: starting a worker (importing torch)…")

@@ -1,0 +1,50 @@
+"""The label-distribution preview of a config's data split (before anything trains)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from fedcore.config import RunConfig
+from fedcore.errors import DatasetUnavailable, FedcoreError
+from fedcore.runner.preview import partition_preview
+
+from . import charts
+
+
+@st.cache_data(show_spinner="Splitting the data…", max_entries=32)
+def _split(config_json: str):
+    p = partition_preview(RunConfig.from_json(config_json))
+    return p.label_counts, p.sizes
+
+
+def _data_fields(cfg: RunConfig) -> str:
+    """The config reduced to what decides the split (so other edits hit the cache)."""
+    return cfg.replace(rounds=1, privacy={}, local={}, method="").to_json()
+
+
+def data_error(cfg: RunConfig):
+    """The message of a setting that the data rules out (e.g. more clients than samples), or None."""
+    try:
+        _split(_data_fields(cfg))
+    except DatasetUnavailable:
+        return None  # not downloaded yet: the run itself fetches it
+    except FedcoreError as exc:
+        return str(exc)
+    return None
+
+
+def split_preview(cfg: RunConfig, key: str) -> None:
+    """Heatmap of samples per class per client, and a line on the client sizes."""
+    try:
+        counts, sizes = _split(_data_fields(cfg))
+    except DatasetUnavailable:
+        st.caption(f"The {cfg.dataset} files are not on this machine yet: the first run downloads them, "
+                   "then the split can be previewed here.")
+        return
+    except FedcoreError as exc:
+        st.caption(f"No split to show: {exc}")
+        return
+    title = f"Label distribution per client — {cfg.partition.kind} split of {cfg.dataset}"
+    st.plotly_chart(charts.label_distribution(counts, key, title=title), key=key, width="stretch")
+    st.caption(f"{len(sizes)} clients · samples per client: min {sizes.min()}, median "
+               f"{int(sorted(sizes)[len(sizes) // 2])}, max {sizes.max()}. Weights such as HW-DPFL's "
+               "Hellinger weights are computed from these histograms (which the server thus learns).")

@@ -1,0 +1,228 @@
+"""The dashboard pages, driven headlessly with streamlit.testing.v1.AppTest.
+
+Playground: widgets set, a run started and polled until it finished, errors named;
+Compare: runs overlaid, seeds launched and grouped; History: reopen, export, delete.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fedcore.catalog import METHODS
+from fedcore.events import RunFinished, to_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("store")
+    old = os.environ.get("FEDCORE_STORE")
+    os.environ["FEDCORE_STORE"] = str(path)
+    yield path
+    from pages.components import state
+
+    state._manager(str(path)).close()
+    if old is None:
+        os.environ.pop("FEDCORE_STORE", None)
+    else:
+        os.environ["FEDCORE_STORE"] = old
+
+
+def app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def qp(at, key: str) -> str:
+    """A query parameter of the page's URL."""
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def by_label(widgets, label):
+    return next(w for w in widgets if w.label == label)
+
+
+def texts(at) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "success", "info")
+             for e in at.get(kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def progress_text(at) -> str:
+    bars = at.get("progress")
+    return bars[0].proto.text if bars else ""
+
+
+def wait_until_done(at, timeout=150) -> AppTest:
+    deadline = time.monotonic() + timeout
+    while not any(s in progress_text(at) for s in ("finished", "stopped", "failed")):
+        assert time.monotonic() < deadline, f"run did not end; last progress {progress_text(at)!r}"
+        time.sleep(0.3)
+        at.run()
+    return at.run()
+
+
+@pytest.fixture(scope="module")
+def finished_run(store_dir):
+    """Press Run on the demo with 3 rounds (slider moved) and poll until it finished."""
+    at = app()
+    assert not at.exception
+    by_label(at.slider, "Rounds").set_value(3).run()
+    assert qp(at, "rounds") == "3"
+    by_label(at.button, "Run").click().run()
+    at = wait_until_done(at)
+    return at
+
+
+def test_playground_trains_the_demo_and_keeps_the_finished_run(finished_run):
+    at = finished_run
+    assert not at.exception
+    assert "Round 3 / 3 · finished" in progress_text(at)
+    assert "Finished 3 rounds" in texts(at)
+    assert len(at.get("plotly_chart")) >= 3          # accuracy, epsilon, participation
+    assert qp(at, "run")                              # the link reopens this run
+    at.run()                                          # a rerun keeps it on screen
+    assert "finished" in progress_text(at)
+
+
+def test_defaults_are_the_offline_demo(store_dir):
+    at = app()
+    assert by_label(at.selectbox, "Preset").value == "demo"
+    assert by_label(at.selectbox, "Dataset").value == "digits"
+    assert by_label(at.number_input, "Clients").value == 10
+    assert not at.error
+
+
+def test_more_clients_than_samples_shows_an_error_naming_the_field(store_dir):
+    at = app()
+    by_label(at.number_input, "Clients").set_value(5000).run()
+    errors = [e.value for e in at.error]
+    assert any("num_clients" in e and "1437" in e for e in errors), errors
+    assert by_label(at.button, "Run").disabled
+
+
+def test_an_incompatible_combination_is_reported_by_field(store_dir):
+    at = app()
+    by_label(at.selectbox, "Mechanism (client side)").select("two_point").run()
+    by_label(at.selectbox, "Aggregator (server side)").select("fedavg").run()
+    errors = [e.value for e in at.error]
+    assert any("privacy.aggregator" in e for e in errors), errors
+    assert by_label(at.button, "Run").disabled
+
+
+def test_a_method_recipe_fills_in_mechanism_aggregator_and_options(store_dir):
+    name = next(n for n in METHODS.names() if METHODS.get(n).get("privacy.mechanism", "none") != "none")
+    recipe = METHODS.get(name)
+    at = app()
+    by_label(at.selectbox, "Method (one-click recipe)").select(name).run()
+    assert not at.exception
+    assert by_label(at.selectbox, "Mechanism (client side)").value == recipe["privacy.mechanism"]
+    if "privacy.aggregator" in recipe:
+        assert by_label(at.selectbox, "Aggregator (server side)").value == recipe["privacy.aggregator"]
+    assert qp(at, "method") == json.dumps(name)
+
+
+def test_mechanism_options_are_generated_from_the_options_dataclass(store_dir):
+    at = app()
+    by_label(at.selectbox, "Mechanism (client side)").select("gaussian").run()
+    clip = by_label(at.number_input, "clip")
+    assert clip.value == 2.0                          # the dataclass default
+    clip.set_value(3.0).run()
+    assert json.loads(qp(at, "privacy.mechanism_options")) == {"clip": 3.0}
+    assert any(c.label == "delta from size" for c in at.checkbox)
+
+
+def test_per_client_budgets_sliders_then_tiers_table(store_dir):
+    at = app()
+    by_label(at.number_input, "Clients").set_value(4).run()
+    by_label(at.radio, "Privacy budget ε").set_value("Per client").run()
+    sliders = [s for s in at.slider if s.label.startswith("ε client")]
+    assert len(sliders) == 4
+    by_label(at.slider, "ε client 2").set_value(5.0).run()
+    assert json.loads(qp(at, "privacy.epsilon")) == [1.0, 1.0, 5.0, 1.0]
+    by_label(at.number_input, "Clients").set_value(30).run()
+    by_label(at.radio, "Privacy budget ε").set_value("Tiers (paper groups)").run()
+    assert not at.exception
+    eps = json.loads(qp(at, "privacy.epsilon"))
+    assert eps == [1.0] * 9 + [5.0] * 12 + [10.0] * 9  # L/M/H 30/40/30
+    assert len(at.sidebar.get("dataframe")) == 1        # the editable per-client table
+
+
+def test_a_link_reopens_the_same_settings(store_dir):
+    at = app(preset="demo", rounds="7", **{"partition.kind": '"dirichlet"', "partition.alpha": "0.3"})
+    assert by_label(at.slider, "Rounds").value == 7
+    assert by_label(at.selectbox, "Partition").value == "dirichlet"
+    assert by_label(at.number_input, "Dirichlet alpha (small = skewed)").value == 0.3
+
+
+def test_a_failed_run_shows_its_error_and_keeps_its_rounds(finished_run, store_dir):
+    from pages.components import state
+
+    store = state._manager(str(store_dir)).store
+    source = at_run_id(finished_run)
+    events = store.read_events(source)
+    record = store.get_run(source)
+    failed = store.create_run(record["config"], "failed-copy", label="copy that crashed")["id"]
+    for e in events[:3]:                               # start + 2 rounds
+        store.append_event(failed, e)
+    store.append_event(failed, to_dict(RunFinished("failed", 2, 1.0, None, "RuntimeError: boom")))
+    at = app(run=failed)
+    assert any("RuntimeError: boom" in e.value and "2 rounds" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) >= 2
+
+
+def at_run_id(at) -> str:
+    return qp(at, "run")
+
+
+def test_compare_overlays_runs_and_groups_seeds(finished_run, store_dir):
+    at = finished_run
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    picker = by_label(at.multiselect, "Runs to compare")
+    assert at_run_id(finished_run) in picker.value
+    assert len(at.get("plotly_chart")) == 2
+    by_label(at.number_input, "Seeds").set_value(2).run()
+    by_label(at.button, "Run seeds").click().run()
+    deadline = time.monotonic() + 150
+    while True:
+        table = at.dataframe[0].value
+        seeds = table[table["run"].str.contains("seed")]
+        if len(seeds) >= 2 and (table["status"] == "finished").all():
+            break
+        assert time.monotonic() < deadline, table.to_dict("records")
+        time.sleep(0.5)
+        at.run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    legend = [t.get("name", "") for t in spec["data"]]
+    assert any("mean of" in n for n in legend), legend
+
+
+def test_history_lists_exports_reopens_and_deletes(finished_run, store_dir):
+    at = finished_run
+    run_id = at_run_id(finished_run)
+    at.switch_page("pages/history.py").run()
+    assert not at.exception
+    assert run_id in set(at.dataframe[0].value["id"])
+    by_label(at.selectbox, "Run").set_value(run_id).run()
+    assert {"CSV (per round)", "JSON (config + events)"} <= {b.label for b in at.download_button}
+    by_label(at.button, "Open in Playground").click().run()
+    assert "Round 3 / 3 · finished" in progress_text(at)
+    at.switch_page("pages/history.py").run()
+    by_label(at.selectbox, "Run").set_value(run_id).run()
+    by_label(at.button, "Delete").click().run()
+    by_label(at.button, "Yes, delete").click().run()
+    assert not at.exception
+    ids = set(at.dataframe[0].value["id"]) if at.dataframe else set()
+    assert run_id not in ids

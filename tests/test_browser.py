@@ -1,0 +1,170 @@
+"""The dashboard in a real browser: start `streamlit run app.py`, drive it with Playwright
+(Debian's chromium), watch a run train live, stop it, reopen it from History, and save a
+1280x800 screenshot of every page to docs/screenshots/.
+
+Also measures the two numbers the dashboard promises (printed, and written to
+docs/screenshots/timings.json): seconds from pressing Run to the first point on the
+accuracy chart, and rounds shown per second while the demo trains.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "docs" / "screenshots"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                       "the browser test never downloads a browser")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    env = {**os.environ, "FEDCORE_STORE": str(tmp_path_factory.mktemp("store")), "FEDCORE_OFFLINE": "1"}
+    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 800})
+        pg.set_default_timeout(60_000)
+        yield pg
+        browser.close()
+
+
+def round_counter(pg) -> int:
+    """The round shown by the progress bar ("Round 7 / 40 · running"); 0 before any."""
+    bars = pg.locator("[data-testid=stProgress]")
+    if not bars.count():
+        return 0
+    m = re.search(r"Round (\d+) /", bars.first.inner_text())
+    return int(m.group(1)) if m else 0
+
+
+def accuracy_points(pg) -> int:
+    """Markers on the first trace of the accuracy chart."""
+    return pg.locator("[data-testid=stPlotlyChart]").first.locator(
+        ".scatterlayer .trace").first.locator(".points path").count()
+
+
+def settle(pg, seconds: float = 1.0) -> None:
+    """Wait until the app is not running a script, then a little longer for charts."""
+    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
+    time.sleep(seconds)
+
+
+def shoot(pg, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def test_demo_trains_live_stops_and_reopens_from_history(page, server):
+    pg = page
+    pg.goto(server)
+    pg.get_by_role("button", name="Run").wait_for()
+    pg.get_by_text("worker ready").wait_for(timeout=90_000)  # the pre-started worker imported torch
+
+    # change a slider: Rounds 20 -> about 60 (keyboard on the thumb); the URL follows
+    thumb = pg.get_by_role("slider").first
+    thumb.focus()
+    for _ in range(40):
+        thumb.press("ArrowRight")
+    pg.wait_for_function("Number(new URLSearchParams(location.search).get('rounds')) > 40", timeout=30_000)
+    settle(pg, 1.0)
+    rounds = int(re.search(r"rounds=(\d+)", pg.url).group(1))
+
+    t_press = time.perf_counter()
+    pg.get_by_role("button", name="Run").click()
+    deadline = time.monotonic() + 60
+    while accuracy_points(pg) == 0:
+        assert time.monotonic() < deadline, "no point on the accuracy chart within 60 s"
+        time.sleep(0.05)
+    first_point = time.perf_counter() - t_press
+    r1, t1 = round_counter(pg), time.perf_counter()
+    time.sleep(2.0)
+    r2, t2 = round_counter(pg), time.perf_counter()
+    points = accuracy_points(pg)
+    assert r2 > r1 >= 1, f"round counter did not advance while training ({r1} -> {r2})"
+    assert points >= 1
+    rate = (r2 - r1) / (t2 - t1)
+    shoot(pg, "playground")
+
+    pg.get_by_role("button", name="Stop").click()
+    pg.get_by_text("Stopped after").wait_for(timeout=20_000)
+    stopped_at = round_counter(pg)
+    assert 1 <= stopped_at < rounds
+
+    # History: the run is listed; reopen it into the Playground
+    pg.get_by_role("link", name="History").click()
+    pg.get_by_role("button", name="Open in Playground").wait_for()
+    settle(pg)
+    shoot(pg, "history")
+    pg.get_by_role("button", name="Open in Playground").click()
+    pg.get_by_text("Stopped after").wait_for(timeout=30_000)
+    assert round_counter(pg) == stopped_at
+    assert "run=" in pg.url and f"rounds={rounds}" in pg.url
+
+    # Compare and the other engineers' pages, if present
+    pg.get_by_role("link", name="Compare").click()
+    pg.get_by_text("Runs to compare").wait_for()
+    settle(pg, 1.5)
+    shoot(pg, "compare")
+    for name, title in (("mechanisms", "Mechanisms"), ("papers", "Papers")):
+        if (ROOT / "pages" / f"{name}.py").exists():
+            pg.get_by_role("link", name=title).click()
+            settle(pg, 2.0)
+            shoot(pg, name)
+
+    timings = {"run_to_first_chart_point_s": round(first_point, 3), "rounds_per_second_shown": round(rate, 2),
+               "rounds_seen": [r1, r2], "stopped_at_round": stopped_at}
+    (SHOTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    print("\nbrowser timings:", timings)
