@@ -78,6 +78,12 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from .bench.command import run
+
+    return run(args)
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m fedcore", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -90,6 +96,14 @@ def make_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="print every registry")
     ls.set_defaults(func=cmd_list)
+    from .bench import add_bench_arguments
+
+    bench = sub.add_parser("bench", help="time fedcore against the plain loop and Flower (docs/benchmarks.md)")
+    add_bench_arguments(bench)
+    bench.set_defaults(func=cmd_bench)
+    from .reproduce.cli import add_reproduce_parser
+
+    add_reproduce_parser(sub)
     return p
 
 

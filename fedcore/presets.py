@@ -34,3 +34,6 @@ register_preset("mnist_cnn_100", summary="MNIST, ULDP-FED CNN, 100 IID clients, 
                 overrides={"dataset": "mnist", "model": "cnn_uldp", "num_clients": 100, "rounds": 5,
                            "partition.kind": "iid", "local.epochs": 1, "local.batch_size": 32,
                            "local.lr": 0.05, "method": "fedavg"})
+
+# the five papers' headline experiments (pldp_mnist_iid_c, ldp_fl_mnist_eps1, ...)
+from .reproduce import presets as _paper_presets  # noqa: E402,F401

@@ -35,8 +35,9 @@ if cfg is not None:
     error = preview.data_error(cfg)  # settings only the data rules out (clients > samples, ...)
 
 st.title("Playground")
-if st.session_state.pop("pg.url_error", None):
-    st.warning("The link's settings could not be loaded; showing the previous settings.")
+url_error = st.session_state.pop("pg.url_error", None)
+if url_error:
+    st.warning(f"Showing the previous settings: {url_error}")
 
 run_id = state.shown_run()
 record = manager.store.get_run(run_id) if run_id else None
@@ -84,6 +85,6 @@ with tab_split:
 with tab_config:
     if cfg is not None:
         st.markdown("Same run from the command line:")
-        st.code(cli_command(cfg, state.current_preset()), language="bash")
+        st.code(cli_command(cfg, state.current_preset()), language="bash", wrap_lines=True)
         st.caption("The page address holds these settings: copy the link to share this experiment.")
-        st.json(cfg.to_dict(), expanded=False)
+        st.json(cfg.to_dict(), expanded=1)

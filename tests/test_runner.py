@@ -216,3 +216,28 @@ def test_result_tables_summarise_the_stream():
 def test_tier_presets_split_clients_like_the_paper():
     assert tiered_epsilons(10, (1, 5, 10), (0.3, 0.4, 0.3)) == [1] * 3 + [5] * 4 + [10] * 3
     assert len(tiered_epsilons(101, (1, 10), (0.5, 0.5))) == 101
+
+
+def test_sigterm_stops_the_worker_and_records_the_stop(manager):
+    run_id = manager.start(DEMO.replace(rounds=5000, seed=13))
+    wait_for(lambda: rounds_stored(manager.store, run_id, 1))
+    proc = manager.process(run_id)
+    proc.terminate()  # what multiprocessing does to daemon workers when the dashboard exits
+    wait_for(lambda: not proc.is_alive(), timeout=10)
+    record = manager.store.get_run(run_id)
+    assert record["status"] == "stopped" and "terminated" in record["reason"]
+
+
+def test_a_link_and_a_cli_line_rebuild_the_same_config():
+    import shlex
+
+    from fedcore.cli import build_config
+    from fedcore.methods import apply_method
+    from fedcore.runner.links import cli_command, config_from_params, config_to_params
+
+    cfg = apply_method(DEMO, "pldp_b").with_overrides(
+        {"num_clients": 3, "privacy.epsilon": [1, 5, 10], "partition.kind": "dirichlet", "partition.alpha": 0.3})
+    assert config_from_params(config_to_params(cfg, "demo")) == cfg
+    args = shlex.split(cli_command(cfg, "demo"))
+    sets = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
+    assert build_config("demo", None, sets) == cfg

@@ -3,21 +3,26 @@
 Pure functions, no state (the Opacus lesson): :func:`gaussian_rdp` gives the RDP curve
 of one step, :func:`rdp_epsilon` converts an accumulated curve into (eps, delta)-DP.
 Noise multipliers are rounded to 6 significant digits for caching; that changes the
-curve far below the precision any figure is shown with.
+curve far below the precision any figure is shown with. dp-accounting (and the scipy it
+pulls in, about a second) is imported on first use, so runs without Gaussian noise never
+load it.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-import dp_accounting
 import numpy as np
-from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
-ORDERS = np.array(rdp_lib.DEFAULT_RDP_ORDERS, dtype=np.float64)
+ORDERS = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024],
+                  dtype=np.float64)
+"""dp-accounting's ``DEFAULT_RDP_ORDERS``, written out so importing this module stays cheap."""
 
 
 @lru_cache(maxsize=4096)
 def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
     acc = rdp_lib.RdpAccountant(orders=ORDERS)
     event = dp_accounting.GaussianDpEvent(noise_multiplier)
     if sample_rate < 1.0:
@@ -36,4 +41,6 @@ def rdp_epsilon(rdp: np.ndarray, delta: float) -> float:
     """Smallest eps over the orders such that the RDP curve gives (eps, delta)-DP."""
     if not np.any(rdp):
         return 0.0
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
     return float(rdp_lib.compute_epsilon(ORDERS, rdp, delta)[0])

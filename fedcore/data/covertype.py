@@ -5,8 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.datasets import fetch_covtype
-from sklearn.model_selection import train_test_split
 
 from .base import Dataset
 from .cache import Tensors, cached_tensors
@@ -22,6 +20,8 @@ EXPECTED = ("covertype/samples_py3, covertype/targets_py3 (joblib dumps written 
 
 def _standardised_split(x: np.ndarray, y: np.ndarray) -> Tensors:
     """Stratified seeded split, then standardise with the training mean and std."""
+    from sklearn.model_selection import train_test_split
+
     test_size = min(TEST_SIZE, max(1, round(0.2 * len(y))))
     x_tr, x_te, y_tr, y_te = train_test_split(
         x, y, test_size=test_size, stratify=y, random_state=SPLIT_SEED)
@@ -51,6 +51,8 @@ def load_covertype(root: Path, download: bool = True) -> Dataset:
     """
 
     def decode() -> Tensors:
+        from sklearn.datasets import fetch_covtype
+
         with fetching("covertype", root, EXPECTED, download):
             x, y = fetch_covtype(data_home=str(root), download_if_missing=download,
                                  return_X_y=True, n_retries=1)

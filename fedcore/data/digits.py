@@ -5,8 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.datasets import load_digits as _sklearn_digits
-from sklearn.model_selection import train_test_split
 
 from .base import Dataset
 from .registry import DATASETS
@@ -25,13 +23,18 @@ def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
 
     Pixels 0..16 are scaled to [0, 1] and shaped ``[1, 8, 8]``; the split is a
     stratified 80/20 (1437 / 360) with the fixed seed :data:`SPLIT_SEED`. ``root`` and
-    ``download`` are accepted for a uniform loader signature and ignored.
+    ``download`` are accepted for a uniform loader signature and ignored. scikit-learn is
+    imported here, not at the top: it pulls in scipy and pandas (1-2 s of start-up) that
+    runs on other datasets do not need.
 
     >>> ds = load_digits()
     >>> ds.x_train.shape, ds.x_test.shape, ds.num_classes
     (torch.Size([1437, 1, 8, 8]), torch.Size([360, 1, 8, 8]), 10)
     """
-    images, labels = _sklearn_digits(return_X_y=True)
+    from sklearn.datasets import load_digits as sklearn_digits
+    from sklearn.model_selection import train_test_split
+
+    images, labels = sklearn_digits(return_X_y=True)
     x = (images / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
     x_tr, x_te, y_tr, y_te = train_test_split(
         x, labels, test_size=0.2, stratify=labels, random_state=SPLIT_SEED)

@@ -5,14 +5,16 @@ root, takes its decoded ``uint8`` arrays (caching them in ``fedcore_cache/`` so 
 process skips the decoding) and normalises them per channel with the usual constants.
 Archives already present under the root and matching torchvision's md5 are extracted
 here first, so the original ``.gz`` / ``.tar.gz`` files are enough even offline.
+torchvision is imported only when files must be decoded (about a second of start-up
+otherwise, most of it torch._dynamo pulled in by ``torchvision.ops``); a cached load
+does not touch it.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import torch
-from torchvision.datasets import CIFAR10, MNIST, FashionMNIST
-from torchvision.datasets.utils import check_integrity, extract_archive
 
 from .base import Dataset
 from .cache import Tensors, cached_tensors
@@ -24,6 +26,8 @@ CACHE_VERSION = "v1"
 
 def _extract_verified(archive: Path, md5: str, target: Path, to: Path) -> None:
     """Extract ``archive`` into ``to`` if ``target`` is missing and the md5 matches."""
+    from torchvision.datasets.utils import check_integrity, extract_archive
+
     if not target.exists() and check_integrity(str(archive), md5):
         extract_archive(str(archive), str(to))
 
@@ -44,12 +48,16 @@ def _normalised(name: str, raw: Tensors, mean, std) -> Dataset:
                    num_classes=10, input_shape=tuple(raw["x_train"].shape[1:]))
 
 
-def _idx_images(name: str, cls: type[MNIST], root: Path, download: bool) -> Tensors:
-    """Decoded MNIST-format (IDX) images ``[n, 1, 28, 28]`` and labels, cached."""
-    raw_folder = root / cls.__name__ / "raw"
-    expected = f"{cls.__name__}/raw/" + ", ".join(f for f, _ in cls.resources)
+def _idx_images(name: str, class_name: str, root: Path, download: bool) -> Tensors:
+    """Decoded MNIST-format (IDX) images ``[n, 1, 28, 28]`` and labels, cached;
+    ``class_name`` is the ``torchvision.datasets`` class that reads them."""
 
     def decode() -> Tensors:
+        from torchvision import datasets
+
+        cls = getattr(datasets, class_name)
+        raw_folder = root / class_name / "raw"
+        expected = f"{class_name}/raw/" + ", ".join(f for f, _ in cls.resources)
         with fetching(name, root, expected, download):
             for filename, md5 in cls.resources:
                 archive = raw_folder / filename
@@ -72,7 +80,7 @@ def load_mnist(root: Path, download: bool = True) -> Dataset:
 
     Files: ``<root>/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     """
-    return _normalised("mnist", _idx_images("mnist", MNIST, root, download), (0.1307,), (0.3081,))
+    return _normalised("mnist", _idx_images("mnist", "MNIST", root, download), (0.1307,), (0.3081,))
 
 
 @DATASETS.register(
@@ -85,20 +93,28 @@ def load_fashion_mnist(root: Path, download: bool = True) -> Dataset:
 
     Files: ``<root>/FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     """
-    raw = _idx_images("fashion_mnist", FashionMNIST, root, download)
+    raw = _idx_images("fashion_mnist", "FashionMNIST", root, download)
     return _normalised("fashion_mnist", raw, (0.2860,), (0.3530,))
 
 
-class _UnverifiedCIFAR10(CIFAR10):
-    """torchvision's CIFAR10 with every md5 set to ``None``.
+@lru_cache(maxsize=None)
+def _cifar10_reader(verify: bool) -> type:
+    """torchvision's CIFAR10, or (``verify=False``) a subclass with every md5 set to ``None``.
 
     torchvision's own ``check_integrity(path, None)`` then only checks that each file
     exists; all reading stays torchvision's.
     """
+    from torchvision.datasets import CIFAR10
 
-    train_list = [[name, None] for name, _ in CIFAR10.train_list]
-    test_list = [[name, None] for name, _ in CIFAR10.test_list]
-    meta = {**CIFAR10.meta, "md5": None}
+    if verify:
+        return CIFAR10
+
+    class _UnverifiedCIFAR10(CIFAR10):
+        train_list = [[name, None] for name, _ in CIFAR10.train_list]
+        test_list = [[name, None] for name, _ in CIFAR10.test_list]
+        meta = {**CIFAR10.meta, "md5": None}
+
+    return _UnverifiedCIFAR10
 
 
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -136,18 +152,18 @@ def load_cifar10(root: Path, download: bool = True, verify: bool = True) -> Data
         silently when torchvision moves it. Unverified loads bypass the on-disk tensor
         cache, so they can never stand in for a verified load later.
     """
-    cls = CIFAR10 if verify else _UnverifiedCIFAR10
-    files = [f for f, _ in cls.train_list + cls.test_list] + [cls.meta["filename"]]
-    expected = f"{cls.base_folder}/" + ", ".join(files) + f" (or {cls.filename}, extracted there)"
 
     def decode() -> Tensors:
+        cls = _cifar10_reader(verify)
+        files = [f for f, _ in cls.train_list + cls.test_list] + [cls.meta["filename"]]
+        expected = f"{cls.base_folder}/" + ", ".join(files) + f" (or {cls.filename}, extracted there)"
         with fetching("cifar10", root, expected, download):
             _extract_verified(root / cls.filename, cls.tgz_md5,
                               root / cls.base_folder / cls.test_list[0][0], root)
             train = cls(str(root), train=True, download=download)
             test = cls(str(root), train=False, download=download)
 
-        def images(part: CIFAR10) -> torch.Tensor:  # torchvision holds [n, h, w, c]
+        def images(part) -> torch.Tensor:  # torchvision holds [n, h, w, c]
             return torch.from_numpy(part.data).permute(0, 3, 1, 2).contiguous()
 
         return {"x_train": images(train), "y_train": torch.tensor(train.targets),

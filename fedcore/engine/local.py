@@ -1,11 +1,18 @@
 """Local SGD for all of a round's clients at once (torch.func: stacked params + vmap).
 
-The ``m`` clients' parameters are stacked along a new leading dimension; one call of
-``vmap(grad(loss))`` computes every client's mini-batch gradient for the current step,
-and the SGD update is a tensor operation over the stack. The only Python loop is over
-local *steps*, never over clients. With ``clip`` set, gradients are DP-SGD's
-(Abadi et al. 2016, Alg. 1): per-sample gradients (an inner vmap over the batch), each
-clipped to L2 norm ``clip``, then averaged; noise is the mechanism's business.
+The ``m`` clients' parameters are stacked along a new leading dimension; the clients'
+losses are computed by one ``vmap`` of the model over the stack, and one backward pass
+of their sum gives every client's mini-batch gradient (client ``c``'s loss depends only
+on slice ``c`` of the stack). The SGD update is a tensor operation over the stack. The
+only Python loop is over local *steps*, never over clients. With ``clip`` set,
+gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
+(``vmap(grad)`` over the batch, inside the vmap over clients), each clipped to L2 norm
+``clip``, then averaged; noise is the mechanism's business.
+
+Plain autograd rather than ``torch.func.grad`` for the unclipped step, and cross-entropy
+written as ``-log_softmax[y]``: the kernels are the same, but ``torch.func.grad``'s first
+call imports ``torch._dynamo`` and ``F.cross_entropy`` under ``vmap`` runs a decomposition
+that imports sympy, together about 2 s of a run's start-up.
 """
 from __future__ import annotations
 
@@ -19,18 +26,22 @@ from ..config import LocalConfig
 from .plan import BatchPlan
 
 
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-sample cross-entropy ``-log softmax(logits)[y]`` (``F.cross_entropy``, reduction none)."""
+    return -F.log_softmax(logits, dim=-1).gather(-1, y.unsqueeze(-1)).squeeze(-1)
+
+
 def _masked_mean_loss(model):
     def loss(params, buffers, x, y, mask):
         logits = functional_call(model, (params, buffers), (x,))
-        per_sample = F.cross_entropy(logits, y, reduction="none")
-        return (per_sample * mask).sum() / mask.sum().clamp(min=1.0)
+        return (cross_entropy(logits, y) * mask).sum() / mask.sum().clamp(min=1.0)
     return loss
 
 
 def _clipped_mean_grad(model, clip: float):
     def sample_loss(params, buffers, x, y):
         logits = functional_call(model, (params, buffers), (x.unsqueeze(0),))
-        return F.cross_entropy(logits, y.unsqueeze(0))
+        return cross_entropy(logits, y.unsqueeze(0)).sum()
 
     per_sample_grad = vmap(grad(sample_loss), in_dims=(None, None, 0, 0))
 
@@ -45,8 +56,16 @@ def _clipped_mean_grad(model, clip: float):
 
 def client_gradient_fn(model: torch.nn.Module, clip: Optional[float] = None):
     """``f(params[m], buffers, x[m,B,...], y[m,B], mask[m,B]) -> grads[m]`` for all clients."""
-    step_grad = grad(_masked_mean_loss(model)) if clip is None else _clipped_mean_grad(model, clip)
-    return vmap(step_grad, in_dims=(0, None, 0, 0, 0))
+    if clip is not None:
+        return vmap(_clipped_mean_grad(model, clip), in_dims=(0, None, 0, 0, 0))
+    client_losses = vmap(_masked_mean_loss(model), in_dims=(0, None, 0, 0, 0))
+
+    def gradients(params, buffers, x, y, mask):
+        with torch.enable_grad():
+            leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
+            total = client_losses(leaves, buffers, x, y, mask).sum()
+            return dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
+    return gradients
 
 
 def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all: torch.Tensor,

@@ -42,7 +42,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     once the data is known (before any event); other exceptions propagate.
     ``should_stop`` is polled before every round; if it returns True the run ends with
     status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
-    plain per-client loop (benchmarks only; no DP-SGD clipping there).
+    plain per-client loop (tests and benchmarks only).
     """
     t_start = time.perf_counter()
     s = setup or prepare(cfg)
@@ -70,7 +70,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
             if trainer == "loop":
-                stacked = train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan, cfg.local)
+                stacked = train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
+                                             clip=s.mechanism.per_sample_clip)
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
                                         grad_fn=grad_fn)

@@ -51,7 +51,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.special import gammaln, logsumexp
 
 from ..accounting.ledger import GaussianRecord
 from ..accounting.rdp import ORDERS
@@ -124,6 +123,8 @@ class _SeriesRdp:
     for any ``z [G]``; orders are split into blocks so that each sums only ``i <= alpha``."""
 
     def __init__(self, q: np.ndarray, orders: np.ndarray):
+        from scipy.special import gammaln  # on first use: keeps `import fedcore` cheap
+
         self.orders = orders
         self.blocks = []
         for sel in (orders <= 64, orders > 64):
@@ -140,6 +141,8 @@ class _SeriesRdp:
             self.blocks.append((sel, terms, (i * i - i) / 2))
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
+        from scipy.special import logsumexp
+
         out = np.empty((len(z), len(self.orders)))
         inv = 1.0 / (z[:, None, None] ** 2)
         for sel, terms, quad in self.blocks:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
 
 from fedcore.errors import ConfigError
 from fedcore.registry import Registry
@@ -85,6 +84,8 @@ def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
     convolutions and nothing for bias additions, activations or pooling; e.g. logistic
     regression on ``(64,)`` with 10 classes costs ``2 * 64 * 10 = 1280``.
     """
+    from torch.utils.flop_counter import FlopCounterMode
+
     counter = FlopCounterMode(display=False)
     was_training = model.training
     model.eval()

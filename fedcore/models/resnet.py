@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import torchvision
 from torch import nn
 
 from fedcore.models import MODELS
@@ -42,6 +41,8 @@ def resnet18(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     About 11.2 M parameters. Accepts any ``(C, H, W)`` image.
     """
     channels, height, width = require_image("resnet18", input_shape, 1)
+    import torchvision  # here, not at the top: it costs ~1 s of start-up (torch._dynamo)
+
     model = torchvision.models.resnet18(
         weights=None, num_classes=num_classes, norm_layer=group_norm
     )

@@ -83,6 +83,7 @@ class JobManager:
         self._warm_enabled = warm
         self._warm: Optional[_Warm] = None
         self._respawn_after: Optional[float] = None  # monotonic time of the last hand-over
+        self._warm_deaths = 0
         self._closed = False
         self._mark_lost_runs()
         if warm:
@@ -226,14 +227,23 @@ class JobManager:
     def _maybe_respawn_warm(self) -> None:
         """Start the next warm worker when the machine is idle enough (see WARM_RESPAWN_DELAY)."""
         if self._warm is not None and not self._warm.process.is_alive():
-            self._warm = None  # died while waiting: replace it
-            self._respawn_after = self._respawn_after or time.monotonic() - WARM_RESPAWN_DELAY[1]
+            self._warm = None  # died while waiting: replace it, backing off if it keeps dying
+            self._warm_deaths += 1
+            self._respawn_after = time.monotonic() + min(300.0, 2.0 ** self._warm_deaths) - WARM_RESPAWN_DELAY[1]
         if self._warm is not None or self._respawn_after is None:
             return
         waited = time.monotonic() - self._respawn_after
         if waited >= WARM_RESPAWN_DELAY[1] or (waited >= WARM_RESPAWN_DELAY[0] and not self._procs):
             self._respawn_after = None
             self._spawn_warm()
+
+    def warm_state(self) -> str:
+        """``"ready"`` (warmed up, waiting), ``"starting"`` (importing) or ``"none"``
+        (handed over; the next one starts when the machine is idle)."""
+        warm = self._warm
+        if warm is None or not warm.process.is_alive():
+            return "none"
+        return "ready" if warm.ready.is_set() else "starting"
 
     def warm_ready(self, timeout: float = 0.0) -> bool:
         """Whether the warm worker has finished warming up (waits up to ``timeout`` s)."""

@@ -88,12 +88,18 @@ def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") 
 def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
     """The ``python -m fedcore run`` line that trains ``cfg`` headlessly.
 
+    Strings are passed bare (``--set partition.kind=dirichlet``), everything else as JSON.
+
     >>> from fedcore.presets import preset_config
-    >>> cli_command(preset_config("demo").replace(rounds=5))
-    'python -m fedcore run --preset demo --set rounds=5'
+    >>> cli_command(preset_config("demo").with_overrides({"rounds": 5, "partition.kind": "shards"}))
+    'python -m fedcore run --preset demo --set rounds=5 --set partition.kind=shards'
     """
     import shlex
 
-    params = config_to_params(cfg, preset)
-    sets = [f"--set {shlex.quote(f'{k}={v}')}" for k, v in params.items() if k != "preset"]
-    return " ".join(["python -m fedcore run --preset", shlex.quote(params["preset"]), *sets])
+    from ..presets import preset_config
+
+    sets = []
+    for key, value in config_overrides(cfg, preset_config(preset)).items():
+        text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        sets.append("--set " + shlex.quote(f"{key}={text}"))
+    return " ".join(["python -m fedcore run --preset", shlex.quote(preset), *sets])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -75,6 +76,19 @@ class Watchdog:
     def close(self) -> None:
         self._done.set()
 
+    def on_sigterm(self, signum, frame) -> None:  # noqa: ARG002
+        """SIGTERM (the parent shutting down, or a stop that timed out): stop at the next
+        round; if the round does not end within 3 s, record the stop and exit."""
+        self.reason = "the worker was terminated"
+
+        def hard_exit():
+            self.store.finish(self.run_id, "stopped", reason=self.reason)
+            os._exit(0)
+
+        timer = threading.Timer(3.0, hard_exit)
+        timer.daemon = True
+        timer.start()
+
     def should_stop(self) -> bool:
         if self.reason is None and self.store.stop_requested(self.run_id):
             self.reason = "stopped by the user"
@@ -98,9 +112,6 @@ class Watchdog:
 
 def run_job(store_dir: str, run_id: str) -> str:
     """Train run ``run_id`` of the store at ``store_dir``; returns its final status."""
-    from ..config import RunConfig
-    from ..engine import iter_run
-    from ..events import RunFinished, to_dict
     from .store import RunStore
 
     store = RunStore(store_dir)
@@ -109,20 +120,26 @@ def run_job(store_dir: str, run_id: str) -> str:
         return "missing"
     store.update_run(run_id, pid=os.getpid(), status="running", started=time.time())
     watchdog = Watchdog(store, run_id, heartbeat_timeout()).start()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, watchdog.on_sigterm) if in_main else None
     status = "failed"
     try:
+        from ..config import RunConfig
+        from ..engine import iter_run
+        from ..events import RunFinished, to_dict
+
         cfg = RunConfig.from_dict(record["config"])
         for event in iter_run(cfg, should_stop=watchdog.should_stop):
+            store.append_event(run_id, to_dict(event))
             if isinstance(event, RunFinished):
                 status = event.status
-                store.append_event(run_id, to_dict(event))
                 if status == "stopped":
                     store.update_run(run_id, reason=watchdog.reason)
-            else:
-                store.append_event(run_id, to_dict(event))
     except Exception as exc:  # noqa: BLE001  (any failure becomes a failed run, rounds kept)
         store.finish(run_id, "failed", one_line_error(exc), traceback=traceback.format_exc())
     finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
         watchdog.close()
         store.close()
     return status
@@ -134,13 +151,17 @@ def job_main(store_dir: str, run_id: str) -> None:
 
 
 def warm_up(dataset: str = "digits") -> None:
-    """Import the engine and load ``dataset`` so a following job starts at once."""
-    from .. import catalog, engine  # noqa: F401
-    from ..data import load_dataset
+    """Import the engine and load ``dataset`` so a following job starts at once.
 
+    Failures are left for the job to report (it repeats the imports and records the
+    error as one line in the store), so a broken install does not kill the worker.
+    """
     try:
+        from .. import catalog, engine  # noqa: F401
+        from ..data import load_dataset
+
         load_dataset(dataset)
-    except Exception:  # noqa: BLE001  (no data offline: the job will report it)
+    except Exception:  # noqa: BLE001
         pass
 
 

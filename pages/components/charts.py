@@ -10,7 +10,6 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 HEIGHT = 330
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -27,19 +26,19 @@ def _layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **k
 
 def accuracy_loss(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
     """Test accuracy (left axis) and loss (right axis) per round."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig = go.Figure()
     if len(table):
         acc = table.dropna(subset=["accuracy"])
         loss = table.dropna(subset=["loss"])
         fig.add_trace(go.Scatter(x=acc["round"], y=acc["accuracy"], name="test accuracy",
                                  mode="lines+markers", line=dict(color=COLORS[0], width=2.5),
-                                 marker=dict(size=6)), secondary_y=False)
+                                 marker=dict(size=6)))
         fig.add_trace(go.Scatter(x=loss["round"], y=loss["loss"], name="test loss", mode="lines",
-                                 line=dict(color=COLORS[1], dash="dot")), secondary_y=True)
-    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
-    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], secondary_y=False)
-    fig.update_yaxes(title_text="loss", secondary_y=True, showgrid=False, rangemode="tozero")
-    return _layout(fig, "Accuracy and loss", revision)
+                                 line=dict(color=COLORS[1], dash="dot"), yaxis="y2"))
+    return _layout(fig, "Test accuracy and loss", revision, height=300,
+                   xaxis=dict(title="round", range=[0.5, max(total_rounds, 1) + 0.5]),
+                   yaxis=dict(title="accuracy", range=[0, 1.02]),
+                   yaxis2=dict(title="loss", overlaying="y", side="right", showgrid=False, rangemode="tozero"))
 
 
 def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets: Sequence[float],
@@ -56,7 +55,7 @@ def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets:
                           annotation_text=f"budget ε={b:g}", annotation_position="top left")
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
     fig.update_yaxes(title_text="cumulative ε", rangemode="tozero")
-    return _layout(fig, f"Privacy spent per client ({view})", revision,
+    return _layout(fig, f"Privacy spent per client ({view})", revision, showlegend=matrix.shape[1] <= 10,
                    legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top", font=dict(size=11)))
 
 
@@ -92,7 +91,7 @@ def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revi
                                  hovertemplate=f"{kind}<br>round %{{x}}<br>client %{{y}}<br>%{{text}}<extra></extra>"))
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
     fig.update_yaxes(title_text="client (-1 = server)", range=[-1.5, max(num_clients, 1) - 0.5])
-    return _layout(fig, "Method events (recall, selection, …)", revision)
+    return _layout(fig, "Method events (recall, selection, …)", revision, showlegend=True)
 
 
 def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
@@ -150,6 +149,7 @@ def accuracy_vs_epsilon(points: pd.DataFrame, view: str, revision: str) -> go.Fi
     for i, (name, rows) in enumerate(points.groupby("group", sort=False)):
         fig.add_trace(go.Scatter(x=rows["epsilon"], y=rows["accuracy"], mode="markers", name=name,
                                  marker=dict(size=11, color=COLORS[i % len(COLORS)]), text=rows["label"],
+                                 cliponaxis=False,
                                  hovertemplate="%{text}<br>ε %{x:.4g}<br>accuracy %{y:.3f}<extra></extra>"))
     fig.update_xaxes(title_text=f"largest final ε per client ({view})", rangemode="tozero")
     fig.update_yaxes(title_text="final test accuracy", range=[0, 1.02])

@@ -22,12 +22,12 @@ def run_title(record: dict) -> str:
 
 
 def init_selection(records: list[dict]) -> None:
-    """Selection from the URL (``?runs=a,b``), else the three newest finished runs;
-    ids of deleted runs are dropped."""
+    """Selection from the URL (``?runs=a,b``), else the three newest runs that trained at
+    least one round; ids of deleted runs are dropped."""
     known = {r["id"] for r in records}
     if "cmp.selected" not in st.session_state:
         from_url = [i for i in st.query_params.get("runs", "").split(",") if i in known]
-        newest = [r["id"] for r in records if r["status"] == "finished"][:3]
+        newest = [r["id"] for r in records if r["rounds_done"] > 0][:3]
         st.session_state["cmp.selected"] = from_url or newest
     st.session_state["cmp.selected"] = [i for i in st.session_state["cmp.selected"] if i in known]
 

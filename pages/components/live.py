@@ -25,30 +25,32 @@ VIEW_NAMES = {BASIC: "basic composition", "rdp": "RDP accountant"}
 def run_view(run_id: str, key: str = "run") -> None:
     """Show run ``run_id``; polls while it is active.
 
-    Two fragments: the headline (progress, accuracy, privacy spent) every
-    :data:`POLL_SECONDS`, the slower-changing details every :data:`DETAIL_SECONDS`, so a
-    small machine spends its CPU on training rather than on redrawing charts.
+    Two fragments poll at their own pace while the run is active: the headline (round
+    counter, status, numbers, accuracy chart) every :data:`POLL_SECONDS`, the rest
+    (privacy spent, participation, method events) every :data:`DETAIL_SECONDS`, so a
+    small machine spends its CPU on training rather than on redrawing slow-changing charts.
+
+    Streamlit 1.67 redraws a Plotly chart from scratch when its data changes (the
+    element id hashes the figure), which resets a zoom; the "Live charts" toggle pauses
+    the chart updates (the round counter keeps going) so a user can zoom and pan.
     """
     record = state.manager().store.get_run(run_id)
     if record is None:
         st.info(f"Run `{run_id}` is not in the store (deleted?).")
         return
     active = record["status"] in ACTIVE
-    st.fragment(run_every=POLL_SECONDS if active else None)(_headline)(run_id, key, active)
-    st.fragment(run_every=DETAIL_SECONDS if active else None)(_details)(run_id, key)
+    live_charts = True
+    if active:
+        live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
+                                help="Turn off to zoom or pan while it trains: each chart update "
+                                     "redraws the chart and resets the zoom. The round counter keeps going.")
+    st.fragment(run_every=POLL_SECONDS if active else None)(_headline)(run_id, key, active, live_charts)
+    if not live_charts:
+        _chart(run_id, key, accuracy_chart)
+    st.fragment(run_every=DETAIL_SECONDS if active and live_charts else None)(_chart)(run_id, key, detail_charts)
 
 
-def _headline(run_id: str, key: str, was_active: bool) -> None:
-    import sys, time as _t
-    _s = _t.perf_counter()
-    print(f"HEAD start {_t.time():.2f}", file=sys.stderr, flush=True)
-    try:
-        _headline2(run_id, key, was_active)
-    finally:
-        print(f"HEAD end {_t.time():.2f} took {_t.perf_counter() - _s:.3f}", file=sys.stderr, flush=True)
-
-
-def _headline2(run_id: str, key: str, was_active: bool) -> None:
+def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) -> None:
     events = state.events(run_id)
     record = state.manager().store.get_run(run_id)
     if record is None:
@@ -57,17 +59,15 @@ def _headline2(run_id: str, key: str, was_active: bool) -> None:
     if was_active and record["status"] in TERMINAL:
         st.rerun()  # the whole page: buttons change, the polling timers stop
     status_block(record, events)
-    import os
-    if any(e.get("type") == "round" for e in events) and not os.environ.get("NOCHARTS"):
-        main_charts(record, events, key)
+    if with_chart and any(e.get("type") == "round" for e in events):
+        accuracy_chart(record, events, key)
 
 
-def _details(run_id: str, key: str) -> None:
+def _chart(run_id: str, key: str, draw) -> None:
     events = state.events(run_id)
     record = state.manager().store.get_run(run_id)
-    import os
-    if record is not None and any(e.get("type") == "round" for e in events) and not os.environ.get("NOCHARTS"):
-        detail_charts(record, events, key)
+    if record is not None and any(e.get("type") == "round" for e in events):
+        draw(record, events, key)
 
 
 def status_block(record: dict, events: list[dict]) -> None:
@@ -105,53 +105,56 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def main_charts(record: dict, events: list[dict], key: str) -> None:
-    """Accuracy/loss and the privacy each client has spent, side by side."""
-    run_id, total = record["id"], record.get("rounds") or 1
-    start = start_event(events) or {}
+def accuracy_chart(record: dict, events: list[dict], key: str) -> None:
+    """Test accuracy and loss per round."""
+    st.plotly_chart(charts.accuracy_loss(rounds_table(events), record.get("rounds") or 1, f"{key}-{record['id']}"),
+                    key=f"{key}-acc", width="stretch")
+
+
+def privacy_chart(record: dict, events: list[dict], key: str) -> None:
+    """Cumulative epsilon of each client, under the ledger view the user picks."""
     n = int(record["config"].get("num_clients", 1))
-    rev = f"{key}-{run_id}"
-    left, right = st.columns(2)
-    with left:
-        st.plotly_chart(charts.accuracy_loss(rounds_table(events), total, rev), key=f"{key}-acc",
-                        width="stretch")
-    with right:
-        views = accountant_views(events)
-        view = views[0]
-        if len(views) > 1:
-            view = st.radio("Privacy ledger", views, key=f"{key}-epsview", horizontal=True,
+    start = start_event(events) or {}
+    views = accountant_views(events)
+    view = views[0]
+    if len(views) > 1:
+        view = st.selectbox("Privacy ledger", views, key=f"{key}-epsview",
                             format_func=lambda v: VIEW_NAMES.get(v, v),
                             help="Basic composition adds each round's ε; the other views are "
                                  "accountants or the paper's own claimed figures, labelled.")
-        rounds, matrix = epsilon_matrix(events, view)
-        label = VIEW_NAMES.get(view, view)
-        if matrix.size and n <= MAX_CLIENT_LINES:
-            fig = charts.epsilon_lines(rounds, matrix, label, start.get("epsilon") or [], rev, total)
-        else:
-            fig = charts.epsilon_heatmap(rounds, matrix, label, rev)
-        st.plotly_chart(fig, key=f"{key}-eps", width="stretch")
+    rounds, matrix = epsilon_matrix(events, view)
+    label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
+    if matrix.size and n <= MAX_CLIENT_LINES:
+        fig = charts.epsilon_lines(rounds, matrix, label, start.get("epsilon") or [], rev, record.get("rounds") or 1)
+    else:
+        fig = charts.epsilon_heatmap(rounds, matrix, label, rev)
+    st.plotly_chart(fig, key=f"{key}-eps", width="stretch")
 
 
 def detail_charts(record: dict, events: list[dict], key: str) -> None:
-    """Participation and weights, method events (recalls, ...) and method signals."""
+    """Privacy spent, participation and weights, method events (recalls, ...) and signals."""
     run_id, total = record["id"], record.get("rounds") or 1
     n = int(record["config"].get("num_clients", 1))
     table = rounds_table(events)
     rev = f"{key}-{run_id}"
     left, right = st.columns(2)
     with left:
+        privacy_chart(record, events, key)
+    with right:
         w_rounds, weights = weights_matrix(events, n)
         st.plotly_chart(charts.participation(w_rounds, weights, rev), key=f"{key}-weights", width="stretch")
-    with right:
-        happened = method_events_table(events)
-        has_signals = any(c.startswith("signal.") for c in table.columns)
+    happened = method_events_table(events)
+    has_signals = any(c.startswith("signal.") for c in table.columns)
+    if len(happened) or has_signals:
+        left, right = st.columns(2)
         if len(happened):
-            st.plotly_chart(charts.method_events(happened, n, total, rev), key=f"{key}-events", width="stretch")
+            left.plotly_chart(charts.method_events(happened, n, total, rev), key=f"{key}-events", width="stretch")
         if has_signals:
-            st.plotly_chart(charts.signals(table, total, rev), key=f"{key}-signals", width="stretch")
-        if not len(happened) and not has_signals:
-            st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman "
-                       "gain) appear here for methods that emit them; this one emits none.")
+            (right if len(happened) else left).plotly_chart(charts.signals(table, total, rev),
+                                                            key=f"{key}-signals", width="stretch")
+    else:
+        st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman gain) "
+                   "appear here for methods that emit them; this one emits none.")
     recalls = happened[happened["kind"] == "recall"] if len(happened) else happened
     if len(recalls):
         with st.expander(f"Recall events ({len(recalls)})"):
@@ -169,7 +172,8 @@ def worker_badge(poll: bool = True) -> None:
 
 
 def _worker_badge_body() -> None:
-    if state.manager().warm_ready():
+    warm = state.manager().warm_state()
+    if warm == "ready":
         st.caption(":material/bolt: worker ready: the next run starts at once")
-    else:
+    elif warm == "starting":
         st.caption(":material/hourglass_top: starting a worker (importing torch)…")

@@ -13,7 +13,7 @@ from typing import Optional
 import streamlit as st
 
 from fedcore.config import RunConfig
-from fedcore.errors import ConfigError, FedcoreError
+from fedcore.errors import FedcoreError
 from fedcore.presets import preset_config
 from fedcore.runner import EventCache, JobManager, default_store_dir
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
@@ -113,7 +113,7 @@ def sync_from_url() -> None:
     try:
         cfg = config_from_params(params, DEFAULT_PRESET)
     except (FedcoreError, KeyError) as exc:
-        st.session_state["pg.url_error"] = str(exc)
+        st.session_state["pg.url_error"] = f"the link's settings could not be loaded ({exc})"
         return
     load_config(cfg, params.get("preset", DEFAULT_PRESET))
     if params.get("run"):

@@ -19,7 +19,7 @@ import streamlit as st
 
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
 from fedcore.config import OPTIMIZERS, SAMPLINGS
-from fedcore.errors import ConfigError
+from fedcore.errors import ConfigError, FedcoreError
 from fedcore.methods import apply_method
 from fedcore.presets import preset_config
 from fedcore.registry import Registry
@@ -75,7 +75,11 @@ def preset_and_method(flat: dict) -> None:
 
     def load_preset():
         name = st.session_state["pg.preset_pick"]
-        state.load_config(preset_config(name), name)
+        try:
+            state.load_config(preset_config(name), name)
+        except (FedcoreError, KeyError) as exc:
+            st.session_state["pg.url_error"] = f"preset {name!r} could not be loaded: {exc}"
+            return
         state.show_run(None)
 
     if st.session_state.get("pg.preset_pick") not in presets:
@@ -129,12 +133,12 @@ def data_and_model(flat: dict) -> None:
 def federation(flat: dict) -> None:
     bind(st.number_input, flat, "num_clients", "Clients", min_value=1, max_value=100_000, step=1,
          help="Each client gets a share of the training set (see the data split).")
-    bind(st.slider, flat, "rounds", "Rounds", min_value=1, max_value=500)
+    bind(st.slider, flat, "rounds", "Rounds", min_value=1, max_value=max(500, int(flat.get("rounds") or 1)))
     bind(st.slider, flat, "participation", "Participation (fraction of clients per round)",
          min_value=0.01, max_value=1.0, step=0.01)
     c1, c2 = st.columns(2)
     with c1:
-        bind(st.selectbox, flat, "sampling", "Client sampling", options=list(SAMPLINGS),
+        bind(st.selectbox, flat, "sampling", "Sampling", options=list(SAMPLINGS),
              help="fixed: exactly round(q N) clients; poisson: each client with probability q.")
     with c2:
         bind(st.number_input, flat, "seed", "Seed", min_value=0, step=1)
@@ -202,13 +206,13 @@ def mechanism_and_aggregator(flat: dict) -> None:
                 on_change=_mark_custom("privacy.mechanism", "privacy.mechanism_options"))
     entry_caption(MECHANISMS, mech)
     flat["privacy.mechanism_options"] = options_form(
-        MECHANISMS.get(mech), flat.get("privacy.mechanism_options") or {}, f"mopt.{mech}")
+        MECHANISMS.get(mech), flat.get("privacy.mechanism_options") or {}, f"mopt.{mech}", mech)
     agg = bind(st.selectbox, flat, "privacy.aggregator", "Aggregator (server side)",
                options=AGGREGATORS.names(),
                on_change=_mark_custom("privacy.aggregator", "privacy.aggregator_options"))
     entry_caption(AGGREGATORS, agg)
     flat["privacy.aggregator_options"] = options_form(
-        AGGREGATORS.get(agg), flat.get("privacy.aggregator_options") or {}, f"aopt.{agg}")
+        AGGREGATORS.get(agg), flat.get("privacy.aggregator_options") or {}, f"aopt.{agg}", agg)
 
 
 # --- option forms from Options dataclasses -------------------------------------------------
@@ -233,7 +237,7 @@ def _optional_inner(t) -> Optional[type]:
     return None
 
 
-def options_form(cls, current: dict, key: str) -> dict:
+def options_form(cls, current: dict, key: str, name: str = "") -> dict:
     """Inputs for every field of ``cls.Options``; returns the values that differ from the
     defaults (the compact form stored in the config)."""
     opts_cls = cls.Options
@@ -248,8 +252,8 @@ def options_form(cls, current: dict, key: str) -> dict:
     hints = typing.get_type_hints(opts_cls)
     out = {}
     with st.container(border=True):
-        st.caption(f"**{cls.__name__} options**" + (f" — {inspect.cleandoc(opts_cls.__doc__)}"
-                                                    if opts_cls.__doc__ else ""))
+        doc = inspect.cleandoc(opts_cls.__doc__) if opts_cls.__doc__ else None
+        st.markdown(f"**{name or cls.__name__} options**", help=doc)
         for f in fields:
             default = getattr(defaults, f.name)
             value = current.get(f.name, default)

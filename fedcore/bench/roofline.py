@@ -1,0 +1,110 @@
+"""Achieved FLOP/s against the device's peak, and a profiler summary of one round.
+
+Training FLOPs are counted the usual way: :func:`fedcore.models.count_flops` (forward
+FLOPs of one sample, 2 per multiply-accumulate) x 3 for forward + backward x the samples
+the round's clients train on. :func:`profile_round` runs one warm round under
+``torch.profiler`` and says what bounds it: the share of the round's wall time that the
+device (or, on CPU, the aten kernels) is busy, and the operators that take it.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+# Dense peak FLOP/s from the vendors' datasheets: (FP32 on CUDA cores, TF32 on tensor
+# cores). PyTorch runs convolutions in TF32 by default (cudnn.allow_tf32) and float32
+# matrix products in full FP32 (matmul.allow_tf32 = False), so a small-CNN round sits
+# between the two.
+PEAK_FLOPS = {
+    "H200": (67e12, 494.7e12),
+    "H100 PCIe": (51e12, 378e12),
+    "H100": (67e12, 494.7e12),
+    "A100": (19.5e12, 156e12),
+    "L40S": (91.6e12, 183e12),
+    "L4": (30.3e12, 60e12),
+    "A10": (31.2e12, 62.5e12),
+    "V100": (15.7e12, 15.7e12),
+    "T4": (8.1e12, 8.1e12),
+}
+
+
+def device_peak(device) -> Optional[tuple[str, float, float]]:
+    """``(name, fp32 peak, tf32 peak)`` of a CUDA ``device`` we know, else None (CPU too)."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    name = torch.cuda.get_device_name(device)
+    for key, (fp32, tf32) in PEAK_FLOPS.items():  # "H100 PCIe" is listed before "H100"
+        if key in name:
+            return name, fp32, tf32
+    return None
+
+
+def flops_line(achieved: Optional[float], device) -> str:
+    """``"12.3 TFLOP/s = 18% of FP32 peak (2.5% of TF32)"``, or the bare figure."""
+    if not achieved:
+        return "n/a"
+    text = f"{achieved / 1e12:.3g} TFLOP/s" if achieved >= 1e11 else f"{achieved / 1e9:.3g} GFLOP/s"
+    peak = device_peak(device)
+    if peak:
+        text += f" = {100 * achieved / peak[1]:.1f}% of {peak[0]} FP32 peak ({100 * achieved / peak[2]:.1f}% of TF32)"
+    return text
+
+
+def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = None, top: int = 6) -> str:
+    """Profile round 2 of ``cfg`` (round 1 warms up); return a short plain-text summary.
+
+    ``trace_path`` also writes the Chrome trace (open in https://ui.perfetto.dev).
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from ..engine import iter_run
+    from ..events import RoundEvent
+
+    cuda = torch.device(cfg.device if cfg.device != "auto" else
+                        ("cuda" if torch.cuda.is_available() else "cpu")).type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    events = iter_run(cfg.replace(rounds=2, eval_every=1), trainer=trainer)
+    for event in events:
+        if isinstance(event, RoundEvent):
+            break
+    with profile(activities=activities) as prof:
+        t0 = time.perf_counter()
+        next(events)
+        if cuda:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    list(events)
+    if trace_path:
+        prof.export_chrome_trace(trace_path)
+    return summarize(prof.key_averages(), wall, cuda, top)
+
+
+def summarize(averages, wall: float, cuda: bool, top: int = 6) -> str:
+    """What bounds the round: busy share of the device (or CPU kernels) and the top ops."""
+    if cuda:
+        key = "self_device_time_total"
+        ops = [a for a in averages if getattr(a, key, 0) > 0 and not a.key.startswith("ProfilerStep")]
+        busy = sum(getattr(a, key) for a in ops) / 1e6
+        launches = sum(a.count for a in averages if a.key in ("cudaLaunchKernel", "cuLaunchKernel",
+                                                               "cudaLaunchKernelExC"))
+        where = f"GPU busy {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%), {launches} kernel launches"
+        verdict = ("launch/CPU-bound: the GPU idles between small kernels; more clients per vmap "
+                   "or fewer, larger kernels would help" if busy < 0.5 * wall else
+                   "device-bound: the kernels below take the time")
+    else:
+        key = "self_cpu_time_total"
+        ops = [a for a in averages if a.key.startswith("aten::")]
+        busy = sum(a.self_cpu_time_total for a in ops) / 1e6
+        where = f"aten kernels {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%)"
+        verdict = ("Python/dispatch-bound: little time inside kernels" if busy < 0.5 * wall else
+                   "kernel-bound: the operators below take the time")
+    ranked = sorted(ops, key=lambda a: getattr(a, key), reverse=True)[:top]
+    total = sum(getattr(a, key) for a in ops) or 1
+    lines = [f"{where}; {verdict}."]
+    lines += [f"  {getattr(a, key) / 1e3:9.1f} ms {100 * getattr(a, key) / total:5.1f}%  {a.key} x{a.count}"
+              for a in ranked]
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""The "paper vs ours" tables of a reproduction record, as Markdown and as plain rows.
+
+Percentages are accuracy points (0.887 -> ``88.70``); ours are ``mean ± std`` over the
+seeds (population std). The same rows feed the CLI's Markdown file, docs/reproduction.md
+and the dashboard's Papers page.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+HOLDS = {True: "holds", False: "does not hold", None: "not checked"}
+
+
+def pct(x: Optional[float], signed: bool = False) -> str:
+    if x is None:
+        return "–"
+    return f"{100 * x:+.2f}" if signed else f"{100 * x:.2f}"
+
+
+def ours(entry: dict) -> str:
+    """``mean ± std (n)`` of a row, or why it has no number."""
+    if entry.get("mean") is None:
+        return "not run" if not entry.get("ran", True) else "–"
+    n = len(entry.get("finals") or [])
+    return f"{100 * entry['mean']:.2f} ± {100 * (entry.get('std') or 0):.2f} (n={n})"
+
+
+def table_rows(table: dict) -> list[dict]:
+    """One dict per row: the columns of the comparison table (strings)."""
+    ref = next((r.get("short") or r["label"] for r in table["rows"] if r["key"] == table.get("reference")), None)
+    target = table.get("target")
+    out = []
+    for r in table["rows"]:
+        row = {"method": r["label"], "preset": r["preset"], "paper acc %": pct(r.get("paper")),
+               "ours acc % (mean ± std)": ours(r)}
+        if ref is not None and any(x.get("paper_gain") is not None or x.get("gain") is not None
+                                   for x in table["rows"]):
+            row[f"paper gain vs {ref}"] = pct(r.get("paper_gain"), signed=True)
+            row[f"our gain vs {ref}"] = pct(r.get("gain"), signed=True) if r.get("gain") is not None else "–"
+        if target is not None:
+            rt = r.get("rounds_to_target")
+            row[f"paper rounds to {target:g}"] = str(r["paper_rounds"]) if r.get("paper_rounds") else "–"
+            row[f"our rounds to {target:g}"] = ("–" if r.get("mean") is None else
+                                                ("never" if rt is None else str(rt)))
+        out.append(row)
+    return out
+
+
+def claim_lines(table: dict) -> list[str]:
+    return [f"- {c['claim']}: **{HOLDS[c['holds']]}** — {c['detail']}" for c in table.get("claims", [])]
+
+
+def _md_table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r.get(c, "")).replace("|", "\\|") for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def table_markdown(table: dict, level: str = "##") -> str:
+    parts = [f"{level} {table['title']}", ""]
+    if table["status"] != "ran":
+        parts += [f"*{table['status']}*", ""]
+    parts += [_md_table(table_rows(table)), ""]
+    claims = claim_lines(table)
+    if claims:
+        parts += ["Claims:", "", *claims, ""]
+    parts += [f"Settings the paper leaves open: {table['notes']}", ""]
+    if table.get("quick_notes"):
+        parts += [f"Quick-mode reductions: {table['quick_notes']}", ""]
+    return "\n".join(parts)
+
+
+def markdown(record: dict, level: str = "#") -> str:
+    """The whole record: header, then one section per table."""
+    head = [f"{level} {record['source']} — paper vs ours", "",
+            f"**Mode: {record['mode']}** · seeds {record['seeds']} · device {record['device']} · "
+            f"{record['created']} · {record.get('elapsed_s', 0):.0f} s", "",
+            f"Command: `{record['command']}`", "",
+            f"Paper's claim: {record['claim']}", ""]
+    body = [table_markdown(t, level + "#") for t in record["tables"]]
+    return "\n".join(head + body)

@@ -1,0 +1,207 @@
+"""``python -m fedcore reproduce PAPER``: run a paper's presets over seeds, compare with the paper.
+
+For every table of the paper (or the ``tables`` asked for), every row is trained once per
+seed on the real data; the result is written as ``<out>/<paper>.json`` (per-round
+accuracy of every seed, means, the paper's numbers, the claims checked) and
+``<out>/<paper>.md`` (the "paper vs ours" tables, :mod:`fedcore.reproduce.report`). The
+dashboard's Papers page draws its plots from the JSON.
+
+``quick=True`` applies each table's ``quick`` reductions, runs only the tables and rows
+marked for it and fewer seeds; such results are labelled :data:`QUICK_LABEL` everywhere.
+A table whose dataset cannot be loaded here (no network for CIFAR-10 / Covertype) is
+recorded as skipped with the loader's message, and the other tables still run.
+"""
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..errors import FedcoreError
+from .presets import PAPERS
+from .spec import Paper, RowStats, Table
+
+QUICK_LABEL = "quick (CPU, reduced)"
+FULL_LABEL = "full (paper settings)"
+DEFAULT_OUT = "assets/reproduction"
+
+
+def row_configs(table: Table, *, quick: bool, extra: Optional[dict] = None) -> dict:
+    """``{row key: RunConfig}`` of the rows that run (seed not yet set)."""
+    from ..presets import preset_config
+
+    out = {}
+    for row in table.rows:
+        if quick and table.quick_rows and row.key not in table.quick_rows:
+            continue
+        cfg = preset_config(row.preset)
+        if quick and table.quick:
+            cfg = cfg.with_overrides(table.quick)
+        if extra:
+            cfg = cfg.with_overrides(extra)
+        out[row.key] = cfg
+    return out
+
+
+def train(cfg, memo: Optional[dict] = None) -> dict:
+    """Run ``cfg`` to the end: ``{"rounds", "accuracy" (per round), "final", "seconds"}``.
+
+    ``memo`` (config hash -> result) reuses a run another table already trained.
+    """
+    if memo is not None and cfg.config_hash() in memo:
+        return memo[cfg.config_hash()]
+    result = _train(cfg)
+    if memo is not None:
+        memo[cfg.config_hash()] = result
+    return result
+
+
+def _train(cfg) -> dict:
+    from ..engine import iter_run
+    from ..events import RoundEvent, RunFinished
+
+    rounds, accuracy, final, t0 = [], [], None, time.perf_counter()
+    for event in iter_run(cfg):
+        if isinstance(event, RoundEvent):
+            rounds.append(event.round)
+            accuracy.append(event.accuracy)
+        elif isinstance(event, RunFinished):
+            if event.status != "finished":
+                raise RuntimeError(f"run {event.status}: {event.error}")
+            final = event.final_accuracy
+    if final is None:
+        final = next((a for a in reversed(accuracy) if a is not None), None)
+    return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0}
+
+
+def _mean_curve(curves: list[list]) -> tuple[list, list]:
+    """Per-round mean and population std over seeds (None where a round has no value)."""
+    means, stds = [], []
+    for values in zip(*curves):
+        vals = [v for v in values if v is not None]
+        if not vals:
+            means.append(None)
+            stds.append(None)
+            continue
+        m = sum(vals) / len(vals)
+        means.append(m)
+        stds.append((sum((v - m) ** 2 for v in vals) / len(vals)) ** 0.5)
+    return means, stds
+
+
+def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
+              log: Callable[[str], None] = print, memo: Optional[dict] = None) -> dict:
+    """Train every row of ``table`` for every seed; the table's JSON record."""
+    record = {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
+              "quick_notes": table.quick_notes if quick else "", "reference": table.reference,
+              "target": (table.quick_target if quick and table.quick_target is not None else table.target),
+              "status": "ran", "rows": [], "claims": []}
+    try:
+        configs = row_configs(table, quick=quick, extra=extra)
+    except (FedcoreError, KeyError) as exc:
+        record["status"] = f"skipped: invalid configuration: {exc}"
+        log(f"  {table.key}: {record['status']}")
+        return record
+    stats = {}
+    for row in table.rows:
+        entry = {"key": row.key, "label": row.label, "short": row.name, "preset": row.preset, "paper": row.paper,
+                 "paper_gain": row.paper_gain, "paper_rounds": row.paper_rounds, "ran": row.key in configs}
+        record["rows"].append(entry)
+        if row.key not in configs or record["status"] != "ran":
+            continue
+        cfg = configs[row.key]
+        entry["config"] = {k: v for k, v in cfg.to_dict().items() if k != "seed"}
+        runs = []
+        for seed in seeds:
+            try:
+                result = train(cfg.replace(seed=seed), memo)
+            except FedcoreError as exc:   # dataset unavailable, or impossible once the data is known
+                record["status"] = f"skipped: {exc}"
+                log(f"  {table.key}: {record['status']}")
+                break
+            runs.append(result)
+            log(f"  {table.key} / {row.key} / seed {seed}: accuracy {result['final']:.4f} "
+                f"({result['seconds']:.1f}s)")
+        if not runs:
+            continue
+        curves = [r["accuracy"] for r in runs]
+        mean_curve, std_curve = _mean_curve(curves)
+        finals = [r["final"] for r in runs]
+        s = RowStats(finals, mean_curve, runs[0]["rounds"])
+        stats[row.key] = s
+        entry.update({"seeds": seeds[:len(runs)], "finals": finals, "mean": s.mean, "std": s.std,
+                      "rounds": runs[0]["rounds"], "curves": curves, "curve_mean": mean_curve,
+                      "curve_std": std_curve, "seconds": sum(r["seconds"] for r in runs)})
+        if record["target"] is not None:
+            entry["rounds_to_target"] = s.rounds_to(record["target"])
+    ref = stats.get(table.reference) if table.reference else None
+    for entry in record["rows"]:
+        if ref is not None and entry.get("mean") is not None:
+            entry["gain"] = entry["mean"] - ref.mean
+    record["claims"] = [c.check(stats, table.labels(), record["target"]) for c in table.claims]
+    return record
+
+
+def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
+              out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
+              extra: Optional[dict] = None, log: Callable[[str], None] = print) -> dict:
+    """Run ``paper_key``'s tables and write ``<out>/<paper>.json`` and ``.md``; returns the record.
+
+    ``tables``: table keys to run (default: all, or those marked for ``quick``).
+    ``extra``: config overrides applied to every run after the quick ones (tests use
+    ``{"rounds": 2}``); a run with ``extra`` is labelled as such.
+    """
+    from ..engine.device import resolve_device
+    from .report import markdown
+
+    paper = _paper(paper_key)
+    chosen = [paper.table(k) for k in tables] if tables else \
+        [t for t in paper.tables if t.in_quick or not quick]
+    n = seeds if seeds is not None else (paper.quick_seeds if quick else paper.seeds)
+    if n < 1:
+        raise FedcoreError(f"--seeds: got {n}; must be >= 1")
+    seed_list = list(range(n))
+    label = QUICK_LABEL if quick else FULL_LABEL
+    if extra:
+        label += " + overrides " + ", ".join(f"{k}={v}" for k, v in extra.items())
+    log(f"reproduce {paper.title}: {len(chosen)} table(s), seeds {seed_list}, {label}")
+    t0 = time.perf_counter()
+    record = {"paper": paper.key, "title": paper.title, "source": paper.source, "claim": paper.claim,
+              "mode": label, "quick": quick, "extra": extra or {}, "seeds": seed_list,
+              "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "device": str(resolve_device("auto")), "command": _command(paper.key, quick, seeds, tables, extra),
+              "tables": []}
+    memo: dict = {}
+    for table in chosen:
+        log(f"- {table.key}: {table.title}")
+        record["tables"].append(run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo))
+    record["elapsed_s"] = time.perf_counter() - t0
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{paper.key}.json").write_text(json.dumps(record, indent=1))
+    (out / f"{paper.key}.md").write_text(markdown(record))
+    log(f"wrote {out / (paper.key + '.json')} and {out / (paper.key + '.md')} "
+        f"in {record['elapsed_s']:.0f}s")
+    return record
+
+
+def _paper(key: str) -> Paper:
+    try:
+        return PAPERS[key]
+    except KeyError:
+        raise KeyError(f"unknown paper {key!r}; known: {', '.join(sorted(PAPERS))}") from None
+
+
+def _command(paper: str, quick: bool, seeds, tables, extra) -> str:
+    parts = ["python -m fedcore reproduce", paper]
+    if quick:
+        parts.append("--quick")
+    if seeds is not None:
+        parts.append(f"--seeds {seeds}")
+    if tables:
+        parts.append("--tables " + ",".join(tables))
+    for k, v in (extra or {}).items():
+        parts.append(f"--set {k}={json.dumps(v) if not isinstance(v, str) else v}")
+    return " ".join(parts)

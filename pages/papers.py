@@ -1,0 +1,74 @@
+"""Papers: each paper's headline claim, our reproduced numbers and their presets.
+
+The numbers come from ``assets/reproduction/<paper>.json`` (written by
+``python -m fedcore reproduce PAPER``); experiments without a stored result still list
+the paper's numbers and presets. "Open in Playground" loads a preset there.
+"""
+import pandas as pd
+import streamlit as st
+
+from pages.components import charts, state
+from fedcore.presets import preset_config
+from fedcore.reproduce import report, results
+from fedcore.reproduce.presets import PAPERS
+
+ICONS = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
+
+
+def open_in_playground(name: str) -> None:
+    state.load_config(preset_config(name), name)
+    state.show_run(None)
+    st.switch_page(state.PLAYGROUND, query_params={"preset": name})
+
+
+def show_table(paper_key: str, table: dict) -> None:
+    st.subheader(table["title"])
+    if table["status"] not in ("ran", "not run"):
+        st.warning(table["status"])
+    st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
+    for c in table["claims"]:
+        st.markdown(f"{ICONS[c['holds']]} {c['claim']}: **{report.HOLDS[c['holds']]}** — {c['detail']}")
+    series = results.accuracy_series(table)
+    if series:
+        st.plotly_chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),
+                        key=f"papers-{paper_key}-{table['key']}", width="stretch")
+    with st.expander("Settings the paper leaves open, and what we chose"):
+        st.markdown(table["notes"])
+        if table.get("quick_notes"):
+            st.markdown(f"**Quick-mode reductions:** {table['quick_notes']}")
+
+
+st.title("Papers")
+st.caption("The five papers' headline results next to ours. Accuracies in %; ours are mean ± std over "
+           "seeds. Every row is a named preset: load it into the Playground to run or vary it.")
+
+tabs = st.tabs([p.title for p in PAPERS.values()])
+for tab, paper in zip(tabs, PAPERS.values()):
+    with tab:
+        record = results.load(paper.key)
+        ran, rest = results.paper_tables(paper, record)
+        st.markdown(f"**Claim** ({paper.source}): {paper.claim}")
+        if record is None:
+            st.info(f"Not reproduced yet. Run `python -m fedcore reproduce {paper.key} --quick` "
+                    "(CPU, minutes) or without `--quick` (paper settings, GPU).")
+        else:
+            st.caption(f"Mode: **{record['mode']}** · seeds {record['seeds']} · {record['device']} · "
+                       f"{record['created']} · `{record['command']}`")
+
+        presets = [r["preset"] for t in ran + rest for r in t["rows"]]
+        titles = {r["preset"]: f"{t['title']} — {r['label']}" for t in ran + rest for r in t["rows"]}
+        c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+        picked = c1.selectbox("Preset", presets, key=f"papers.{paper.key}.preset",
+                              help="Every experiment of this paper is a named preset.")
+        if c2.button("Open in Playground", key=f"papers.{paper.key}.open", icon=":material/open_in_new:",
+                     type="primary", width="stretch"):
+            open_in_playground(picked)
+        st.caption(titles[picked])
+
+        for table in ran:
+            show_table(paper.key, table)
+        if rest:
+            with st.expander(f"Experiments not reproduced here ({len(rest)}): the paper's numbers and presets"):
+                for table in rest:
+                    st.markdown(f"**{table['title']}**")
+                    st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")

@@ -1,0 +1,211 @@
+"""Reproducing the papers: presets, the ``reproduce`` command, the claim checks, the Papers page."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from fedcore.cli import main
+from fedcore.config import RunConfig
+from fedcore.presets import PRESETS, preset_config
+from fedcore.reproduce.presets import PAPERS
+from fedcore.reproduce.run import QUICK_LABEL, reproduce, row_configs
+from fedcore.reproduce.spec import Claim, RowStats
+
+ROOT = Path(__file__).resolve().parents[1]
+ALL_ROWS = [(p.key, t.key, r) for p in PAPERS.values() for t in p.tables for r in t.rows]
+
+
+# --- presets ---------------------------------------------------------------------------------
+def test_the_five_papers_are_registered():
+    assert set(PAPERS) == {"pldp", "ldp_fl", "hw_dpfl", "kdp_fl", "uldp"}
+
+
+@pytest.mark.parametrize("name", ["pldp_mnist_iid_c", "pldp_digits_iid_a", "ldp_fl_mnist_eps1",
+                                  "hw_dpfl_mnist_noniid", "kdp_fl_fmnist_noniid_eps1", "uldp_mnist_dsdp"])
+def test_headline_presets_exist_under_paper_dataset_setting_names(name):
+    assert name in PRESETS
+
+
+@pytest.mark.parametrize("paper,table,row", ALL_ROWS, ids=[r.preset for _, _, r in ALL_ROWS])
+def test_every_paper_preset_builds_a_valid_config(paper, table, row):
+    cfg = preset_config(row.preset)
+    assert isinstance(cfg, RunConfig)
+    assert cfg.dataset == row.overrides["dataset"]
+
+
+def test_pldp_mnist_iid_presets_carry_the_papers_settings():
+    c = preset_config("pldp_mnist_iid_c")
+    assert (c.num_clients, c.rounds, c.local.batch_size, c.test_size) == (3, 10, 50, 300)
+    assert c.privacy.epsilon == (1.0, 5.0, 10.0) and c.privacy.delta == (1 / 500,)
+    assert (c.privacy.mechanism, c.privacy.aggregator) == ("gaussian", "probabilistic")
+    assert c.privacy.mechanism_options == {"clip": 200.0, "sample_rate": 0.8, "delta_from_size": True}
+    assert preset_config("pldp_mnist_iid_a").privacy.aggregator == "mean"
+    assert preset_config("pldp_mnist_iid_b").privacy.aggregator == "weighted"
+    assert preset_config("pldp_mnist_iid_llh_a").privacy.epsilon == (1.0, 1.0, 10.0)
+    assert preset_config("pldp_covertype_iid_lh_c").privacy.epsilon == (1.0,) * 5 + (10.0,) * 5
+
+
+def test_other_papers_presets_carry_their_settings():
+    ldp = preset_config("ldp_fl_mnist_eps1")
+    assert (ldp.num_clients, ldp.rounds, ldp.local.lr, ldp.privacy.epsilon) == (100, 10, 0.03, (1.0,))
+    assert ldp.privacy.mechanism_options["radius"] == 0.075 and ldp.privacy.aggregator == "mean"
+    hw = preset_config("hw_dpfl_mnist_noniid")
+    assert (hw.partition.kind, hw.partition.iid_fraction, hw.privacy.aggregator) == ("mixed", 0.8, "hellinger")
+    kdp = preset_config("kdp_fl_fmnist_noniid_eps1")
+    assert (kdp.num_clients, kdp.participation, kdp.local.steps, kdp.local.batch_size, kdp.local.lr) == \
+        (100, 0.2, 5, 32, 0.05)
+    assert (kdp.privacy.aggregator, kdp.privacy.epsilon, kdp.partition.kind) == ("kalman", (1.0,), "kclass")
+    assert preset_config("kdp_fl_fmnist_noniid_eps1_dpfedavg").privacy.aggregator == "mean"
+    uldp = preset_config("uldp_mnist_dsdp")
+    assert (uldp.num_clients, uldp.rounds, uldp.participation, uldp.sampling) == (1000, 300, 0.1, "poisson")
+    opts = uldp.privacy.mechanism_options
+    assert (opts["decay"], opts["recall"], opts["beta"], opts["noise"]) == (True, "sign", 0.06, "paper_thm3")
+
+
+def test_every_table_says_what_it_chose_where_the_paper_is_silent():
+    for paper in PAPERS.values():
+        for table in paper.tables:
+            assert len(table.notes) > 40, (paper.key, table.key)
+            if table.in_quick and table.quick:
+                assert table.quick_notes, (paper.key, table.key)
+
+
+@pytest.mark.parametrize("paper", sorted(PAPERS))
+def test_quick_and_full_configs_of_every_table_are_valid(paper):
+    for table in PAPERS[paper].tables:
+        for quick in (False, True):
+            configs = row_configs(table, quick=quick)
+            assert configs, table.key
+        if table.quick_rows:
+            assert set(row_configs(table, quick=True)) == set(table.quick_rows)
+
+
+# --- claims ----------------------------------------------------------------------------------
+LABELS = {"a": "A", "b": "B", "c": "C", "dp": "DP", "dsdp": "DSDP"}
+
+
+def test_order_claim_holds_only_when_every_step_is_ordered():
+    claim = Claim("order", ("c", "b", "a"))
+    ok = claim.check({"a": RowStats([0.50, 0.52]), "b": RowStats([0.60]), "c": RowStats([0.70])}, LABELS)
+    assert ok["holds"] is True and ok["detail"] == "C 70.00 ≥ B 60.00 ≥ A 51.00"
+    bad = claim.check({"a": RowStats([0.5]), "b": RowStats([0.7]), "c": RowStats([0.6])}, LABELS)
+    assert bad["holds"] is False and bad["detail"] == "C 60.00 < B 70.00 ≥ A 50.00"
+
+
+def test_order_claim_tolerance_allows_a_small_shortfall():
+    stats = {"b": RowStats([0.600]), "a": RowStats([0.605])}
+    assert Claim("order", ("b", "a")).check(stats, LABELS)["holds"] is False
+    assert Claim("order", ("b", "a"), tol=0.01).check(stats, LABELS)["holds"] is True
+
+
+def test_faster_claim_compares_rounds_to_target_of_the_seed_mean_curve():
+    fast = RowStats([0.9], curve=[0.5, 0.8, 0.96], rounds=[1, 2, 3])
+    slow = RowStats([0.96], curve=[0.5, 0.7, 0.8, 0.95], rounds=[1, 2, 3, 4])
+    never = RowStats([0.9], curve=[0.5, 0.9], rounds=[1, 2])
+    claim = Claim("faster", ("dsdp",), than="dp")
+    r = claim.check({"dsdp": fast, "dp": slow}, LABELS, target=0.95)
+    assert r["holds"] is True and r["detail"] == "DSDP 3 rounds vs DP 4 rounds (target 95 %)"
+    assert claim.check({"dsdp": slow, "dp": fast}, LABELS, target=0.95)["holds"] is False
+    assert claim.check({"dsdp": fast, "dp": never}, LABELS, target=0.95)["holds"] is True
+    assert claim.check({"dsdp": never, "dp": never}, LABELS, target=0.95)["holds"] is False
+
+
+def test_claim_with_missing_results_is_not_checked():
+    r = Claim("order", ("c", "a")).check({"a": RowStats([0.5])}, LABELS)
+    assert r["holds"] is None and "C" in r["detail"]
+
+
+def test_row_stats_mean_and_population_std():
+    s = RowStats([0.5, 0.7])
+    assert s.mean == pytest.approx(0.6) and s.std == pytest.approx(0.1)
+    assert RowStats([0.4]).std == 0.0
+    assert math.isclose(RowStats([0.4], curve=[None, 0.4], rounds=[1, 2]).rounds_to(0.3), 2)
+
+
+# --- the reproduce command -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """``reproduce pldp --quick`` on digits only, 1 seed, 2 rounds, via the CLI."""
+    out = tmp_path_factory.mktemp("repro")
+    code = main(["reproduce", "pldp", "--quick", "--tables", "digits_iid", "--seeds", "1",
+                 "--set", "rounds=2", "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def test_reproduce_writes_the_json_record_with_per_round_curves(tiny_run):
+    record = json.loads((tiny_run / "pldp.json").read_text())
+    assert record["paper"] == "pldp" and record["seeds"] == [0]
+    assert record["mode"].startswith(QUICK_LABEL) and "rounds=2" in record["mode"]
+    (table,) = record["tables"]
+    assert table["key"] == "digits_iid" and table["status"] == "ran"
+    rows = {r["key"]: r for r in table["rows"]}
+    assert set(rows) == {"nonoise", "a", "b", "c", "c_m"}
+    for r in rows.values():
+        assert r["rounds"] == [1, 2] and len(r["curves"]) == 1 and len(r["curves"][0]) == 2
+        assert r["finals"] == [r["curves"][0][-1]] and r["std"] == 0.0
+        assert 0.0 <= r["mean"] <= 1.0
+    assert rows["a"]["gain"] == 0.0
+    assert rows["c"]["gain"] == pytest.approx(rows["c"]["mean"] - rows["a"]["mean"])
+    (claim,) = table["claims"]
+    assert claim["claim"].startswith("C ≥ B ≥ A") and claim["holds"] in (True, False)
+
+
+def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):
+    md = (tiny_run / "pldp.md").read_text()
+    assert "paper vs ours" in md and QUICK_LABEL in md
+    assert "| method | preset | paper acc % | ours acc % (mean ± std) |" in md
+    assert "| A: arithmetic mean | pldp_digits_iid_a |" in md
+    assert "C ≥ B ≥ A (final accuracy): **" in md
+
+
+def test_a_table_whose_dataset_is_unavailable_is_recorded_as_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    record = reproduce("pldp", quick=True, tables=["covertype_noniid"], seeds=1, extra={"rounds": 1},
+                       out=tmp_path, log=lambda line: None)
+    (table,) = record["tables"]
+    assert table["status"].startswith("skipped") and "covertype" in table["status"]
+    assert all(c["holds"] is None for c in table["claims"])
+
+
+def test_unknown_paper_or_table_is_a_clear_error(tmp_path, capsys):
+    assert main(["reproduce", "pldp", "--tables", "nope", "--out", str(tmp_path)]) == 2
+    assert "no table 'nope'" in capsys.readouterr().err
+
+
+# --- the Papers page ---------------------------------------------------------------------------
+@pytest.fixture()
+def papers_page(tiny_run, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("FEDCORE_REPRODUCTION", str(tiny_run))
+    return AppTest.from_file(str(ROOT / "pages" / "papers.py"), default_timeout=120).run()
+
+
+def test_papers_page_shows_each_paper_our_table_claims_and_plot(papers_page):
+    at = papers_page
+    assert not at.exception and not at.error
+    assert [t.label for t in at.tabs] == ["PLDP-FL", "LDP-FL", "HW-DPFL", "KDP-FL", "ULDP-FED"]
+    text = "\n".join(m.value for m in at.markdown)
+    assert "C ≥ B ≥ A (final accuracy): **" in text
+    charts = at.get("plotly_chart")
+    spec = json.loads(charts[0].proto.spec)
+    assert spec["layout"]["uirevision"] == "papers-pldp-digits_iid"
+    assert {t["name"] for t in spec["data"]} >= {"A: arithmetic mean", "C: probability-based selection"}
+    first = at.dataframe[0].value
+    assert list(first["preset"])[:2] == ["pldp_digits_iid_nonoise", "pldp_digits_iid_a"]
+    assert sum("Not reproduced yet" in i.value for i in at.info) == 4
+    assert at.selectbox(key="papers.kdp_fl.preset").value == "kdp_fl_fmnist_noniid_fedavg"
+
+
+def test_papers_page_button_loads_the_preset_into_the_playground(papers_page):
+    at = papers_page
+    at.selectbox(key="papers.pldp.preset").set_value("pldp_mnist_iid_c").run()
+    at.button(key="papers.pldp.open").click().run()
+    assert at.session_state["pg.preset"] == "pldp_mnist_iid_c"
+    flat = at.session_state["pg.flat"]
+    assert flat["privacy.aggregator"] == "probabilistic" and flat["privacy.epsilon"] == [1.0, 5.0, 10.0]
