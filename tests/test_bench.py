@@ -94,3 +94,18 @@ def test_markdown_section_is_replaced_and_surrounding_text_kept(tmp_path):
     text = doc.read_text()
     assert "Hand-written analysis." in text and "second table" in text and "first table" not in text
     assert text.count("<!-- bench:W1-cpu -->") == 1
+
+
+def test_clients_trained_in_chunks_equal_one_vmap_over_all():
+    torch.manual_seed(0)
+    sizes, local = [5, 11, 8, 3, 9], LocalConfig(epochs=1, batch_size=4, lr=0.2, optimizer="momentum", momentum=0.5)
+    x, y = torch.randn(sum(sizes), 1, 8, 8), torch.randint(0, 10, (sum(sizes),))
+    model = build_model("mlp", (1, 8, 8), 10)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    bounds = [0, 5, 16, 24, 27, 36]
+    padded, counts = pad_client_indices([list(range(a, b)) for a, b in zip(bounds, bounds[1:])], "cpu")
+    plan = make_plan(padded, counts, local, torch.Generator().manual_seed(0))
+    whole = train_clients(model, start, x, y, plan, local)
+    chunked = train_clients(model, start, x, y, plan, local, chunk=2)
+    for k in start:
+        torch.testing.assert_close(chunked[k], whole[k], rtol=1e-5, atol=1e-6)

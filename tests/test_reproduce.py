@@ -162,6 +162,20 @@ def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):
     assert "C ≥ B ≥ A (final accuracy): **" in md
 
 
+def test_refresh_recomputes_gains_and_claims_from_the_stored_runs(tiny_run):
+    from fedcore.reproduce.run import refresh
+
+    record = json.loads((tiny_run / "pldp.json").read_text())
+    rows = {r["key"]: r for r in record["tables"][0]["rows"]}
+    for key, acc in (("a", 0.2), ("b", 0.3), ("c", 0.4)):
+        rows[key]["finals"] = [acc]
+        rows[key]["curves"] = [[0.1, acc]]
+    table = refresh(record)["tables"][0]
+    assert table["claims"][0]["holds"] is True
+    assert {r["key"]: r["gain"] for r in table["rows"] if r["key"] in "abc"} == pytest.approx(
+        {"a": 0.0, "b": 0.1, "c": 0.2})
+
+
 def test_a_table_whose_dataset_is_unavailable_is_recorded_as_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("FEDCORE_OFFLINE", "1")
@@ -202,10 +216,30 @@ def test_papers_page_shows_each_paper_our_table_claims_and_plot(papers_page):
     assert at.selectbox(key="papers.kdp_fl.preset").value == "kdp_fl_fmnist_noniid_fedavg"
 
 
-def test_papers_page_button_loads_the_preset_into_the_playground(papers_page):
-    at = papers_page
+def test_papers_page_button_loads_the_preset_into_the_playground(tiny_run, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("FEDCORE_REPRODUCTION", str(tiny_run))
+    monkeypatch.setenv("FEDCORE_STORE", str(tmp_path / "store"))
+    try:
+        _open_paper_preset_from_the_app(tmp_path)
+    finally:
+        from pages.components import state
+
+        state._manager(str(tmp_path / "store")).close()
+
+
+def _open_paper_preset_from_the_app(tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/papers.py").run()
+    assert not at.exception and at.title[0].value == "Papers"
     at.selectbox(key="papers.pldp.preset").set_value("pldp_mnist_iid_c").run()
     at.button(key="papers.pldp.open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Playground"
     assert at.session_state["pg.preset"] == "pldp_mnist_iid_c"
     flat = at.session_state["pg.flat"]
     assert flat["privacy.aggregator"] == "probabilistic" and flat["privacy.epsilon"] == [1.0, 5.0, 10.0]
+    assert at.query_params["preset"] in ("pldp_mnist_iid_c", ["pldp_mnist_iid_c"])

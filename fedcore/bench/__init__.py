@@ -23,7 +23,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="W1 W2 W3 W4, all, or startup (time to the demo's first round); default W1")
     p.add_argument("--systems", default="fedcore,loop,flower", help="comma-separated: fedcore,loop,flower")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1, help="intra-op threads per process (0: torch default)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="cores per system: torch threads for fedcore and the loop, concurrent one-thread "
+                        "client actors for Flower (0: torch's default / all cores)")
     p.add_argument("--repeat", type=int, default=3, help="runs per system; medians are reported")
     p.add_argument("--quick", action="store_true", help="short variants only (W3-quick instead of W3)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field in every case")

@@ -37,6 +37,7 @@ def run(args) -> int:
     names = [w for w in args.workloads if w != "startup"]
     command = command_line(args)
     key = "-".join(args.workloads) + f"-{device.type}" + ("-quick" if args.quick else "")
+    key += f"-threads{args.threads}" if args.threads != 1 else ""
 
     if "startup" in args.workloads:
         print("startup: timing `python -m fedcore run --preset demo` ...", flush=True)

@@ -10,6 +10,9 @@ determines the result is taken from the same :class:`~fedcore.config.RunConfig`:
 - local training: the plain per-client PyTorch loop of
   :func:`fedcore.engine.reference.train_clients_loop` (``torch.optim.SGD``, the same
   epochs or steps, batch size, learning rate, per-sample clipping for DP-SGD);
+- resources: ``cpus`` cores (default ``$OMP_NUM_THREADS``, which the benchmark sets to
+  its ``--threads`` for every system, else all cores): Ray runs that many client actors
+  at once, one thread each;
 - the server: Flower's ``FedAvg`` (weights = client sample counts, like fedcore's
   ``fedavg`` and ``uldp`` aggregators), a fraction ``participation`` of the clients per
   round, centralised evaluation on the same test set after every round;
@@ -83,8 +86,8 @@ def _client_seed(cfg, rnd: int, cid: int) -> int:
     return (cfg.seed * 1_000_003 + rnd * 10_007 + cid) % 2**63
 
 
-def run_flower(cfg, client_cpus: float = 1.0, client_gpus: Optional[float] = None) -> Measurement:
-    """Run ``cfg`` in Flower's simulation engine; per-round times and accuracy."""
+def run_flower(cfg, cpus: Optional[int] = None, client_gpus: Optional[float] = None) -> Measurement:
+    """Run ``cfg`` in Flower's simulation engine on ``cpus`` cores; per-round times, accuracy."""
     try:
         import flwr  # noqa: F401
         from flwr.client import ClientApp, NumPyClient
@@ -158,17 +161,25 @@ def run_flower(cfg, client_cpus: float = 1.0, client_gpus: Optional[float] = Non
         return ServerAppComponents(strategy=strategy, config=ServerConfig(num_rounds=cfg.rounds))
 
     gpus = client_gpus if client_gpus is not None else (0.1 if server.device.type == "cuda" else 0.0)
-    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
-    run_simulation(server_app=ServerApp(server_fn=server_fn), client_app=ClientApp(client_fn, mods=mods),
-                   num_supernodes=n, backend_config={
-                       "client_resources": {"num_cpus": client_cpus, "num_gpus": gpus},
-                       "init_args": {"include_dashboard": False, "log_to_driver": False}})
+    cpus = cpus or int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count() or 1
+    omp = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"  # each actor (which inherits it) is one client on one core
+    try:
+        run_simulation(server_app=ServerApp(server_fn=server_fn), client_app=ClientApp(client_fn, mods=mods),
+                       num_supernodes=n, backend_config={
+                           "client_resources": {"num_cpus": 1, "num_gpus": gpus},
+                           "init_args": {"num_cpus": cpus, "include_dashboard": False, "log_to_driver": False}})
+    finally:
+        if omp is None:
+            os.environ.pop("OMP_NUM_THREADS")
+        else:
+            os.environ["OMP_NUM_THREADS"] = omp
     if len(stamps) != cfg.rounds + 1:
         raise RuntimeError(f"Flower finished {len(stamps) - 1} of {cfg.rounds} rounds (see its log above)")
     sizes = server.counts.cpu().numpy()
     m = Measurement("flower", round_seconds=list(np.diff(stamps)), accuracy=accuracy[-1],
                     samples=[samples_per_round(sizes, range(per_round), cfg.local)] * cfg.rounds,
                     setup_seconds=stamps[0] - t0, run_seconds=time.perf_counter() - t0,
-                    device=str(server.device), threads=threads, note=flower_note(cfg))
+                    device=str(server.device), threads=cpus, note=flower_note(cfg))
     m.flops_per_sample = model_flops(cfg.model, tuple(server.x_train.shape[1:]), server.ctx.num_classes)
     return m

@@ -98,9 +98,11 @@ def check_targets(results: list[CaseResult], device_type: str) -> list[str]:
     lines = []
     for t in TARGETS:
         result = by_case.get(t.case)
-        if result is None or t.device != device_type:
-            where = "needs a GPU" if t.device == "cuda" else "measured on CPU"
-            lines.append(f"- [not measured here: {where}] {t.text}")
+        if t.device != device_type:
+            lines.append(f"- [not measured here: needs {'a GPU' if t.device == 'cuda' else 'the CPU run'}] {t.text}")
+            continue
+        if result is None:
+            lines.append(f"- [not run in this session] {t.text}")
             continue
         if result.extra:
             lines.append(f"- [not judged: --set changed the workload] {t.text}")
@@ -154,7 +156,8 @@ def environment(device, threads: int, repeat: int, load_before, load_after) -> l
     load = lambda la: "/".join(f"{x:.1f}" for x in la) if la else "n/a"
     return [f"date: {time.strftime('%Y-%m-%d %H:%M %Z')}",
             f"host: {cpu}, {os.cpu_count()} logical CPUs; GPU: {gpu}; torch {torch.__version__}",
-            f"threads per process: {threads or 'torch default'} (OMP_NUM_THREADS); repeats: {repeat} (medians)",
+            f"cores per system: {threads or 'all (torch default threads)'} (OMP_NUM_THREADS for fedcore and "
+            f"the loop, concurrent client actors for Flower); repeats: {repeat} (medians)",
             f"load average (1/5/15 min) before: {load(load_before)}, after: {load(load_after)}"]
 
 

@@ -19,7 +19,7 @@ from ..config import RunConfig
 from ..events import MethodEvent, RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
 from .flat import flatten, flatten_stacked, unflatten
-from .local import client_gradient_fn, train_clients
+from .local import client_chunk, client_gradient_fn, train_clients
 from .plan import make_plan
 from .reference import train_clients_loop
 from .setup import RunSetup, prepare
@@ -53,6 +53,9 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator(device=s.device).manual_seed(cfg.seed)
     grad_fn = client_gradient_fn(s.model, s.mechanism.per_sample_clip)
+    chunk = None  # clients per vmap call: all of them, except on CPU
+    if s.device.type == "cpu":
+        chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
     global_flat = flatten(s.params)
     ledger = Ledger(cfg.num_clients, s.ctx.delta.cpu().numpy())
     acc = loss = None
@@ -74,7 +77,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                              clip=s.mechanism.per_sample_clip)
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                        grad_fn=grad_fn)
+                                        grad_fn=grad_fn, chunk=chunk)
             updates = flatten_stacked(stacked) - global_flat
             upload = s.mechanism.privatize(updates, sel, rnd, gen)
             result = s.aggregator.aggregate(upload, rnd)

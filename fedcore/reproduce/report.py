@@ -39,7 +39,8 @@ def table_rows(table: dict) -> list[dict]:
             row[f"our gain vs {ref}"] = pct(r.get("gain"), signed=True) if r.get("gain") is not None else "–"
         if target is not None:
             rt = r.get("rounds_to_target")
-            row[f"paper rounds to {target:g}"] = str(r["paper_rounds"]) if r.get("paper_rounds") else "–"
+            paper_target = table.get("paper_target") or target
+            row[f"paper rounds to {paper_target:g}"] = str(r["paper_rounds"]) if r.get("paper_rounds") else "–"
             row[f"our rounds to {target:g}"] = ("–" if r.get("mean") is None else
                                                 ("never" if rt is None else str(rt)))
         out.append(row)

@@ -40,7 +40,8 @@ def spec_table(table) -> dict:
     """A :class:`~fedcore.reproduce.spec.Table` in the record's format, without results
     (what the Papers page shows for experiments not reproduced here)."""
     return {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
-            "quick_notes": "", "reference": table.reference, "target": table.target, "status": "not run",
+            "quick_notes": "", "reference": table.reference, "target": table.target,
+            "paper_target": table.target, "status": "not run",
             "rows": [{"key": r.key, "label": r.label, "short": r.name, "preset": r.preset, "paper": r.paper,
                       "paper_gain": r.paper_gain, "paper_rounds": r.paper_rounds, "ran": False}
                      for r in table.rows],

@@ -97,6 +97,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
     record = {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
               "quick_notes": table.quick_notes if quick else "", "reference": table.reference,
               "target": (table.quick_target if quick and table.quick_target is not None else table.target),
+              "paper_target": table.target,
               "status": "ran", "rows": [], "claims": []}
     try:
         configs = row_configs(table, quick=quick, extra=extra)
@@ -104,7 +105,6 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
         record["status"] = f"skipped: invalid configuration: {exc}"
         log(f"  {table.key}: {record['status']}")
         return record
-    stats = {}
     for row in table.rows:
         entry = {"key": row.key, "label": row.label, "short": row.name, "preset": row.preset, "paper": row.paper,
                  "paper_gain": row.paper_gain, "paper_rounds": row.paper_rounds, "ran": row.key in configs}
@@ -124,23 +124,50 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
             runs.append(result)
             log(f"  {table.key} / {row.key} / seed {seed}: accuracy {result['final']:.4f} "
                 f"({result['seconds']:.1f}s)")
-        if not runs:
+        if runs:
+            curves = [r["accuracy"] for r in runs]
+            entry.update({"seeds": seeds[:len(runs)], "finals": [r["final"] for r in runs],
+                          "rounds": runs[0]["rounds"], "curves": curves,
+                          "seconds": sum(r["seconds"] for r in runs)})
+    return summarize(table, record)
+
+
+def summarize(table: Table, record: dict) -> dict:
+    """Fill in a table record's means, gains, rounds to target and claims from its runs
+    (``finals`` / ``curves`` per row), with ``table``'s current rows and claims."""
+    stats = {}
+    for entry in record["rows"]:
+        if not entry.get("finals"):
             continue
-        curves = [r["accuracy"] for r in runs]
-        mean_curve, std_curve = _mean_curve(curves)
-        finals = [r["final"] for r in runs]
-        s = RowStats(finals, mean_curve, runs[0]["rounds"])
-        stats[row.key] = s
-        entry.update({"seeds": seeds[:len(runs)], "finals": finals, "mean": s.mean, "std": s.std,
-                      "rounds": runs[0]["rounds"], "curves": curves, "curve_mean": mean_curve,
-                      "curve_std": std_curve, "seconds": sum(r["seconds"] for r in runs)})
-        if record["target"] is not None:
+        mean_curve, std_curve = _mean_curve(entry["curves"])
+        s = RowStats(entry["finals"], mean_curve, entry["rounds"])
+        stats[entry["key"]] = s
+        entry.update({"mean": s.mean, "std": s.std, "curve_mean": mean_curve, "curve_std": std_curve})
+        if record.get("target") is not None:
             entry["rounds_to_target"] = s.rounds_to(record["target"])
     ref = stats.get(table.reference) if table.reference else None
     for entry in record["rows"]:
         if ref is not None and entry.get("mean") is not None:
             entry["gain"] = entry["mean"] - ref.mean
-    record["claims"] = [c.check(stats, table.labels(), record["target"]) for c in table.claims]
+    record["claims"] = [c.check(stats, table.labels(), record.get("target")) for c in table.claims]
+    return record
+
+
+def refresh(record: dict) -> dict:
+    """Recompute every table's summary, claims and notes of a stored record with the current
+    spec (the runs are kept; e.g. after a claim's wording or check changed)."""
+    paper = _paper(record["paper"])
+    for t in record["tables"]:
+        try:
+            spec = paper.table(t["key"])
+        except KeyError:
+            continue
+        t["paper_target"] = spec.target
+        t["notes"] = spec.notes   # wording only: the settings that ran are in each row's config
+        for entry in t["rows"]:
+            if any(r.key == entry["key"] for r in spec.rows):
+                entry["short"] = spec.row(entry["key"]).name
+        summarize(spec, t)
     return record
 
 
