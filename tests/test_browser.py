@@ -110,16 +110,18 @@ def shoot(pg, name: str) -> None:
 
 def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     pg, (url, store) = page, server
-    pg.goto(url)
+    # a slower demo (10 local epochs of batch 4) so that Stop can land mid-run on an idle
+    # machine, where the plain demo finishes 60 rounds in about a second
+    pg.goto(url + "/?preset=demo&local.epochs=10&local.batch_size=4&rounds=200")
     pg.get_by_role("button", name="Run").wait_for()
     pg.get_by_text("worker ready").wait_for(timeout=90_000)  # the pre-started worker imported torch
 
-    # change a slider: Rounds 20 -> about 60 (keyboard on the thumb); the URL follows
+    # change a slider: Rounds 200 -> about 240 (keyboard on the thumb); the URL follows
     thumb = pg.get_by_role("slider").first
     thumb.focus()
     for _ in range(40):
         thumb.press("ArrowRight")
-    pg.wait_for_function("Number(new URLSearchParams(location.search).get('rounds')) > 40", timeout=30_000)
+    pg.wait_for_function("Number(new URLSearchParams(location.search).get('rounds')) === 240", timeout=30_000)
     settle(pg, 1.0)
     rounds = int(re.search(r"rounds=(\d+)", pg.url).group(1))
 

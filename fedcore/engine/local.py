@@ -16,8 +16,9 @@ that imports sympy, together about 2 s of a run's start-up.
 
 On CPU the clients go through the vmap in chunks (:func:`client_chunk`): one vmap over
 100 clients of a small CNN keeps ~200 MB of activations, spills the caches and runs
-about 1.5x slower than chunks of a few clients, which match the plain loop. On a GPU all
-clients go at once. Chunking changes nothing in the arithmetic.
+about 1.7x slower than chunks of 8 clients, which run about as fast as the plain loop
+(docs/benchmarks.md). On a GPU all clients go at once. Chunking changes nothing in the
+arithmetic.
 """
 from __future__ import annotations
 
