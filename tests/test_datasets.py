@@ -62,9 +62,24 @@ def test_digits_loads_offline_with_a_stable_stratified_split(monkeypatch, tmp_pa
     assert ds.input_shape == (1, 8, 8) and ds.num_classes == 10
     assert 0.0 <= ds.x_train.min() and ds.x_train.max() <= 1.0
     assert torch.bincount(ds.y_test, minlength=10).min() >= 35  # stratified: ~36 per digit
-    again = DATASETS.get("digits")(tmp_path, False)  # a fresh load, bypassing the cache
+    cached = tmp_path / CACHE_DIR / "digits-split-v1.pt"
+    assert cached.is_file(), "the split is cached so the next process skips scikit-learn"
+    again = DATASETS.get("digits")(tmp_path, False)  # a fresh load from the cached split
     assert torch.equal(again.x_test, ds.x_test) and torch.equal(again.y_train, ds.y_train)
-    assert not (tmp_path / CACHE_DIR).exists(), "digits is bundled and needs no files"
+    cached.write_bytes(b"not a tensor file")  # a damaged cache is rebuilt, not trusted
+    rebuilt = DATASETS.get("digits")(tmp_path, False)
+    assert torch.equal(rebuilt.x_train, ds.x_train) and torch.equal(rebuilt.y_test, ds.y_test)
+
+
+def test_digits_works_where_the_cache_cannot_be_written_without_warnings(tmp_path):
+    import warnings
+
+    root = tmp_path / "a-file-not-a-folder"  # unwritable even for root, unlike chmod
+    root.write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = DATASETS.get("digits")(root, False)
+    assert ds.x_train.shape == (1437, 1, 8, 8)
 
 
 def test_same_name_root_and_device_return_the_same_object(tmp_path):

@@ -1,16 +1,20 @@
 """scikit-learn's handwritten digits: the bundled, always-offline default dataset."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from .base import Dataset
+from .cache import Tensors, cached_tensors
 from .registry import DATASETS
+from .root import data_root
 
 SPLIT_SEED = 0
 """Fixed seed of the stratified 80/20 split, so every run sees the same test set."""
+CACHE_KEY = "digits-split-v1"
 
 
 @DATASETS.register(
@@ -22,15 +26,26 @@ def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
     """Load the UCI optical digits bundled with scikit-learn (no files, no network).
 
     Pixels 0..16 are scaled to [0, 1] and shaped ``[1, 8, 8]``; the split is a
-    stratified 80/20 (1437 / 360) with the fixed seed :data:`SPLIT_SEED`. ``root`` and
-    ``download`` are accepted for a uniform loader signature and ignored. scikit-learn is
-    imported here, not at the top: it pulls in scipy and pandas (1-2 s of start-up) that
-    runs on other datasets do not need.
+    stratified 80/20 (1437 / 360) with the fixed seed :data:`SPLIT_SEED`. ``root`` only
+    chooses where the split is cached (``download`` is ignored): the first load imports
+    scikit-learn (it pulls in scipy, about 1 s of start-up) and stores the split as
+    ``<root>/fedcore_cache/digits-split-v1.pt``; later processes read that file in
+    milliseconds. A read-only root just means no cache (silently: digits must work
+    everywhere).
 
     >>> ds = load_digits()
     >>> ds.x_train.shape, ds.x_test.shape, ds.num_classes
     (torch.Size([1437, 1, 8, 8]), torch.Size([360, 1, 8, 8]), 10)
     """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = cached_tensors(root if root is not None else data_root(), CACHE_KEY, _split)
+    return Dataset("digits", t["x_train"], t["y_train"], t["x_test"], t["y_test"],
+                   num_classes=10, input_shape=(1, 8, 8))
+
+
+def _split() -> Tensors:
+    """The stratified 80/20 split of scikit-learn's digits, pixels scaled to [0, 1]."""
     from sklearn.datasets import load_digits as sklearn_digits
     from sklearn.model_selection import train_test_split
 
@@ -38,6 +53,5 @@ def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
     x = (images / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
     x_tr, x_te, y_tr, y_te = train_test_split(
         x, labels, test_size=0.2, stratify=labels, random_state=SPLIT_SEED)
-    return Dataset("digits", torch.from_numpy(x_tr), torch.from_numpy(y_tr).long(),
-                   torch.from_numpy(x_te), torch.from_numpy(y_te).long(),
-                   num_classes=10, input_shape=(1, 8, 8))
+    return {"x_train": torch.from_numpy(x_tr), "y_train": torch.from_numpy(y_tr).long(),
+            "x_test": torch.from_numpy(x_te), "y_test": torch.from_numpy(y_te).long()}
