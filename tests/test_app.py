@@ -166,6 +166,20 @@ def test_a_link_reopens_the_same_settings(store_dir):
     assert by_label(at.number_input, "Dirichlet alpha (small = skewed)").value == 0.3
 
 
+def test_a_change_sent_with_the_previous_url_is_not_undone(store_dir):
+    # The browser sends the query string it has; a slider step made before it received the
+    # previous rerun's URL arrives with that older URL, which must not reload the settings.
+    at = app(preset="demo", rounds="200")
+    by_label(at.slider, "Rounds").set_value(201).run()
+    assert qp(at, "rounds") == "201"
+    at.query_params["rounds"] = "200"  # stale: the browser had not applied rounds=201 yet
+    by_label(at.slider, "Rounds").set_value(202).run()
+    assert by_label(at.slider, "Rounds").value == 202 and qp(at, "rounds") == "202"
+    at.query_params["rounds"] = "9"  # a URL this session never wrote is still loaded
+    at.run()
+    assert by_label(at.slider, "Rounds").value == 9
+
+
 def test_a_failed_run_shows_its_error_and_keeps_its_rounds(finished_run, store_dir):
     from pages.components import state
 

@@ -3,7 +3,8 @@
 The :class:`~fedcore.runner.JobManager` and the event cache are one per server
 (``st.cache_resource``). Session state holds ids and the Playground's settings only:
 the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), and
-the query string last written (``pg.url``). Event data is never copied into a session.
+the query strings this session wrote (``pg.urls``). Event data is never copied into a
+session.
 """
 from __future__ import annotations
 
@@ -97,19 +98,35 @@ def show_run(run_id: Optional[str]) -> None:
     st.session_state["pg.run"] = run_id
 
 
+URL_MEMORY = 64
+"""How many of its own query strings a session remembers (see :func:`sync_from_url`)."""
+
+
 def _signature(params: dict) -> str:
     return json.dumps(dict(sorted(params.items())))
+
+
+def _remember_url(params: dict) -> None:
+    seen = st.session_state.setdefault("pg.urls", [])
+    sig = _signature(params)
+    if sig in seen:
+        seen.remove(sig)
+    seen.append(sig)
+    del seen[:-URL_MEMORY]
 
 
 def sync_from_url() -> None:
     """If the URL names a config or run this session has not seen, load it.
 
-    An empty query string (navigating from another page) keeps the session's settings.
+    An empty query string (navigating from another page) keeps the session's settings,
+    and so does any query string this session wrote itself: a widget change made before
+    the browser received the previous run's URL arrives with that older URL, and loading
+    it would undo the change (quick slider steps snapped back).
     """
     params = st.query_params.to_dict()
-    if not params or _signature(params) == st.session_state.get("pg.url"):
+    if not params or _signature(params) in st.session_state.get("pg.urls", ()):
         return
-    st.session_state["pg.url"] = _signature(params)
+    _remember_url(params)
     try:
         cfg = config_from_params(params, DEFAULT_PRESET)
     except (FedcoreError, KeyError) as exc:
@@ -129,7 +146,7 @@ def write_url(cfg: Optional[RunConfig]) -> None:
         params["run"] = shown_run()
     if _signature(params) != _signature(st.query_params.to_dict()):
         st.query_params.from_dict(params)
-    st.session_state["pg.url"] = _signature(params)
+    _remember_url(params)
 
 
 def open_in_playground(run_id: str) -> None:
@@ -142,7 +159,7 @@ def open_in_playground(run_id: str) -> None:
     load_config(cfg)
     show_run(run_id)
     params = {**config_to_params(cfg, current_preset()), "run": run_id}
-    st.session_state["pg.url"] = _signature(params)
+    _remember_url(params)
     st.switch_page(PLAYGROUND, query_params=params)
 
 
