@@ -7,9 +7,11 @@ largest epsilon any client spent.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, compare, state
+from pages.components import charts, compare, routing, state
 from fedcore.runner import ACTIVE
 from fedcore.runner.results import BASIC
+
+routing.through_router()
 
 st.title("Compare runs")
 

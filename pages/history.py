@@ -6,9 +6,11 @@ Pick a run to reopen it in the Playground, train it again, delete it, or downloa
 import pandas as pd
 import streamlit as st
 
-from pages.components import history, state
+from pages.components import history, routing, state
 from fedcore.runner import ACTIVE
 from fedcore.runner.results import export_csv, export_json
+
+routing.through_router()
 
 st.title("Run history")
 store = state.manager().store

@@ -19,6 +19,9 @@ if str(ROOT) not in sys.path:           # `streamlit run pages/mechanisms.py` on
 from fedcore import teaching  # noqa: E402
 from fedcore.errors import ConfigError  # noqa: E402
 from fedcore.mechanisms import MECHANISMS  # noqa: E402
+from pages.components import routing  # noqa: E402
+
+routing.through_router()
 
 BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "#7f7f7f"
 HEIGHT = 370

@@ -7,10 +7,12 @@ the paper's numbers and presets. "Open in Playground" loads a preset there.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, state
+from pages.components import charts, routing, state
 from fedcore.presets import preset_config
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPERS
+
+routing.through_router()
 
 ICONS = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
 

@@ -6,10 +6,12 @@ events), the data split the config produces, and the config itself.
 """
 import streamlit as st
 
-from pages.components import live, preview, state, widgets
+from pages.components import live, preview, routing, state, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
+
+routing.through_router()
 
 manager = state.manager()  # created with the first page: its warm worker is ready by the first Run
 flat = state.playground_flat()

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,12 +38,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextmanager
+def streamlit_server(store: Path, log_dir: Path):
+    """``streamlit run app.py`` on a free port with its own run store; yields the URL."""
     port = free_port()
-    store = tmp_path_factory.mktemp("store")
     env = {**os.environ, "FEDCORE_STORE": str(store), "FEDCORE_OFFLINE": "1"}
-    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")
+    log = open(log_dir / "streamlit.log", "w+")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -59,7 +60,7 @@ def server(tmp_path_factory):
                 log.seek(0)
                 pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
             time.sleep(0.2)
-        yield url, store
+        yield url
     finally:
         proc.terminate()
         try:
@@ -68,6 +69,13 @@ def server(tmp_path_factory):
             proc.kill()
             proc.wait(5)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store")
+    with streamlit_server(store, tmp_path_factory.mktemp("log")) as url:
+        yield url, store
 
 
 @pytest.fixture(scope="module")
@@ -203,3 +211,15 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
                "stopped_at_round": stopped_at, "load_average": os.getloadavg()[0]}
     (SHOTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
     print("\nbrowser timings:", timings)
+
+
+def test_a_deep_link_on_a_fresh_server_goes_through_the_router(page, tmp_path):
+    # Until some session has run app.py, a fresh server runs pages/<name>.py on its own
+    # (Streamlit's old pages/ mode): no menu, no wide layout, raw file names in the sidebar.
+    with streamlit_server(tmp_path / "store", tmp_path) as url:
+        page.goto(url + "/history")
+        page.get_by_role("heading", name="Run history").wait_for()
+        settle(page, 1.0)
+        assert page.get_by_role("link", name="Papers", exact=True).count() == 1, "the top menu is missing"
+        assert not page.locator("[data-testid=stSidebarNav]").count(), "the pages/ folder's own menu is shown"
+        assert "/history" in page.evaluate("location.pathname")
