@@ -9,6 +9,10 @@ layout, and a sidebar listing raw file names ("app", "compare", ...). Every page
 :func:`through_router` first. In that state it switches the server to ``st.navigation``
 mode and reruns; the rerun goes through ``app.py``, which routes to the same page,
 because both modes hash a page by its URL path.
+
+Only a session's first script run is redirected: a rerun would drop a button click made
+in the run it replaces, and ``AppTest`` resets the flag before every run it makes, so later
+runs there execute the page file directly, as they always did.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from streamlit.runtime.pages_manager import PagesManager
 
 
 def through_router() -> None:
-    """Rerun through ``app.py`` if Streamlit ran this page file on its own."""
-    if PagesManager.uses_pages_directory:
+    """Rerun through ``app.py`` if Streamlit ran this page file on its own for a new session."""
+    if PagesManager.uses_pages_directory and len(st.session_state) == 0:
         PagesManager.uses_pages_directory = False
         st.rerun()
