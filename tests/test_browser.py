@@ -198,6 +198,11 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
             pg.get_by_role("link", name=title).click()
             settle(pg, 1.0)
             assert not pg.locator("[data-testid=stException]").count(), f"{name} page raised"
+    # Papers: the stored reproduction records render as tables and curves
+    pg.get_by_role("tab", name="LDP-FL", exact=True).click()
+    pg.get_by_text("fedcore reproduce ldp_fl").first.wait_for()  # the record's command line
+    settle(pg, 1.5)
+    shoot(pg, "papers")
 
     from fedcore.runner import RunStore
 
