@@ -104,6 +104,7 @@ def make_parser() -> argparse.ArgumentParser:
     from .reproduce.cli import add_reproduce_parser
 
     add_reproduce_parser(sub)
+    __import__("fedcore.sweep.cli").sweep.cli.add_sweep_parser(sub)
     return p
 
 

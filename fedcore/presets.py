@@ -35,5 +35,16 @@ register_preset("mnist_cnn_100", summary="MNIST, ULDP-FED CNN, 100 IID clients, 
                            "partition.kind": "iid", "local.epochs": 1, "local.batch_size": 32,
                            "local.lr": 0.05, "method": "fedavg"})
 
+# Demo-scale settings per method: what a preset changes when a method is picked on it
+# (Playground one-click, ``python -m fedcore sweep``). Only run-scale settings (clients,
+# rounds, learning rate, local steps, clip); the papers' method definitions stay as they are.
+METHOD_SETTINGS: dict[str, dict[str, dict]] = {"demo": {}}
+
+
+def preset_method_settings(preset: str, method: str) -> dict:
+    """Overrides that preset ``preset`` adds when method ``method`` is applied on it."""
+    return dict(METHOD_SETTINGS.get(preset, {}).get(method, {}))
+
+
 # the five papers' headline experiments (pldp_mnist_iid_c, ldp_fl_mnist_eps1, ...)
 from .reproduce import presets as _paper_presets  # noqa: E402,F401

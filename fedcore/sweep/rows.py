@@ -1,0 +1,159 @@
+"""The rows of a sweep and ``frontier.json``: one row per (method, target ε, seed).
+
+``frontier.json`` is strict JSON (no ``NaN`` / ``Infinity`` tokens)::
+
+    {"rows": [{"method": "pldp_b", "epsilon": 1.0, "epsilon_accountant": 3.71,
+               "epsilon_accountant_infinite": false, "threat_model": "local",
+               "seed": 0, "accuracy": 0.83, "seconds": 0.21, ...}, ...]}
+
+- ``epsilon``: the target ε the point was configured with (``privacy.epsilon``, the same for
+  every client); ``null`` for the method's no-privacy reference rows.
+- ``epsilon_accountant``: the *headline* ε the run actually spent: the tightest rigorous
+  bound for its threat model, the largest over clients (``RoundEvent.epsilon_headline_run``).
+  **Infinity is written as ``null`` with ``"epsilon_accountant_infinite": true``** (nothing
+  was noised, or no rigorous bound exists), the same encoding as the event stream.
+- ``threat_model``: ``local`` | ``central`` | ``record`` | ``none``.
+- ``accuracy``: final test accuracy; ``seconds``: the run's wall time (for runs trained
+  together in one batch, the batch's time divided by its number of runs).
+- extra keys: ``config_hash`` (the run's cache key), ``rounds``, ``batched`` (trained in a
+  lockstep batch).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from ..errors import FedcoreError
+
+FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
+CSV_KEYS = FRONTIER_KEYS + ("epsilon_accountant_infinite", "rounds", "batched", "config_hash")
+
+
+def _finite(x: Optional[float]) -> Optional[float]:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optional[float],
+             headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
+             rounds: int = 0, batched: bool = False) -> dict:
+    """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
+    infinite = headline is None or math.isinf(float(headline))
+    return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
+            "epsilon_accountant_infinite": infinite, "threat_model": threat_model, "seed": int(seed),
+            "accuracy": _finite(accuracy), "seconds": round(float(seconds), 4), "config_hash": config_hash,
+            "rounds": int(rounds), "batched": bool(batched)}
+
+
+def dumps_frontier(rows: Iterable[dict]) -> str:
+    """``{"rows": [...]}`` as strict JSON (raises on a NaN / infinite number)."""
+    return json.dumps({"rows": list(rows)}, allow_nan=False, indent=1, ensure_ascii=False)
+
+
+def write_frontier(path: Union[str, Path], rows: Iterable[dict]) -> None:
+    """Write ``frontier.json`` atomically (a reader never sees half a file)."""
+    path = Path(path)
+    text = dumps_frontier(rows)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _refuse(token: str):
+    raise ValueError(f"{token} is not strict JSON")
+
+
+def read_frontier(path: Union[str, Path]) -> list[dict]:
+    """The rows of a ``frontier.json``; a file without the row keys is refused in one line."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=_refuse)
+    except (OSError, ValueError) as exc:
+        raise FedcoreError(f"{path}: not a frontier file ({str(exc)[:80]})") from None
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or any(not isinstance(r, dict) or set(FRONTIER_KEYS) - set(r) for r in rows):
+        raise FedcoreError(f"{path}: not a frontier file (expected {{\"rows\": [...]}} with keys "
+                           + ", ".join(FRONTIER_KEYS) + ")")
+    return rows
+
+
+def rows_csv(rows: Iterable[dict]) -> str:
+    """The rows as CSV (∞ headline written as ``inf``)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        out = dict(r)
+        if r.get("epsilon_accountant_infinite"):
+            out["epsilon_accountant"] = "inf"
+        if r.get("epsilon") is None:
+            out["epsilon"] = "none"
+        w.writerow(out)
+    return buf.getvalue()
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return mean, std
+
+
+def summarize(rows: Iterable[dict]) -> list[dict]:
+    """Mean ± std (sample std, n - 1) of accuracy and headline ε per (method, target ε).
+
+    One dict per group: ``method``, ``epsilon`` (None = no privacy), ``n``, ``accuracy_mean``,
+    ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``.
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    order: list[tuple] = []
+    for r in rows:
+        key = (r["method"], r["epsilon"])
+        if key not in groups:
+            order.append(key)
+        groups[key].append(r)
+    out = []
+    for key in order:
+        rs = [r for r in groups[key] if r.get("accuracy") is not None]
+        if not rs:
+            continue
+        mean, std = _mean_std([r["accuracy"] for r in rs])
+        heads = [r["epsilon_accountant"] for r in rs]
+        head = None if any(h is None for h in heads) else sum(heads) / len(heads)
+        out.append({"method": key[0], "epsilon": key[1], "n": len(rs), "accuracy_mean": mean,
+                    "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"]})
+    return out
+
+
+def _eps_label(eps: Optional[float]) -> str:
+    return "no privacy" if eps is None else f"ε = {eps:g}"
+
+
+def summary_table(rows: Iterable[dict]) -> str:
+    """Markdown table: one line per method, one column per target ε (mean ± std accuracy),
+    then the no-privacy reference; the headline ε spent is in brackets."""
+    stats = summarize(rows)
+    methods = list(dict.fromkeys(s["method"] for s in stats))
+    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
+    cols = eps + [None]
+    cell = {(s["method"], s["epsilon"]): s for s in stats}
+    head = "| method | threat model | " + " | ".join(_eps_label(e) for e in cols) + " |"
+    lines = [head, "|" + "---|" * (len(cols) + 2)]
+    for m in methods:
+        threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
+        parts = []
+        for e in cols:
+            s = cell.get((m, e))
+            if s is None:
+                parts.append("–")
+                continue
+            text = f"{s['accuracy_mean']:.3f} ± {s['accuracy_std']:.3f}"
+            if e is not None:
+                h = s["headline_mean"]
+                text += " (∞)" if h is None else f" ({h:.3g})"
+            parts.append(text)
+        lines.append(f"| {m} | {threat} | " + " | ".join(parts) + " |")
+    return "\n".join(lines)

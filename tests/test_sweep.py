@@ -1,0 +1,119 @@
+"""`python -m fedcore sweep`: the frontier.json contract, bad inputs, batched == one by one."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from fedcore.cli import main
+from fedcore.sweep import FRONTIER_KEYS, SweepSpec, read_frontier, summary_table
+from fedcore.sweep.rows import rows_csv
+
+TINY = ["--set", "rounds=2", "--set", "num_clients=4"]
+
+
+@pytest.fixture(scope="module")
+def frontier(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "frontier.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["sweep", "--preset", "demo", "--methods", "pldp_b,ldp_fl", "--epsilons", "10,1",
+                     "--seeds", "2", *TINY, "--out", str(out)])
+    return code, buf.getvalue(), out
+
+
+def test_contract_rows_and_keys(frontier):
+    code, stdout, out = frontier
+    assert code == 0
+    text = out.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    assert list(data) == ["rows"]
+    rows = data["rows"]
+    # 2 methods x (2 eps + no privacy) x 2 seeds
+    assert len(rows) == 12
+    for r in rows:
+        assert set(FRONTIER_KEYS) <= set(r)
+        assert 0.0 <= r["accuracy"] <= 1.0 and r["seconds"] >= 0
+    assert {(r["method"], r["epsilon"], r["seed"]) for r in rows} == {
+        (m, e, s) for m in ("pldp_b", "ldp_fl") for e in (None, 1.0, 10.0) for s in (0, 1)}
+    refs = [r for r in rows if r["epsilon"] is None]
+    assert len(refs) == 4
+    # no noise is infinity (null + flag), never 0
+    assert all(r["epsilon_accountant"] is None and r["epsilon_accountant_infinite"] for r in refs)
+    assert all(r["threat_model"] == "none" for r in refs)
+    private = [r for r in rows if r["epsilon"] is not None]
+    assert all(r["threat_model"] == "local" for r in private)
+    assert all(r["epsilon_accountant"] is not None and r["epsilon_accountant"] > 0 for r in private)
+    # a larger target spends a larger headline epsilon
+    by = {(r["method"], r["epsilon"], r["seed"]): r["epsilon_accountant"] for r in private}
+    assert all(by[(m, 10.0, s)] > by[(m, 1.0, s)] for m in ("pldp_b", "ldp_fl") for s in (0, 1))
+    assert read_frontier(out) == rows
+
+
+def test_one_line_per_finished_point(frontier):
+    _, stdout, _ = frontier
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("[")]
+    assert len(lines) == 12
+    assert lines[0].startswith("[ 1/12]") and lines[-1].startswith("[12/12]")
+    assert "no privacy" in stdout and "headline ε ∞" in stdout
+
+
+def test_table_and_csv(frontier):
+    rows = read_frontier(frontier[2])
+    table = summary_table(rows)
+    assert table.splitlines()[0].startswith("| method | threat model | ε = 1 | ε = 10 | no privacy |")
+    assert "± " in table and len(table.splitlines()) == 4
+    csv_text = rows_csv(rows)
+    assert csv_text.splitlines()[0].startswith("method,epsilon,epsilon_accountant")
+    assert ",none,inf," in csv_text
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--epsilons", "0,1"], "epsilons"),
+    (["--epsilons", "1,abc"], "epsilons"),
+    (["--epsilons", "1,inf"], "epsilons"),
+    (["--epsilons", ""], "epsilons"),
+    (["--methods", "ldp_fll"], "methods"),
+    (["--methods", "pldp_b,pldp_b"], "methods"),
+    (["--seeds", "0"], "seeds"),
+    (["--seeds", "x"], "seeds"),
+    (["--preset", "nope"], "preset"),
+    (["--set", "rounds=0"], "rounds"),
+    (["--set", "privacy.epsilon=3"], "--epsilons"),
+])
+def test_bad_input_exits_2_with_one_line(args, field, capsys, tmp_path):
+    code = main(["sweep", *args, "--out", str(tmp_path / "f.json")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and field in err, err
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_bad_input_from_the_shell(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "fedcore", "sweep", "--epsilons", "-1",
+                           "--out", str(tmp_path / "f.json")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "epsilons" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_points_layering():
+    spec = SweepSpec(preset="demo", methods="kdp_fl", epsilons="3,1", seeds="4,7", sets=("rounds=3",))
+    points = spec.points()
+    assert [(p.epsilon, p.seed) for p in points] == [(None, 4), (None, 7), (1.0, 4), (1.0, 7), (3.0, 4), (3.0, 7)]
+    assert all(p.config.rounds == 3 and p.config.dataset == "digits" for p in points)
+    assert points[0].config.privacy.mechanism == "none"
+    assert points[2].config.privacy.mechanism == "dp_sgd" and points[2].config.privacy.epsilon == (1.0,)
+    assert points[2].config.privacy.aggregator == points[0].config.privacy.aggregator == "kalman"
+
+
+def test_fedavg_has_only_reference_rows():
+    points = SweepSpec(methods="fedavg", epsilons="1,10", seeds=2).points()
+    assert [p.epsilon for p in points] == [None, None]
+    assert not math.isnan(points[0].seed)
