@@ -8,9 +8,10 @@ value and the allowed range, e.g.::
     >>> RunConfig(rounds=0)
     Traceback (most recent call last):
     ...
-    fedcore.errors.ConfigError: rounds: got 0; must be an integer >= 1
+    fedcore.errors.ConfigError: rounds: got 0; must be an integer in [1, 100000]
 
-Checks that need the dataset (more clients than samples, an impossible partition) run
+Names (dataset, mechanism, ...), component options and their compatibility are checked by
+:func:`fedcore.resolve.resolve`, which needs the registries. Checks that need the dataset (more clients than samples, an impossible partition) run
 when the engine loads the data, and raise the same error type.
 """
 from __future__ import annotations
@@ -22,39 +23,23 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from .constraints import (Boolean, Choice, Interval, Mapping, PerClient, Text, check, check_fields,
+                          setting)
 from .errors import ConfigError
 
 DEVICES = ("auto", "cpu", "cuda")
 OPTIMIZERS = ("sgd", "momentum")
 SAMPLINGS = ("fixed", "poisson")
+SECTIONS = ("partition", "local", "privacy")
+"""Config fields that hold a section of their own (dotted as ``section.field``)."""
+MAX_SEED = 2**32 - 1
+MAX_PLAN_ELEMENTS = 2**26
+"""Largest batch plan (clients x local steps x batch) a round may build: about 1.6 GB of
+index, mask and random keys. ``local.steps=10**6`` asked for 8 GB; this says so instead."""
 
-
-def _check(cond: bool, name: str, value: Any, allowed: str) -> None:
-    if not cond:
-        raise ConfigError(name, value, allowed)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
-
-
-def _int_at_least(name: str, v: Any, low: int) -> None:
-    _check(_is_int(v) and v >= low, name, v, f"must be an integer >= {low}")
-
-
-def _num_between(name: str, v: Any, low: float, high: float, *, open_low=True, open_high=False) -> None:
-    ok_low = (v > low) if open_low else (v >= low)
-    ok_high = (v < high) if open_high else (v <= high)
-    lo, hi = ("(" if open_low else "["), (")" if open_high else "]")
-    _check(_is_num(v) and ok_low and ok_high, name, v, f"must be a number in {lo}{low}, {high}{hi}")
-
-
-def _one_of(name: str, v: Any, choices) -> None:
-    _check(v in choices, name, v, "must be one of: " + ", ".join(map(str, choices)))
+_NAME = Text(100)
+_EPS = Interval(float, 0, 1e6, closed="right", suggested=(0.1, 20.0), step=0.1)
+_DELTA = Interval(float, 0, 1, closed="neither", step=1e-6)
 
 
 @dataclass(frozen=True)
@@ -65,24 +50,19 @@ class PartitionConfig:
     partitioner reads only the ones it needs).
     """
 
-    kind: str = "iid"
-    alpha: float = 0.5
-    min_size: int = 10
-    shards_per_client: int = 2
-    classes_per_client: int = 2
-    iid_fraction: float = 0.8
-    size_cv: float = 0.55
+    kind: str = setting("iid", _NAME, "partitioner (see `python -m fedcore list`)")
+    alpha: float = setting(0.5, Interval(float, 0, 1e6, closed="right", suggested=(0.01, 10.0), step=0.1),
+                           "Dirichlet concentration (small = skewed)")
+    min_size: int = setting(10, Interval(int, 0, 1_000_000), "Dirichlet: minimum samples per client")
+    shards_per_client: int = setting(2, Interval(int, 1, 10_000), "McMahan shards per client")
+    classes_per_client: int = setting(2, Interval(int, 1, 10_000), "classes per client (k-class, mixed)")
+    iid_fraction: float = setting(0.8, Interval(float, 0, 1, suggested=(0.0, 1.0), step=0.05),
+                                  "mixed: fraction of IID clients")
+    size_cv: float = setting(0.55, Interval(float, 0, 10, suggested=(0.0, 3.0), step=0.05),
+                             "k-class: coefficient of variation of client sizes")
 
     def validate(self, prefix: str = "partition") -> None:
-        from .catalog import PARTITIONERS
-
-        _one_of(f"{prefix}.kind", self.kind, PARTITIONERS.names())
-        _num_between(f"{prefix}.alpha", self.alpha, 0, 1e6)
-        _int_at_least(f"{prefix}.min_size", self.min_size, 0)
-        _int_at_least(f"{prefix}.shards_per_client", self.shards_per_client, 1)
-        _int_at_least(f"{prefix}.classes_per_client", self.classes_per_client, 1)
-        _num_between(f"{prefix}.iid_fraction", self.iid_fraction, 0, 1, open_low=False)
-        _num_between(f"{prefix}.size_cv", self.size_cv, 0, 10, open_low=False)
+        check_fields(self, prefix)
 
 
 @dataclass(frozen=True)
@@ -93,22 +73,16 @@ class LocalConfig:
     replacement from the client's data (the "U local iterations" reading of KDP-FL).
     """
 
-    epochs: int = 1
-    steps: int = 0
-    batch_size: int = 32
-    lr: float = 0.1
-    optimizer: str = "sgd"
-    momentum: float = 0.0
-    weight_decay: float = 0.0
+    epochs: int = setting(1, Interval(int, 1, 10_000, suggested=(1, 100)), "local epochs E")
+    steps: int = setting(0, Interval(int, 0, 1_000_000), "U local steps instead of epochs (0 = epochs)")
+    batch_size: int = setting(32, Interval(int, 1, 1_000_000, suggested=(1, 10_000)), "batch size B")
+    lr: float = setting(0.1, Interval(float, 0, 100, closed="right", step=0.01), "local learning rate")
+    optimizer: str = setting("sgd", Choice(OPTIMIZERS), "local optimizer")
+    momentum: float = setting(0.0, Interval(float, 0, 1, closed="left", step=0.05), "momentum")
+    weight_decay: float = setting(0.0, Interval(float, 0, 1, step=1e-4), "weight decay")
 
     def validate(self, prefix: str = "local") -> None:
-        _int_at_least(f"{prefix}.epochs", self.epochs, 1)
-        _int_at_least(f"{prefix}.steps", self.steps, 0)
-        _int_at_least(f"{prefix}.batch_size", self.batch_size, 1)
-        _num_between(f"{prefix}.lr", self.lr, 0, 100)
-        _one_of(f"{prefix}.optimizer", self.optimizer, OPTIMIZERS)
-        _num_between(f"{prefix}.momentum", self.momentum, 0, 1, open_low=False, open_high=True)
-        _num_between(f"{prefix}.weight_decay", self.weight_decay, 0, 1, open_low=False)
+        check_fields(self, prefix)
 
 
 @dataclass(frozen=True)
@@ -117,16 +91,18 @@ class PrivacyConfig:
 
     ``epsilon`` and ``delta`` hold one value (broadcast to every client) or one value
     per client. ``mechanism_options`` / ``aggregator_options`` are checked against the
-    option dataclass that the chosen mechanism / aggregator registers.
+    option dataclass that the chosen mechanism / aggregator registers (in
+    :func:`fedcore.resolve.resolve`, which knows the registries).
     """
 
-    epsilon: tuple[float, ...] = (1.0,)
-    delta: tuple[float, ...] = (1e-5,)
-    mechanism: str = "none"
-    mechanism_options: dict = field(default_factory=dict)
-    aggregator: str = "fedavg"
-    aggregator_options: dict = field(default_factory=dict)
-    server_lr: float = 1.0
+    epsilon: tuple[float, ...] = setting((1.0,), PerClient(_EPS), "privacy budget ε per client")
+    delta: tuple[float, ...] = setting((1e-5,), PerClient(_DELTA), "δ per client")
+    mechanism: str = setting("none", _NAME, "client-side mechanism")
+    mechanism_options: dict = setting({}, Mapping(), "the mechanism's options")
+    aggregator: str = setting("fedavg", _NAME, "server rule")
+    aggregator_options: dict = setting({}, Mapping(), "the aggregator's options")
+    server_lr: float = setting(1.0, Interval(float, 0, 1e3, closed="right", step=0.1),
+                               "server step eta_s in W <- W + eta_s f(uploads)")
 
     def __post_init__(self):
         for name in ("epsilon", "delta"):
@@ -137,21 +113,12 @@ class PrivacyConfig:
                 object.__setattr__(self, name, tuple(float(x) if _is_num(x) else x for x in v))
 
     def validate(self, num_clients: int, prefix: str = "privacy") -> None:
-        from .catalog import AGGREGATORS, MECHANISMS
-
-        for name, high in (("epsilon", 1e6), ("delta", 1.0)):
+        check_fields(self, prefix)
+        for name in ("epsilon", "delta"):
             values = getattr(self, name)
-            _check(len(values) in (1, num_clients), f"{prefix}.{name}", list(values),
-                   f"must hold one value or one per client ({num_clients} values)")
-            for i, v in enumerate(values):
-                _num_between(f"{prefix}.{name}[{i}]", v, 0, high, open_high=(name == "delta"))
-        _one_of(f"{prefix}.mechanism", self.mechanism, MECHANISMS.names())
-        _one_of(f"{prefix}.aggregator", self.aggregator, AGGREGATORS.names())
-        _num_between(f"{prefix}.server_lr", self.server_lr, 0, 1e3)
-        for kind, reg, opts in (("mechanism", MECHANISMS, self.mechanism_options),
-                                ("aggregator", AGGREGATORS, self.aggregator_options)):
-            _check(isinstance(opts, dict), f"{prefix}.{kind}_options", opts, "must be a mapping")
-            reg.get(getattr(self, kind)).parse_options(opts, f"{prefix}.{kind}_options")
+            if len(values) not in (1, num_clients):
+                raise ConfigError(f"{prefix}.{name}", list(values)[:8],
+                                  f"must hold one value or one per client ({num_clients} values)")
 
     def epsilons(self, num_clients: int) -> list[float]:
         """Per-client epsilon list, broadcasting a single value."""
@@ -162,63 +129,75 @@ class PrivacyConfig:
         return list(self.delta) * num_clients if len(self.delta) == 1 else list(self.delta)
 
 
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that determines a run. Same config + same seed = same results.
 
     ``participation`` is the fraction of clients per round: ``sampling="fixed"`` takes
-    ``max(1, round(participation * num_clients))`` clients without replacement,
+    ``round(participation * num_clients)`` clients without replacement (at least one; a
+    fraction that rounds to none is refused),
     ``"poisson"`` includes each client independently with that probability (ULDP-FED).
     ``train_size`` / ``test_size`` subsample the data (0 = all), as several papers do.
+
+    Building a ``RunConfig`` checks every value against its declared constraint (this
+    module imports neither torch nor the registries); :func:`fedcore.resolve.resolve`
+    then checks the names, the components' options and their compatibility.
     """
 
-    dataset: str = "digits"
-    model: str = "logreg"
-    num_clients: int = 10
-    rounds: int = 20
-    participation: float = 1.0
-    sampling: str = "fixed"
+    dataset: str = setting("digits", _NAME, "dataset (digits is bundled and works offline)")
+    model: str = setting("logreg", _NAME, "model")
+    num_clients: int = setting(10, Interval(int, 1, 100_000, suggested=(1, 1000)), "number of clients N")
+    rounds: int = setting(20, Interval(int, 1, 100_000, suggested=(1, 500)), "communication rounds T")
+    participation: float = setting(1.0, Interval(float, 0, 1, closed="right", suggested=(0.01, 1.0), step=0.01),
+                                   "fraction of clients per round q")
+    sampling: str = setting("fixed", Choice(SAMPLINGS),
+                            "fixed: exactly round(q N) clients; poisson: each client with probability q")
     partition: PartitionConfig = field(default_factory=PartitionConfig)
     local: LocalConfig = field(default_factory=LocalConfig)
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
-    method: str = ""
-    train_size: int = 0
-    test_size: int = 0
-    eval_every: int = 1
-    seed: int = 0
-    device: str = "auto"
+    method: str = setting("", _NAME, "a named recipe (empty = custom)")
+    train_size: int = setting(0, Interval(int, 0, 100_000_000), "training samples (0 = all)")
+    test_size: int = setting(0, Interval(int, 0, 100_000_000), "test samples (0 = all)")
+    eval_every: int = setting(1, Interval(int, 1, 100_000), "evaluate every k rounds")
+    seed: int = setting(0, Interval(int, 0, MAX_SEED), "seed of the split, sampling, training and noise")
+    device: str = setting("auto", Choice(DEVICES), "auto = CUDA when present")
 
     def __post_init__(self):
         for name, cls in (("partition", PartitionConfig), ("local", LocalConfig), ("privacy", PrivacyConfig)):
             v = getattr(self, name)
             if isinstance(v, dict):
                 object.__setattr__(self, name, _build(cls, v, name))
+            elif not isinstance(v, cls):
+                raise ConfigError(name, _cut(v), "must be a mapping of its fields")
         self.validate()
 
     def validate(self) -> None:
-        from .catalog import DATASETS, METHODS, MODELS
-
-        _one_of("dataset", self.dataset, DATASETS.names())
-        _one_of("model", self.model, MODELS.names())
-        _int_at_least("num_clients", self.num_clients, 1)
-        _check(self.num_clients <= 100_000, "num_clients", self.num_clients, "must be <= 100000")
-        _int_at_least("rounds", self.rounds, 1)
-        _check(self.rounds <= 100_000, "rounds", self.rounds, "must be <= 100000")
-        _num_between("participation", self.participation, 0, 1)
-        _one_of("sampling", self.sampling, SAMPLINGS)
-        _check(self.method == "" or self.method in METHODS, "method", self.method,
-               "must be empty or one of: " + ", ".join(METHODS.names()))
-        _int_at_least("train_size", self.train_size, 0)
-        _int_at_least("test_size", self.test_size, 0)
-        _int_at_least("eval_every", self.eval_every, 1)
-        _int_at_least("seed", self.seed, 0)
-        _one_of("device", self.device, DEVICES)
+        """Every field against its constraint, then the rules that join two fields."""
+        check_fields(self, "")
         self.partition.validate()
         self.local.validate()
         self.privacy.validate(self.num_clients)
-        from .compat import check_compatibility
+        if self.sampling == "fixed" and round(self.participation * self.num_clients) < 1:
+            raise ConfigError("participation", self.participation,
+                              f"selects {self.participation * self.num_clients:g} of {self.num_clients} "
+                              f"clients per round, which rounds to none; use at least "
+                              f"{0.5 / self.num_clients:.3g} or sampling=poisson")
+        per_round = max(1, round(self.participation * self.num_clients))
+        if self.local.steps and per_round * self.local.steps * self.local.batch_size > MAX_PLAN_ELEMENTS:
+            raise ConfigError("local.steps", self.local.steps,
+                              f"{per_round} clients x {self.local.steps} steps x batch {self.local.batch_size} "
+                              f"exceeds {MAX_PLAN_ELEMENTS:,} samples per round; use fewer steps")
 
-        check_compatibility(self)
+    @property
+    def clients_per_round(self) -> float:
+        """Clients offered per round: exactly for ``fixed``, in expectation for ``poisson``."""
+        if self.sampling == "fixed":
+            return float(max(1, round(self.participation * self.num_clients)))
+        return self.participation * self.num_clients
 
     # --- serialisation -------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -244,58 +223,127 @@ class RunConfig:
         return dataclasses.replace(self, **changes)
 
     def with_overrides(self, overrides: dict[str, Any]) -> "RunConfig":
-        """Apply ``{"section.field": value}`` overrides; string values are parsed.
+        """Apply ``{"section.field": value}`` overrides; string values are parsed to the
+        field's type, and a bad one names its field.
 
         >>> RunConfig().with_overrides({"partition.kind": "dirichlet", "rounds": "5"}).rounds
         5
+        >>> RunConfig().with_overrides({"privacy.epsilon": "abc"})
+        Traceback (most recent call last):
+        ...
+        fedcore.errors.ConfigError: privacy.epsilon: got 'abc'; must be numbers separated by commas, e.g. 1,5,10
         """
-        data = self.to_dict()
+        flat = flatten(self.to_dict())
         for key, raw in overrides.items():
-            parts = key.split(".")
-            node, ftype = data, RunConfig
-            for i, part in enumerate(parts):
-                path = ".".join(parts[: i + 1])
-                if ftype is dict:
-                    if i == len(parts) - 1:
-                        node[part] = parse_value(raw, None)
-                    else:
-                        node = node.setdefault(part, {})
-                    continue
-                hints = typing.get_type_hints(ftype)
-                if part not in hints:
-                    raise ConfigError(path, raw, "unknown field; known: " + ", ".join(hints))
-                if i == len(parts) - 1:
-                    node[part] = parse_value(raw, hints[part])
-                else:
-                    ftype = hints[part] if dataclasses.is_dataclass(hints[part]) else dict
-                    if ftype is not dict and not dataclasses.is_dataclass(ftype):
-                        raise ConfigError(path, raw, "is not a section")
-                    node = node[part]
-        return RunConfig.from_dict(data)
+            key = str(key)
+            ftype, option = field_type(key)
+            if option is not None:  # privacy.mechanism_options.clip
+                flat[option] = {**(flat.get(option) or {}), key[len(option) + 1:]: parse_value(raw, None, key)}
+            else:
+                flat[key] = parse_value(raw, ftype, key)
+        return RunConfig.from_dict(unflatten(flat))
 
 
-def parse_value(raw: Any, ftype: Any) -> Any:
-    """Parse a ``--set`` string into the field's type (numbers, lists, JSON)."""
+# --- the dotted-name codec (the CLI's --set, the dashboard's widgets and links) -------------
+def flatten(config: dict) -> dict[str, Any]:
+    """``{"partition": {"alpha": 1}}`` -> ``{"partition.alpha": 1}`` (option dicts stay whole).
+
+    >>> flatten({"rounds": 3, "local": {"lr": 0.1}})
+    {'rounds': 3, 'local.lr': 0.1}
+    """
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in SECTIONS and isinstance(value, dict):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = v
+        else:
+            flat[key] = value
+    return flat
+
+
+def unflatten(flat: dict[str, Any]) -> dict:
+    """Inverse of :func:`flatten`."""
+    config: dict[str, Any] = {}
+    for key, value in flat.items():
+        section, dot, sub = key.partition(".")
+        if dot:
+            node = config.setdefault(section, {})
+            if not isinstance(node, dict):
+                raise ConfigError(section, _cut(node), "is a section; set its fields as section.field")
+            node[sub] = value
+        else:
+            if isinstance(config.get(key), dict) and key in SECTIONS:
+                raise ConfigError(key, _cut(value), "is a section; set its fields as section.field")
+            config[key] = value
+    return config
+
+
+def field_type(key: str) -> tuple[Any, str | None]:
+    """The type of dotted field ``key`` and, for a component option
+    (``privacy.mechanism_options.clip``), the options field that holds it."""
+    parts = key.split(".")
+    cls: Any = RunConfig
+    for i, part in enumerate(parts):
+        hints = typing.get_type_hints(cls)
+        path = ".".join(parts[: i + 1])
+        if part not in hints:
+            raise ConfigError(path, "", "unknown field; known: " + ", ".join(hints)) from None
+        t = hints[part]
+        if i == len(parts) - 1:
+            return t, None
+        if dataclasses.is_dataclass(t):
+            cls = t
+        elif t is dict and i == len(parts) - 2:
+            return None, path
+        else:
+            raise ConfigError(path, ".".join(parts[i + 1:]), "is not a section; set it directly, e.g. "
+                              f"--set {path}=VALUE")
+    return None, None
+
+
+def parse_value(raw: Any, ftype: Any, name: str = "value") -> Any:
+    """Parse a ``--set`` / link string into the field's type (numbers, lists, JSON).
+
+    Lists of numbers are written ``1,5,10`` or ``[1,5,10]``; ``nan``, ``inf`` and empty
+    items are refused, naming the field.
+    """
     if not isinstance(raw, str):
         return raw
-    origin = typing.get_origin(ftype)
     if ftype is str:
         return raw
-    if origin is tuple or ftype is tuple:
-        text = raw.strip()
-        if not text.startswith("["):
-            text = "[" + text + "]"
-        return _json_or_raw(text)
+    if typing.get_origin(ftype) is tuple or ftype is tuple:
+        text = raw.strip().removeprefix("[").removesuffix("]")
+        try:
+            values = [float(part) for part in text.split(",")]
+        except ValueError:
+            values = None
+        if values is None or not all(v == v and abs(v) != float("inf") for v in values):
+            raise ConfigError(name, _cut(raw), "must be numbers separated by commas, e.g. 1,5,10")
+        return [int(v) if v == int(v) and "." not in part and "e" not in part.lower() else v
+                for v, part in zip(values, text.split(","))]
     if ftype is bool:
-        return raw.lower() in ("1", "true", "yes", "on")
+        low = raw.strip().lower()
+        if low not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise ConfigError(name, _cut(raw), "must be true or false")
+        return low in ("1", "true", "yes", "on")
     return _json_or_raw(raw)
 
 
 def _json_or_raw(text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, ValueError, RecursionError):
         return text
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number here")
+
+
+def _cut(value: Any, limit: int = 60) -> Any:
+    from .constraints import _short
+
+    return _short(value, limit)
 
 
 def _plain(obj: Any) -> Any:
@@ -307,24 +355,25 @@ def _plain(obj: Any) -> Any:
 
 
 def _build(cls, data: Any, prefix: str):
-    """Construct dataclass ``cls`` from a dict, naming unknown keys in the error."""
+    """Construct dataclass ``cls`` from a dict, naming unknown keys and wrong types."""
     if isinstance(data, cls):
         return data
     if not isinstance(data, dict):
-        raise ConfigError(prefix or cls.__name__, data, "must be a mapping")
+        raise ConfigError(prefix or "config", _cut(data), "must be a mapping of field names to values")
     hints = typing.get_type_hints(cls)
-    unknown = sorted(set(data) - set(hints))
+    unknown = sorted(set(map(str, data)) - set(hints))
     if unknown:
         name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
-        raise ConfigError(name, data[unknown[0]], "unknown field; known: " + ", ".join(hints))
+        raise ConfigError(name, _cut(data.get(unknown[0])), "unknown field; known: " + ", ".join(hints))
     kwargs = {}
     for key, value in data.items():
-        if dataclasses.is_dataclass(hints[key]) and isinstance(value, dict):
-            value = _build(hints[key], value, f"{prefix}.{key}" if prefix else key)
+        name = f"{prefix}.{key}" if prefix else key
+        if dataclasses.is_dataclass(hints[key]):
+            value = _build(hints[key], value, name)
         elif typing.get_origin(hints[key]) is tuple and isinstance(value, list):
             value = tuple(value)
         kwargs[key] = value
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a wrong type reached a comparison
-        raise ConfigError(prefix or cls.__name__, data, f"has a value of the wrong type ({exc})") from None
+        raise ConfigError(prefix or "config", _cut(data), f"has a value of the wrong type ({exc})") from None

@@ -27,7 +27,39 @@ def method_overrides(name: str) -> dict:
 
 
 def apply_method(config, name: str | None = None, extra: dict | None = None):
-    """Return ``config`` with method ``name`` (default ``config.method``) applied, then ``extra``."""
+    """Return ``config`` with method ``name`` (default ``config.method``) applied, then ``extra``.
+
+    If ``extra`` changes the recipe's mechanism or aggregator, the result is no longer that
+    method and is labelled custom (see :func:`consistent_method`).
+    """
     name = config.method if name is None else name
+    if name:
+        from .resolve import check_name
+
+        check_name("method", name, METHODS, empty_ok=True)
     overrides = {**method_overrides(name), "method": name, **(extra or {})}
-    return config.with_overrides(overrides)
+    return consistent_method(config.with_overrides(overrides))
+
+
+IDENTITY = ("privacy.mechanism", "privacy.aggregator")
+"""The recipe fields that make a method what it is; other fields may be tuned freely."""
+
+
+def consistent_method(config):
+    """``config``, labelled custom (``method=""``) when its mechanism or aggregator is not
+    its method's: a link that swaps fedavg's mechanism for Gaussian noise is not fedavg.
+
+    >>> from fedcore.presets import preset_config
+    >>> cfg = preset_config("demo").with_overrides({"privacy.mechanism": "gaussian"})
+    >>> cfg.method, consistent_method(cfg).method
+    ('fedavg', '')
+    """
+    if not config.method or config.method not in METHODS:
+        return config
+    from .config import flatten
+
+    flat = flatten(config.to_dict())
+    recipe = method_overrides(config.method)
+    if any(key in recipe and flat.get(key) != recipe[key] for key in IDENTITY):
+        return config.replace(method="")
+    return config

@@ -7,9 +7,11 @@ instance and reports unknown names or bad values as a ``ConfigError`` naming the
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass
 
+from .constraints import check_fields
 from .errors import ConfigError
 
 
@@ -40,10 +42,13 @@ class Configurable:
                 value = float(value)
             kwargs[key] = value
         opts = cls.Options(**kwargs)
+        check_fields(opts, prefix)
         for f in dataclasses.fields(opts):
             value, expected = getattr(opts, f.name), hints[f.name]
             if expected in (int, float, str, bool) and not _isinstance(value, expected):
                 raise ConfigError(f"{prefix}.{f.name}", value, f"must be of type {expected.__name__}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{prefix}.{f.name}", value, "must be a finite number")
         opts.validate(prefix)
         return opts
 

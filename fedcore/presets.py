@@ -18,11 +18,13 @@ def preset_config(name: str):
     """Build the validated :class:`RunConfig` of preset ``name``."""
     from .config import RunConfig
     from .methods import apply_method
+    from .resolve import check_name, resolve
 
+    check_name("preset", name, PRESETS)
     overrides = dict(PRESETS.get(name))
     method = overrides.pop("method", "")
     cfg = RunConfig().with_overrides(overrides)
-    return apply_method(cfg, method) if method else cfg
+    return resolve(apply_method(cfg, method) if method else cfg)
 
 
 register_preset("demo", summary="Digits, logistic regression, 10 IID clients, 20 rounds, no noise.",

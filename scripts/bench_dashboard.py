@@ -13,34 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from dashboard_server import dashboard_server
+
 CHROMIUM = "/usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("streamlit did not start")
 
 
 def chart_points(pg) -> int:
@@ -76,29 +56,18 @@ def main() -> None:
 
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory() as store:
-        env = {**os.environ, "FEDCORE_STORE": store}
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                                 "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_healthy(url, proc)
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
-                pg = browser.new_page(viewport={"width": 1280, "height": 800})
-                firsts, lasts = [], []
-                for seed in range(args.repeat):
-                    first, last = time_one(pg, url, args.preset, args.rounds, seed)
-                    firsts.append(first)
-                    lasts.append(last)
-                    print(f"seed {seed}: first point {first:.2f} s, all {args.rounds} rounds shown {last:.2f} s",
-                          flush=True)
-                browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(10)
+    with tempfile.TemporaryDirectory() as store, dashboard_server(Path(store), Path(store)) as url:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
+            pg = browser.new_page(viewport={"width": 1280, "height": 800})
+            firsts, lasts = [], []
+            for seed in range(args.repeat):
+                first, last = time_one(pg, url, args.preset, args.rounds, seed)
+                firsts.append(first)
+                lasts.append(last)
+                print(f"seed {seed}: first point {first:.2f} s, all {args.rounds} rounds shown {last:.2f} s",
+                      flush=True)
+            browser.close()
     print(f"median: Run -> first chart point {statistics.median(firsts):.2f} s; "
           f"Run -> all {args.rounds} rounds on the chart {statistics.median(lasts):.2f} s "
           f"(load average {os.getloadavg()[0]:.2f})")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedcore.resolve import resolve
 from fedcore.aggregators import AGGREGATORS
 from fedcore.aggregators.hellinger import hellinger_distances, hellinger_weights
 from fedcore.aggregators.kalman import KalmanAggregator
@@ -285,7 +286,7 @@ def test_ldp_sign_runs_end_to_end_with_rule_b():
 def test_kalman_rejects_sign_uploads_and_says_why():
     pytest.importorskip("fedcore.mechanisms.ldp_sign")
     with pytest.raises(ConfigError) as info:
-        RunConfig(privacy={"mechanism": "ldp_sign", "aggregator": "kalman"})
+        resolve(RunConfig(privacy={"mechanism": "ldp_sign", "aggregator": "kalman"}))
     msg = str(info.value)
     assert msg.startswith("privacy.aggregator") and "Kalman" in msg and "Gaussian noise" in msg
     assert "weighted" in msg and "probabilistic" in msg and "kalman," not in msg
@@ -295,7 +296,7 @@ def test_kalman_rejects_sign_uploads_and_says_why():
 def test_client_weighted_rules_are_impossible_under_shuffling(name):
     pytest.importorskip("fedcore.mechanisms.two_point")
     with pytest.raises(ConfigError, match="shuffles"):
-        RunConfig(privacy={"mechanism": "two_point", "aggregator": name})
+        resolve(RunConfig(privacy={"mechanism": "two_point", "aggregator": name}))
 
 
 def test_kalman_options_are_validated():

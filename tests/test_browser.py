@@ -11,12 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,6 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "docs" / "screenshots"
+sys.path.insert(0, str(ROOT / "scripts"))
+from dashboard_server import dashboard_server  # noqa: E402
+
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -32,49 +31,10 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                        "the browser test never downloads a browser")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def streamlit_server(store: Path, log_dir: Path):
-    """``streamlit run app.py`` on a free port with its own run store; yields the URL."""
-    port = free_port()
-    env = {**os.environ, "FEDCORE_STORE": str(store), "FEDCORE_OFFLINE": "1"}
-    log = open(log_dir / "streamlit.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     store = tmp_path_factory.mktemp("store")
-    with streamlit_server(store, tmp_path_factory.mktemp("log")) as url:
+    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
         yield url, store
 
 
@@ -221,7 +181,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
 def test_a_deep_link_on_a_fresh_server_goes_through_the_router(page, tmp_path):
     # Until some session has run app.py, a fresh server runs pages/<name>.py on its own
     # (Streamlit's old pages/ mode): no menu, no wide layout, raw file names in the sidebar.
-    with streamlit_server(tmp_path / "store", tmp_path) as url:
+    with dashboard_server(tmp_path / "store", tmp_path) as url:
         page.goto(url + "/history")
         page.get_by_role("heading", name="Run history").wait_for()
         settle(page, 1.0)

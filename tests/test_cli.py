@@ -25,7 +25,7 @@ def test_invalid_set_exits_2_with_one_line(capsys):
 def test_malformed_set_and_unknown_preset_exit_2(capsys):
     assert main(["run", "--set", "rounds"]) == 2
     assert main(["run", "--preset", "nope"]) == 2
-    assert "unknown preset" in capsys.readouterr().err
+    assert "preset: got 'nope'; is not a known preset" in capsys.readouterr().err
 
 
 def test_config_file_is_read(tmp_path, capsys):

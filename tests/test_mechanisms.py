@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy.stats import norm
 
+from fedcore.resolve import resolve
 from fedcore.accounting.rdp import ORDERS, gaussian_rdp, rdp_epsilon
 from fedcore.aggregators import AGGREGATORS
 from fedcore.config import LocalConfig, RunConfig
@@ -293,7 +294,7 @@ def test_dp_sgd_gives_no_rdp_view_with_weight_decay():
 # --- configuration rules ---------------------------------------------------------------------
 
 def _config(**overrides):
-    return RunConfig().with_overrides({"rounds": 3, **overrides})
+    return resolve(RunConfig().with_overrides({"rounds": 3, **overrides}))
 
 
 @pytest.mark.parametrize("aggregator", [n for n in AGGREGATORS.names() if AGGREGATORS.get(n).needs_linkable])

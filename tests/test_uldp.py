@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedcore.resolve import resolve
 from fedcore.accounting.uldp_budget import UldpBudget, round_allocation
 from fedcore.aggregators.uldp import UldpAggregator
 from fedcore.config import LocalConfig, RunConfig
@@ -290,11 +291,11 @@ def test_no_store_without_recall_and_store_bounded_by_cap():
 def test_mechanism_requires_the_uldp_aggregator_with_the_same_cap():
     cfg = apply_method(RunConfig(), "dsdp_fedavg")
     with pytest.raises(ConfigError, match="uldp"):
-        cfg.with_overrides({"privacy.aggregator": "fedavg", "privacy.aggregator_options": {}})
+        resolve(cfg.with_overrides({"privacy.aggregator": "fedavg", "privacy.aggregator_options": {}}))
     with pytest.raises(ConfigError, match="max_participations"):
-        cfg.with_overrides({"privacy.aggregator_options.max_participations": 10})
+        resolve(cfg.with_overrides({"privacy.aggregator_options.max_participations": 10}))
     with pytest.raises(ConfigError, match="tau"):
-        cfg.with_overrides({"privacy.mechanism_options.tau": 5})
+        resolve(cfg.with_overrides({"privacy.mechanism_options.tau": 5}))
 
 
 def test_all_six_variants_are_registered_with_the_paper_settings():

@@ -21,12 +21,12 @@ CACHE_DIR = "fedcore_cache"
 Tensors = dict[str, torch.Tensor]
 
 
-def cached_tensors(root: Path, key: str, build: Callable[[], Tensors]) -> Tensors:
+def cached_tensors(root: Path, key: str, build: Callable[[], Tensors], *, warn: bool = True) -> Tensors:
     """Return ``build()``, stored as ``<root>/fedcore_cache/<key>.pt`` after the first call.
 
     The file is written atomically (temporary file, then rename), so concurrent
     processes never read half a file; if the root is read-only the result is simply not
-    cached (with a warning).
+    cached (with a warning unless ``warn`` is false).
     """
     path = Path(root) / CACHE_DIR / f"{key}.pt"
     if path.is_file():
@@ -43,7 +43,8 @@ def cached_tensors(root: Path, key: str, build: Callable[[], Tensors]) -> Tensor
             torch.save(tensors, f)
         os.replace(tmp, path)
     except OSError as err:
-        warnings.warn(f"could not cache {key} under {path.parent}: {err}", stacklevel=2)
+        if warn:
+            warnings.warn(f"could not cache {key} under {path.parent}: {err}", stacklevel=2)
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return tensors

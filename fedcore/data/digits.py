@@ -1,7 +1,6 @@
 """scikit-learn's handwritten digits: the bundled, always-offline default dataset."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +36,7 @@ def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
     >>> ds.x_train.shape, ds.x_test.shape, ds.num_classes
     (torch.Size([1437, 1, 8, 8]), torch.Size([360, 1, 8, 8]), 10)
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t = cached_tensors(root if root is not None else data_root(), CACHE_KEY, _split)
+    t = cached_tensors(root if root is not None else data_root(), CACHE_KEY, _split, warn=False)
     return Dataset("digits", t["x_train"], t["y_train"], t["x_test"], t["y_test"],
                    num_classes=10, input_shape=(1, 8, 8))
 

@@ -17,37 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import RunConfig
+from ..config import RunConfig, _json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
 from ..errors import ConfigError
 
-SECTIONS = ("partition", "local", "privacy")
-"""Config fields that hold a section of their own (flattened to ``section.field``)."""
 RESERVED = ("preset", "run", "runs")
 """Query-parameter names that are not config fields."""
-
-
-def flatten(config: dict) -> dict[str, Any]:
-    """``{"partition": {"alpha": 1}}`` -> ``{"partition.alpha": 1}`` (option dicts stay whole)."""
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if key in SECTIONS and isinstance(value, dict):
-            for sub, v in value.items():
-                flat[f"{key}.{sub}"] = v
-        else:
-            flat[key] = value
-    return flat
-
-
-def unflatten(flat: Mapping[str, Any]) -> dict:
-    """Inverse of :func:`flatten`."""
-    config: dict[str, Any] = {}
-    for key, value in flat.items():
-        section, dot, sub = key.partition(".")
-        if dot:
-            config.setdefault(section, {})[sub] = value
-        else:
-            config[key] = value
-    return config
 
 
 def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:
@@ -68,21 +42,18 @@ def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
 
 def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") -> RunConfig:
     """Rebuild the config of :func:`config_to_params`; unknown names raise ``ConfigError``."""
-    from ..presets import PRESETS, preset_config
+    from ..methods import consistent_method
+    from ..presets import preset_config
+    from ..resolve import resolve
 
     preset = params.get("preset") or default_preset
-    if preset not in PRESETS:
-        raise ConfigError("preset", preset, "must be one of: " + ", ".join(PRESETS.names()))
     overrides = {}
     for key, raw in params.items():
         if key in RESERVED:
             continue
-        try:
-            overrides[key] = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError:
-            overrides[key] = raw  # a bare string such as dataset=mnist
+        overrides[key] = _json_or_raw(raw) if isinstance(raw, str) else raw  # bare: dataset=mnist
     cfg = preset_config(preset)
-    return cfg.with_overrides(overrides) if overrides else cfg
+    return resolve(consistent_method(cfg.with_overrides(overrides))) if overrides else cfg
 
 
 def cli_command(cfg: RunConfig, preset: str = "demo") -> str:

@@ -18,7 +18,8 @@ import pandas as pd
 import streamlit as st
 
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
-from fedcore.config import OPTIMIZERS, SAMPLINGS
+from fedcore.config import OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig
+from fedcore.constraints import Choice, Interval, OptionalOf, constraint_of, help_of
 from fedcore.errors import ConfigError, FedcoreError
 from fedcore.methods import apply_method
 from fedcore.presets import preset_config
@@ -29,36 +30,83 @@ from fedcore.runner.links import flatten
 from . import state
 
 CUSTOM = "(custom)"
+EPSILON = constraint_of(PrivacyConfig, "epsilon").inner
+DELTA = constraint_of(PrivacyConfig, "delta").inner
 MAX_CLIENT_SLIDERS = 20
 """Up to this many clients, each gets an epsilon slider; more get an editable table."""
 PARTITION_SHARED = ("labels", "num_clients", "num_classes", "rng")
 
 
 # --- binding a widget to a config field ----------------------------------------------------
-def _fit(value: Any, kw: dict) -> Any:
-    """Bring a stored value inside the widget's range / options (a URL may hold anything)."""
-    if "options" in kw:
-        options = list(kw["options"])
-        return value if value in options else options[0]
-    lo, hi = kw.get("min_value"), kw.get("max_value")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if lo is not None and value < lo:
-            value = lo
-        if hi is not None and value > hi:
-            value = hi
-        if isinstance(lo, float) or isinstance(hi, float) or isinstance(kw.get("step"), float):
-            value = float(value)
-    return value
+SECTION_TYPES = {"": RunConfig, "partition": PartitionConfig, "local": LocalConfig, "privacy": PrivacyConfig}
+
+
+def field_constraint(field: str):
+    """``(constraint, help)`` declared by the config for dotted ``field``."""
+    section, _, name = field.rpartition(".")
+    cls = SECTION_TYPES[section]
+    return constraint_of(cls, name), help_of(cls, name)
 
 
 def bind(widget: Callable, flat: dict, field: str, label: str, *, on_change=None, **kw) -> Any:
-    """Render ``widget`` (an ``st.*`` input) editing ``flat[field]``; returns its value."""
+    """Render ``widget`` (an ``st.*`` input) editing ``flat[field]``; returns its value.
+
+    A picker whose options do not hold the stored value shows it as an extra option
+    rather than replacing it (the config then names the problem).
+    """
     key = state.WIDGET_PREFIX + field
+    if "options" in kw and flat.get(field) not in kw["options"]:
+        kw["options"] = [flat.get(field), *kw["options"]]
     if key not in st.session_state:
-        st.session_state[key] = _fit(flat.get(field), kw)
+        st.session_state[key] = flat.get(field)
     value = widget(label, key=key, on_change=on_change, **kw)
     flat[field] = value
     return value
+
+
+def number(flat: dict, field: str, label: str, *, slider: bool = False, **kw) -> Any:
+    """A number field, read from its declared constraint.
+
+    ``slider``: a slider over the constraint's suggested range while the stored value lies
+    inside it; otherwise (a preset's ε = 0.05, a link's 100 000 rounds) a number input, so a
+    stored value is never clamped. Number inputs have no bounds: a typed value outside the
+    constraint reaches the config, which names it and disables Run.
+    """
+    constraint, help_text = field_constraint(field)
+    return number_widget(flat, field, label, constraint, help_text, slider=slider, **kw)
+
+
+def number_widget(store: dict, field: str, label: str, constraint, help_text: str = "", *,
+                  slider: bool = False, key: Optional[str] = None, **kw) -> Any:
+    key = key or state.WIDGET_PREFIX + field
+    value = store.get(field)
+    is_int = getattr(constraint, "type", float) is int
+    mode_key = key + ".mode"
+    if mode_key not in st.session_state:
+        lo_hi = getattr(constraint, "suggested", None)
+        fits = lo_hi is not None and _is_number(value) and lo_hi[0] <= value <= lo_hi[1]
+        st.session_state[mode_key] = "slider" if slider and fits else "number"
+    if key not in st.session_state:
+        st.session_state[key] = value if not _is_number(value) or is_int else float(value)
+    step = getattr(constraint, "step", None) or (1 if is_int else 0.01)
+    kw.setdefault("help", help_text or None)
+    if st.session_state[mode_key] == "slider":
+        lo, hi = constraint.suggested
+        value = st.slider(label, min_value=int(lo) if is_int else float(lo),
+                          max_value=int(hi) if is_int else float(hi),
+                          step=int(step) if is_int else float(step), key=key, **kw)
+    else:
+        if is_int:
+            value = st.number_input(label, step=int(step), key=key, **kw)
+        else:
+            kw.setdefault("format", "%g")
+            value = st.number_input(label, step=float(step), key=key, **kw)
+    store[field] = value
+    return value
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def entry_caption(registry: Registry, name: str) -> None:
@@ -125,27 +173,37 @@ def data_and_model(flat: dict) -> None:
     entry_caption(MODELS, flat["model"])
     c1, c2 = st.columns(2)
     with c1:
-        bind(st.number_input, flat, "train_size", "Train samples (0 = all)", min_value=0, step=100)
+        number(flat, "train_size", "Train samples (0 = all)")
     with c2:
-        bind(st.number_input, flat, "test_size", "Test samples (0 = all)", min_value=0, step=100)
+        number(flat, "test_size", "Test samples (0 = all)")
 
 
 def federation(flat: dict) -> None:
-    bind(st.number_input, flat, "num_clients", "Clients", min_value=1, max_value=100_000, step=1,
-         help="Each client gets a share of the training set (see the data split).")
-    bind(st.slider, flat, "rounds", "Rounds", min_value=1, max_value=max(500, int(flat.get("rounds") or 1)))
-    bind(st.slider, flat, "participation", "Participation (fraction of clients per round)",
-         min_value=0.01, max_value=1.0, step=0.01)
+    number(flat, "num_clients", "Clients", help="Each client gets a share of the training set (see the data split).")
+    number(flat, "rounds", "Rounds", slider=True)
+    number(flat, "participation", "Participation (fraction of clients per round)", slider=True)
     c1, c2 = st.columns(2)
     with c1:
         bind(st.selectbox, flat, "sampling", "Sampling", options=list(SAMPLINGS),
              help="fixed: exactly round(q N) clients; poisson: each client with probability q.")
     with c2:
-        bind(st.number_input, flat, "seed", "Seed", min_value=0, step=1)
+        number(flat, "seed", "Seed")
+
+
+PARTITION_LABELS = {
+    "alpha": "Dirichlet alpha (small = skewed)",
+    "min_size": "Minimum samples per client",
+    "shards_per_client": "Shards per client",
+    "classes_per_client": "Classes per client",
+    "iid_fraction": "Fraction of IID clients",
+    "size_cv": "Size spread (coefficient of variation)",
+}
 
 
 def partitioner_parameters(kind: str) -> list[str]:
     """The parameters partitioner ``kind`` reads (beyond labels, clients, classes, rng)."""
+    if kind not in PARTITIONERS:
+        return []
     fn = PARTITIONERS.get(kind)
     return [p for p in inspect.signature(fn).parameters if p not in PARTITION_SHARED]
 
@@ -153,38 +211,24 @@ def partitioner_parameters(kind: str) -> list[str]:
 def partition(flat: dict) -> None:
     kind = bind(st.selectbox, flat, "partition.kind", "Partition", options=PARTITIONERS.names())
     entry_caption(PARTITIONERS, kind)
-    inputs = {
-        "alpha": (st.number_input, "Dirichlet alpha (small = skewed)",
-                  dict(min_value=0.001, max_value=1e6, step=0.1, format="%g")),
-        "min_size": (st.number_input, "Minimum samples per client", dict(min_value=0, step=1)),
-        "shards_per_client": (st.number_input, "Shards per client", dict(min_value=1, step=1)),
-        "classes_per_client": (st.number_input, "Classes per client", dict(min_value=1, step=1)),
-        "iid_fraction": (st.slider, "Fraction of IID clients", dict(min_value=0.0, max_value=1.0, step=0.05)),
-        "size_cv": (st.slider, "Size spread (coefficient of variation)",
-                    dict(min_value=0.0, max_value=3.0, step=0.05)),
-    }
     for name in partitioner_parameters(kind):
-        if name in inputs:
-            widget, label, kw = inputs[name]
-            bind(widget, flat, f"partition.{name}", label, **kw)
+        if f"partition.{name}" in flat:
+            label = PARTITION_LABELS.get(name) or name.replace("_", " ").capitalize()
+            number(flat, f"partition.{name}", label, slider=name in ("iid_fraction", "size_cv"))
 
 
 def local_training(flat: dict) -> None:
     c1, c2 = st.columns(2)
     with c1:
-        bind(st.number_input, flat, "local.epochs", "Local epochs", min_value=1, max_value=100, step=1)
-        bind(st.number_input, flat, "local.batch_size", "Batch size", min_value=1, max_value=10_000, step=1)
+        number(flat, "local.epochs", "Local epochs")
+        number(flat, "local.batch_size", "Batch size")
         bind(st.selectbox, flat, "local.optimizer", "Optimizer", options=list(OPTIMIZERS))
-        bind(st.number_input, flat, "local.weight_decay", "Weight decay", min_value=0.0, max_value=1.0,
-             step=1e-4, format="%g")
+        number(flat, "local.weight_decay", "Weight decay")
     with c2:
-        bind(st.number_input, flat, "local.steps", "Local steps (0 = epochs)", min_value=0, step=1)
-        bind(st.number_input, flat, "local.lr", "Learning rate", min_value=1e-5, max_value=100.0,
-             step=0.01, format="%g")
-        bind(st.number_input, flat, "local.momentum", "Momentum", min_value=0.0, max_value=0.99,
-             step=0.05, format="%g")
-        bind(st.number_input, flat, "privacy.server_lr", "Server step", min_value=1e-4, max_value=1e3,
-             step=0.1, format="%g", help="eta_s in W <- W + eta_s * f(uploads)")
+        number(flat, "local.steps", "Local steps (0 = epochs)")
+        number(flat, "local.lr", "Learning rate")
+        number(flat, "local.momentum", "Momentum")
+        number(flat, "privacy.server_lr", "Server step", help="eta_s in W <- W + eta_s * f(uploads)")
 
 
 def _mark_custom(field: str, options_field: str):
@@ -217,16 +261,11 @@ def mechanism_and_aggregator(flat: dict) -> None:
 
 # --- option forms from Options dataclasses -------------------------------------------------
 def option_choices(cls, name: str) -> Optional[list[str]]:
-    """The allowed strings of option ``name``, read from its validation message
-    ("must be one of: a, b"); None when the option is free text."""
-    try:
-        cls.Options(**{name: "\u0000?"}).validate("o")
-    except ConfigError as exc:
-        if exc.field == f"o.{name}" and exc.allowed.startswith("must be one of: "):
-            return [c.strip() for c in exc.allowed[len("must be one of: "):].split(",")]
-    except Exception:  # noqa: BLE001  (validation that cannot take a probe: free text)
-        return None
-    return None
+    """The allowed values of option ``name``, from its declared :class:`Choice` constraint;
+    None when it declares none (free text)."""
+    c = constraint_of(cls.Options, name)
+    c = c.inner if isinstance(c, OptionalOf) else c
+    return list(c.options) if isinstance(c, Choice) else None
 
 
 def _optional_inner(t) -> Optional[type]:
@@ -318,11 +357,9 @@ def budgets(flat: dict) -> None:
         st.session_state[mode_key] = BUDGET_MODES[0] if len(eps) == 1 else BUDGET_MODES[1]
     mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False)
     if mode == BUDGET_MODES[0]:
-        key = state.WIDGET_PREFIX + "eps_all"
-        if key not in st.session_state:
-            st.session_state[key] = float(eps[0])
-        flat["privacy.epsilon"] = [st.number_input("ε for every client", key=key, min_value=1e-3,
-                                                   max_value=1e6, step=0.5, format="%g")]
+        one = {"eps": eps[0]}
+        number_widget(one, "eps", "ε for every client", EPSILON, key=state.WIDGET_PREFIX + "eps_all")
+        flat["privacy.epsilon"] = [one["eps"]]
     else:
         per_client = _resize(eps, n)
         if mode == BUDGET_MODES[2]:
@@ -337,11 +374,9 @@ def budgets(flat: dict) -> None:
         st.caption(f"δ: {len(delta)} per-client values from the loaded config "
                    f"({min(delta):.1e} … {max(delta):.1e}).")
         return
-    key = state.WIDGET_PREFIX + "delta"
-    if key not in st.session_state:
-        st.session_state[key] = float(delta[0])
-    flat["privacy.delta"] = [st.number_input("δ for every client", key=key, min_value=1e-12,
-                                             max_value=0.999999, step=1e-6, format="%.1e")]
+    one = {"delta": delta[0]}
+    number_widget(one, "delta", "δ for every client", DELTA, key=state.WIDGET_PREFIX + "delta", format="%.1e")
+    flat["privacy.delta"] = [one["delta"]]
 
 
 def _resize(eps: list[float], n: int) -> list[float]:
@@ -371,15 +406,14 @@ def _tiers(n: int, current: list[float]) -> list[float]:
 
 
 def _client_sliders(eps: list[float]) -> list[float]:
-    out = []
+    """One ε slider per client over the suggested range; a client whose ε lies outside it
+    (a preset's 0.05, a link's 100) gets a number input instead, never a clamped slider."""
+    store = {i: e for i, e in enumerate(eps)}
     cols = st.columns(2)
-    for i, e in enumerate(eps):
-        key = f"{state.WIDGET_PREFIX}eps.{i}"
-        if key not in st.session_state:
-            st.session_state[key] = float(min(max(e, 0.1), 20.0))
+    for i in store:
         with cols[i % 2]:
-            out.append(st.slider(f"ε client {i}", min_value=0.1, max_value=20.0, step=0.1, key=key))
-    return out
+            number_widget(store, i, f"ε client {i}", EPSILON, slider=True, key=f"{state.WIDGET_PREFIX}eps.{i}")
+    return [store[i] for i in range(len(eps))]
 
 
 def _client_table(eps: list[float]) -> list[float]:
@@ -391,6 +425,5 @@ def _client_table(eps: list[float]) -> list[float]:
     edited = st.data_editor(
         frame, key=key, hide_index=True, num_rows="fixed", height=240,
         disabled=["client"], width="stretch",
-        column_config={"epsilon": st.column_config.NumberColumn("ε", min_value=1e-3, max_value=1e6,
-                                                                format="%g")})
+        column_config={"epsilon": st.column_config.NumberColumn("ε", format="%g")})
     return [float(v) for v in edited["epsilon"]]
