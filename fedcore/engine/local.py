@@ -105,8 +105,11 @@ def _chunked(grad_fn, chunk: int, params, buffers, x, y, mask):
 def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all: torch.Tensor,
                   y_all: torch.Tensor, plan: BatchPlan, local: LocalConfig,
                   clip: Optional[float] = None, grad_fn=None,
-                  chunk: Optional[int] = None) -> dict[str, torch.Tensor]:
+                  chunk: Optional[int] = None, stacked_start: bool = False) -> dict[str, torch.Tensor]:
     """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``.
+
+    ``stacked_start``: ``start`` already holds one row per client (``{name: [m, ...]}``),
+    e.g. the clients of several runs trained together (:mod:`fedcore.engine.lockstep`).
 
     Plain SGD: ``w <- w - lr (g + wd w)``; momentum (PyTorch's form): ``v <- mu v + g + wd w``,
     ``w <- w - lr v``. Clients inactive at a step keep their weights and momentum.
@@ -116,7 +119,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     chunk = chunk or m
     buffers = dict(model.named_buffers())
     grad_fn = grad_fn or client_gradient_fn(model, clip)
-    params = {k: v.detach().unsqueeze(0).repeat(m, *([1] * v.dim())) for k, v in start.items()}
+    params = ({k: v.detach() for k, v in start.items()} if stacked_start else
+              {k: v.detach().unsqueeze(0).repeat(m, *([1] * v.dim())) for k, v in start.items()})
     velocity = {k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum" else None
     with torch.no_grad():
         for s in range(plan.steps):
