@@ -16,22 +16,42 @@ from .errors import FedcoreError
 def build_config(preset: str | None, config_file: str | None, sets: list[str]):
     """Preset (or defaults) <- JSON file <- ``--set`` overrides, validated at each step."""
     from .config import RunConfig
-    from .methods import apply_method
+    from .methods import apply_method, consistent_method
     from .presets import preset_config
+    from .resolve import resolve
 
     cfg = preset_config(preset) if preset else RunConfig()
     if config_file:
-        data = json.loads(Path(config_file).read_text())
-        cfg = RunConfig.from_dict({**cfg.to_dict(), **data})
+        cfg = RunConfig.from_dict({**cfg.to_dict(), **read_config_file(config_file)})
     overrides = {}
     for item in sets:
         key, sep, value = item.partition("=")
         if not sep:
-            raise FedcoreError(f"--set {item!r}: expected key=value, e.g. --set rounds=5")
+            raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=5")
         overrides[key.strip()] = value.strip()
     if "method" in overrides:
-        return apply_method(cfg, overrides.pop("method"), overrides)
-    return cfg.with_overrides(overrides) if overrides else cfg
+        return resolve(apply_method(cfg, overrides.pop("method"), overrides))
+    return resolve(consistent_method(cfg.with_overrides(overrides)) if overrides else cfg)
+
+
+def read_config_file(path: str) -> dict:
+    """A ``--config`` file: a strict-JSON object of config fields (no NaN / Infinity)."""
+    from .config import _refuse_constant
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FedcoreError(f"--config {path}: not a UTF-8 text file; expected a JSON object of config fields")
+    except OSError as exc:
+        raise FedcoreError(f"--config {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise FedcoreError(f"--config {path}: not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(data, dict):
+        raise FedcoreError(f"--config {path}: holds a JSON {type(data).__name__.replace('NoneType', 'null')}; "
+                           "expected an object of config fields, e.g. {\"rounds\": 5}")
+    return data
 
 
 def _bar(done: int, total: int, width: int = 20) -> str:
@@ -40,11 +60,13 @@ def _bar(done: int, total: int, width: int = 20) -> str:
 
 
 def cmd_run(args) -> int:
+    from .accounting.headline import THREAT_MODEL_NAMES, format_epsilon
     from .engine import iter_run
     from .events import RoundEvent, RunFinished, RunStarted, to_dict
 
     cfg = build_config(args.preset, args.config, args.set or [])
     out = open(args.out, "w") if args.out else None
+    headline, threat = None, ""
     try:
         for event in iter_run(cfg):
             if out:
@@ -52,15 +74,19 @@ def cmd_run(args) -> int:
                 out.flush()
             if isinstance(event, RunStarted):
                 print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
-                      f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}", flush=True)
+                      f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}; threat model: "
+                      f"{THREAT_MODEL_NAMES.get(event.threat_model, event.threat_model)}", flush=True)
             elif isinstance(event, RoundEvent):
                 acc = "   -  " if event.accuracy is None else f"{event.accuracy:.4f}"
                 loss = "   -  " if event.loss is None else f"{event.loss:.4f}"
+                headline, threat = event.epsilon_headline_run, event.threat_model
                 print(f"{_bar(event.round, cfg.rounds)} round {event.round:>4}/{cfg.rounds}  acc {acc}  "
-                      f"loss {loss}  {event.seconds:.3f}s", flush=True)
+                      f"loss {loss}  ε {format_epsilon(headline)}  {event.seconds:.3f}s", flush=True)
             elif isinstance(event, RunFinished):
                 print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
-                      f"final accuracy {event.final_accuracy}", flush=True)
+                      f"final accuracy {event.final_accuracy}, headline ε {format_epsilon(headline)} "
+                      f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
+                      "rigorous bound)", flush=True)
     finally:
         if out:
             out.close()
@@ -105,6 +131,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     add_reproduce_parser(sub)
     __import__("fedcore.sweep.cli").sweep.cli.add_sweep_parser(sub)
+    __import__("fedcore.audit.cli").audit.cli.add_audit_parser(sub)
     return p
 
 
@@ -115,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     except (FedcoreError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: the run needs more memory than this machine has; use fewer clients, "
+              "steps or a smaller batch", file=sys.stderr)
         return 2
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -4,7 +4,18 @@ A run is an iterator of events: one :class:`RunStarted`, then one :class:`RoundE
 per round, then one :class:`RunFinished` (status ``finished``, ``stopped`` or
 ``failed``). Every event is a dataclass with a ``type`` tag and round-trips through
 JSON (``to_dict`` / ``event_from_dict``); ``SCHEMA_VERSION`` is bumped on any
-incompatible change. The dashboard only renders these records.
+incompatible change (adding a field with a default is compatible). The dashboard only
+renders these records.
+
+Privacy fields (METHODS section 8, :mod:`fedcore.accounting.headline`):
+``threat_model`` is ``"local"``, ``"central"``, ``"record"`` or ``"none"`` (no noise);
+``epsilon_headline`` is each client's tightest rigorous epsilon for that threat model and
+``epsilon_headline_run`` the run's (the largest over clients). Events stay strict JSON:
+infinity (no guarantee, e.g. nothing noised) is encoded as ``None`` / JSON ``null``, never
+as ``Infinity``; a finite value is a float. Use
+:func:`fedcore.accounting.headline.decode_epsilon` / ``format_epsilon`` to read them.
+Labelled figures that a paper states (keys of ``epsilon_accountant`` starting with
+``"paper"``) are the paper's claims, shown beside the headline, never instead of it.
 """
 from __future__ import annotations
 
@@ -42,6 +53,7 @@ class RunStarted:
     num_classes: int
     epsilon: list[float]
     delta: list[float]
+    threat_model: str = ""
     type: str = "start"
     schema: int = SCHEMA_VERSION
 
@@ -69,6 +81,9 @@ class RoundEvent:
     signals: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     elapsed: float = 0.0
+    threat_model: str = ""
+    epsilon_headline: list[Optional[float]] = field(default_factory=list)
+    epsilon_headline_run: Optional[float] = None
     type: str = "round"
     schema: int = SCHEMA_VERSION
 

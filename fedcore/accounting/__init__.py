@@ -1,5 +1,10 @@
-"""Privacy accounting: per-client ledger, RDP through dp-accounting."""
+"""Privacy accounting: per-client ledger, RDP through dp-accounting, threat models and the
+headline epsilon (:mod:`.headline`)."""
+from .headline import (NO_PRIVACY, THREAT_MODELS, decode_epsilon, encode_epsilon, format_epsilon,
+                       headline_epsilons, run_headline, threat_model_text)
 from .ledger import GaussianRecord, Ledger
-from .rdp import gaussian_rdp, rdp_epsilon
+from .rdp import gaussian_rdp, rdp_epsilon, rdp_epsilons
 
-__all__ = ["GaussianRecord", "Ledger", "gaussian_rdp", "rdp_epsilon"]
+__all__ = ["GaussianRecord", "Ledger", "NO_PRIVACY", "THREAT_MODELS", "decode_epsilon", "encode_epsilon",
+           "format_epsilon", "gaussian_rdp", "headline_epsilons", "rdp_epsilon", "rdp_epsilons", "run_headline",
+           "threat_model_text"]

@@ -2,72 +2,134 @@
 
 Records *what happened* each round (the Opacus accountant lesson) and derives, per client:
 
-- ``basic``: cumulative epsilon under basic (sequential) composition, always;
+- ``basic``: cumulative epsilon under basic (sequential) composition of what each
+  mechanism says a round spent, always (for most mechanisms the paper's own ledger);
 - ``rdp``: (eps, delta_i)-DP from the RDP accountant of dp-accounting, for clients whose
-  rounds all used a Gaussian-based mechanism (None where a non-Gaussian round occurred);
+  releases were all covered by Gaussian records (None elsewhere);
+- the **headline** epsilon (:mod:`fedcore.accounting.headline`): the tightest rigorous
+  bound for the mechanism's threat model, per client and per run; infinity when nothing
+  was noised;
 - any labelled *claim* a mechanism reports (e.g. LDP-FL's "per-weight eps with
   shuffling" vs "composed eps without shuffling", a paper's closed-form total), so a
   paper's figure and the accountant's are shown side by side.
+
+A Gaussian record may cover clients that did not upload (central DP with Poisson user
+sampling: every user who *could* have been sampled pays the subsampled-Gaussian cost of
+the round); each covered client composes ``steps`` steps at its own noise multiplier.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 import torch
 
-from .rdp import ORDERS, gaussian_rdp, rdp_epsilon
+from .headline import NO_PRIVACY, headline_epsilons, run_headline
+from .rdp import ORDERS, gaussian_rdp, rdp_epsilons
 
 
 @dataclass
 class GaussianRecord:
-    """One round of a Gaussian mechanism for the uploading clients.
+    """One round of a Gaussian mechanism.
 
-    ``noise_multiplier`` [m] (noise std / L2 sensitivity), ``sample_rate`` the Poisson
-    rate of each step, ``steps`` how many such steps the round composed (DP-SGD: local
-    steps; update-level Gaussian: 1).
+    ``noise_multiplier`` ``[k]`` (noise std / L2 sensitivity) per covered client;
+    ``sample_rate`` the Poisson rate of each step (1: no amplification); ``steps`` how many
+    such steps the round composed (DP-SGD: local steps, a number or ``[k]``; update-level
+    Gaussian: 1). ``clients`` ``[k]``: the clients covered; None means the round's uploaders
+    (aligned with ``Upload.clients``).
     """
 
     noise_multiplier: torch.Tensor
     sample_rate: float = 1.0
-    steps: int = 1
+    steps: Union[int, float, torch.Tensor, np.ndarray] = 1
+    clients: Optional[torch.Tensor] = None
+
+
+def _numpy(x) -> np.ndarray:
+    return x.detach().double().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, np.float64)
 
 
 class Ledger:
-    """Cumulative privacy spent by each of ``num_clients`` clients."""
+    """Cumulative privacy spent by each of ``num_clients`` clients.
 
-    def __init__(self, num_clients: int, delta: np.ndarray):
+    ``threat_model``: the mechanism's (``"none"`` makes every headline infinite).
+    """
+
+    def __init__(self, num_clients: int, delta: np.ndarray, threat_model: str = "local"):
         self.delta = np.asarray(delta, dtype=np.float64)
+        self.threat_model = threat_model
         self.basic = np.zeros(num_clients)
         self.rdp = np.zeros((num_clients, len(ORDERS)))
-        self.gaussian_only = np.ones(num_clients, dtype=bool)
+        self.rdp_valid = np.ones(num_clients, dtype=bool)     # every release covered by an RDP record
+        self.pure = np.zeros(num_clients)
+        self.pure_valid = np.ones(num_clients, dtype=bool)    # every release has a pure-eps bound
+        self.exposed = np.zeros(num_clients, dtype=bool)      # released something with no bound
+        self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
         self.claims: dict[str, np.ndarray] = {}
-        self._rdp_eps = np.zeros(num_clients)
+
+    @property
+    def gaussian_only(self) -> np.ndarray:
+        """Backward-compatible name of :attr:`rdp_valid`."""
+        return self.rdp_valid
 
     def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
                gaussian: Optional[GaussianRecord] = None,
-               claims: Optional[dict[str, torch.Tensor]] = None) -> None:
-        """Add one round's spending for ``clients`` (tensors aligned with ``clients``)."""
-        ids = clients.cpu().numpy()
+               claims: Optional[dict[str, torch.Tensor]] = None,
+               pure: Optional[torch.Tensor] = None) -> None:
+        """Add one round: ``clients`` uploaded; ``spent``, ``claims`` and ``pure`` (rigorous
+        pure eps of this round) are aligned with them; ``gaussian`` covers its own clients."""
+        ids = clients.cpu().numpy().astype(np.int64)
         if spent is not None:
-            np.add.at(self.basic, ids, spent.double().cpu().numpy())
+            np.add.at(self.basic, ids, _numpy(spent))
         for label, values in (claims or {}).items():
             arr = self.claims.setdefault(label, np.zeros_like(self.basic))
-            np.add.at(arr, ids, values.double().cpu().numpy())
-        if gaussian is None:
-            if spent is not None:
-                self.gaussian_only[ids[spent.cpu().numpy() > 0]] = False
-            return
-        for cid, z in zip(ids, gaussian.noise_multiplier.double().cpu().numpy()):
-            self.rdp[cid] += gaussian.steps * gaussian_rdp(float(z), gaussian.sample_rate)
-            self._rdp_eps[cid] = rdp_epsilon(self.rdp[cid], float(self.delta[cid]))
+            np.add.at(arr, ids, _numpy(values))
+        covered = np.zeros(len(self.basic), dtype=bool)
+        if gaussian is not None:
+            gids = ids if gaussian.clients is None else gaussian.clients.cpu().numpy().astype(np.int64)
+            z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
+            steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
+            self._compose(gids, z, float(gaussian.sample_rate), steps)
+            covered[gids] = True
+        uncovered = ids[~covered[ids]]
+        self.rdp_valid[uncovered] = False
+        with_pure = np.zeros_like(covered)
+        if pure is not None:
+            np.add.at(self.pure, ids, _numpy(pure))
+            with_pure[ids] = True
+        else:
+            self.exposed[uncovered] = True
+        self.pure_valid[(covered | np.isin(np.arange(len(covered)), ids)) & ~with_pure] = False
+
+    def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: float, steps: np.ndarray) -> None:
+        """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
+        ``z`` to each client's RDP curve; one dp-accounting call per distinct multiplier."""
+        keys = np.array([float(f"{v:.6g}") for v in z])
+        for value in np.unique(keys):
+            sel = keys == value
+            unit = gaussian_rdp(value, sample_rate) if value > 0 else np.full(len(ORDERS), np.inf)
+            np.add.at(self.rdp, ids[sel], steps[sel, None] * unit[None, :])
+            np.add.at(self.steps, ids[sel], steps[sel])
+
+    def rdp_epsilon(self) -> np.ndarray:
+        """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
+        return rdp_epsilons(self.rdp, self.delta)
+
+    def headline(self) -> np.ndarray:
+        """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`."""
+        return headline_epsilons(self.rdp, self.rdp_valid, self.pure, self.pure_valid, self.exposed,
+                                 self.delta, self.threat_model)
+
+    def headline_run(self) -> float:
+        return run_headline(self.headline().tolist())
 
     def views(self) -> dict[str, list]:
-        """Named per-client cumulative figures, for the event stream."""
+        """Named per-client cumulative figures, for the event stream (strict JSON: no inf)."""
         out: dict[str, list] = {}
-        if self.rdp.any():
-            out["rdp"] = [float(e) if ok else None for e, ok in zip(self._rdp_eps, self.gaussian_only)]
+        if self.rdp.any() and self.threat_model != NO_PRIVACY:
+            eps = self.rdp_epsilon()
+            out["rdp"] = [float(e) if ok and np.isfinite(e) else None for e, ok in zip(eps, self.rdp_valid)]
         for label, values in self.claims.items():
             out[label] = values.tolist()
         return out

@@ -37,6 +37,23 @@ def gaussian_rdp(noise_multiplier: float, sample_rate: float = 1.0) -> np.ndarra
     return np.array(_gaussian_rdp_cached(z, float(sample_rate)))
 
 
+def rdp_epsilons(rdp: np.ndarray, delta) -> np.ndarray:
+    """``(eps, delta_i)`` of every row of ``rdp [N, len(ORDERS)]``, each with its own ``delta [N]``.
+
+    Vectorised form of dp-accounting's ``compute_epsilon`` (Canonne, Kamath & Steinke
+    2020, Prop. 12), term for term: a row of zeros gives 0, an infinite row gives inf.
+    """
+    rdp = np.atleast_2d(np.asarray(rdp, np.float64))
+    delta = np.broadcast_to(np.asarray(delta, np.float64), (rdp.shape[0],)).reshape(-1, 1)
+    a = ORDERS[None, :]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        eps = rdp + np.log1p(-1 / a) - np.log(delta * a) / (a - 1)
+        eps = np.where(np.isnan(eps), np.inf, eps)
+        eps = np.where(rdp < 0, 0.0, eps)
+        eps = np.where((rdp >= 0) & (delta ** 2 + np.expm1(-rdp) > 0), 0.0, eps)
+    return np.maximum(0.0, eps.min(axis=1))
+
+
 def rdp_epsilon(rdp: np.ndarray, delta: float) -> float:
     """Smallest eps over the orders such that the RDP curve gives (eps, delta)-DP."""
     if not np.any(rdp):

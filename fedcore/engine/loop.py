@@ -14,7 +14,7 @@ from typing import Callable, Iterator, Optional
 import numpy as np
 import torch
 
-from ..accounting import Ledger
+from ..accounting import Ledger, encode_epsilon
 from ..config import RunConfig
 from ..events import MethodEvent, RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
@@ -49,7 +49,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     yield RunStarted(config=s.cfg.to_dict(), config_hash=s.cfg.config_hash(), device=str(s.device),
                      num_params=s.ctx.num_params, client_sizes=s.counts.tolist(),
                      label_counts=s.partition.label_counts.tolist(), num_classes=s.ctx.num_classes,
-                     epsilon=s.ctx.epsilon.tolist(), delta=s.ctx.delta.tolist())
+                     epsilon=s.ctx.epsilon.tolist(), delta=s.ctx.delta.tolist(),
+                     threat_model=s.mechanism.threat_model)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator(device=s.device).manual_seed(cfg.seed)
     grad_fn = client_gradient_fn(s.model, s.mechanism.per_sample_clip)
@@ -57,7 +58,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     if s.device.type == "cpu":
         chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
     global_flat = flatten(s.params)
-    ledger = Ledger(cfg.num_clients, s.ctx.delta.cpu().numpy())
+    ledger = Ledger(cfg.num_clients, s.mechanism.accounting_delta().double().cpu().numpy(), s.mechanism.threat_model)
     acc = loss = None
     for rnd in range(1, cfg.rounds + 1):
         if should_stop():
@@ -87,14 +88,18 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                 global_flat = global_flat + step
                 s.params = unflatten(global_flat, s.params)
             s.mechanism.after_round(step, rnd)
-            ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims)
+            ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon)
             events += upload.events + result.events
             signals = {**upload.signals, **result.signals}
             uploaded, weights = upload.clients.tolist(), result.weights.tolist()
         if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
+        headline = ledger.headline()
         yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
                          uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
                          epsilon_accountant=ledger.views(), events=events, signals=signals,
-                         seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start)
+                         seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start,
+                         threat_model=ledger.threat_model,
+                         epsilon_headline=[encode_epsilon(e) for e in headline],
+                         epsilon_headline_run=encode_epsilon(float(headline.max())))
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc)

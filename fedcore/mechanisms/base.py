@@ -31,6 +31,9 @@ class Upload:
     gaussian:     for Gaussian-based mechanisms, what the RDP ledger composes.
     claims:       labelled per-client epsilon figures for this round that a paper
                   states (added up by the ledger and shown beside the accountant's).
+    pure_epsilon: ``[m]`` rigorous pure epsilon of this round's release (two-point,
+                  Laplace, the sign mechanism's randomized-response bound), composed
+                  additively by the ledger's headline; None when the mechanism has none.
     linkable:     False when uploads are shuffled (LDP-FL) and cannot be tied to clients.
     """
 
@@ -41,6 +44,7 @@ class Upload:
     spent: Optional[torch.Tensor] = None
     gaussian: Optional[GaussianRecord] = None
     claims: dict[str, torch.Tensor] = field(default_factory=dict)
+    pure_epsilon: Optional[torch.Tensor] = None
     linkable: bool = True
     events: list[MethodEvent] = field(default_factory=list)
     signals: dict[str, float] = field(default_factory=dict)
@@ -51,8 +55,19 @@ class Mechanism(Configurable):
 
     ``per_sample_clip``: when not None, local training clips each per-sample gradient
     to this L2 norm (DP-SGD, Abadi et al. 2016), batched over clients.
+
+    ``threat_model`` (:mod:`fedcore.accounting.headline`): ``"local"``, ``"central"``,
+    ``"record"`` or ``"none"``. The class attribute is the default reading; a mechanism
+    whose options change it overrides :meth:`threat_model_for`; an instance carries the
+    resolved value.
+
+    ``step_noise`` (optional): DP-SGD noise added at every local step, a callable
+    ``(clients [m], round) -> std [m]`` of the Gaussian noise N(0, std^2) that local
+    training adds to the *sum* of the clipped per-sample gradients before dividing by
+    the batch size (Abadi et al. 2016, Alg. 1). None: no per-step noise.
     """
 
+    threat_model: ClassVar[str] = "local"
     upload_kind: ClassVar[str] = "real"      # "real" or "sign"
     shuffled: ClassVar[bool] = False          # uploads cannot be tied to clients (LDP-FL)
     per_sample: ClassVar[bool] = False        # clips per-sample gradients (no batch norm)
@@ -61,6 +76,18 @@ class Mechanism(Configurable):
         self.options = options
         self.ctx = ctx
         self.per_sample_clip: Optional[float] = None
+        self.step_noise = None
+        self.threat_model = type(self).threat_model_for(options)
+
+    def accounting_delta(self) -> torch.Tensor:
+        """Each client's own delta ``[N]`` at which the ledger states its epsilon (default:
+        the configured one; PLDP-FL's ``delta_from_size`` uses ``1/|D_i|``)."""
+        return self.ctx.delta
+
+    @classmethod
+    def threat_model_for(cls, options) -> str:
+        """The threat model under ``options`` (default: the class attribute)."""
+        return cls.threat_model
 
     def privatize(self, updates: torch.Tensor, clients: torch.Tensor, round: int,
                   gen: torch.Generator) -> Upload:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..constraints import Choice, setting
 from ..accounting.ledger import GaussianRecord
 from ..accounting.rdp import ORDERS
 from ..errors import ConfigError
@@ -157,6 +158,7 @@ class DpSgdMechanism(Mechanism):
     """Per-sample clip to ``clip_norm`` in training; upload ``Delta + N(0, (lr sigma_i M)^2)``."""
 
     per_sample = True
+    threat_model = "record"
 
     @dataclass(frozen=True)
     class Options:
@@ -165,7 +167,7 @@ class DpSgdMechanism(Mechanism):
         q = B / n)."""
 
         clip_norm: float = 1.0
-        calibration: str = "paper"
+        calibration: str = setting("paper", Choice(CALIBRATIONS))
 
         def validate(self, prefix: str) -> None:
             if not self.clip_norm > 0:

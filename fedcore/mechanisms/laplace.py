@@ -10,6 +10,8 @@ adds independent ``Laplace(0, b_i)`` noise to every coordinate with::
 LDP (any two inputs); ``l1_sensitivity`` overrides it (e.g. for a bound you can justify
 yourself). One release is eps_i-LDP, so ``spent`` is ``eps_i`` per round and the ledger
 composes additively (pure eps, no RDP record). ``noise_std`` is ``sqrt(2) b_i``.
+Threat model: local. The headline's pure eps is ``eps_i * max(1, 2 c d / Delta_1)``: an
+override smaller than the box's diameter does not shrink the true sensitivity.
 """
 from __future__ import annotations
 
@@ -61,5 +63,6 @@ class LaplaceMechanism(Mechanism):
         eps = self.ctx.epsilon[clients].to(updates.dtype)
         scale = self.l1_sensitivity / eps
         noisy = updates.clamp(-c, c) + laplace_noise(updates.shape, scale[:, None], gen)
-        return Upload(values=noisy, clients=clients, noise_std=scale * 2 ** 0.5, spent=eps,
+        rigorous = eps * max(1.0, 2 * c * self.ctx.num_params / self.l1_sensitivity)
+        return Upload(values=noisy, clients=clients, noise_std=scale * 2 ** 0.5, spent=eps, pure_epsilon=rigorous,
                       signals={"clipped_fraction": float((updates.abs() > c).float().mean())})

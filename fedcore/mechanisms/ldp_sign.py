@@ -24,7 +24,14 @@ not the sensitivity of the clipped update: two vectors in ``[-c, c]^d`` can be
 multiplier ``sigma_i / (2 c sqrt(d))``, so the RDP column is a rigorous bound for what
 ran; it agrees with the paper when ``l2_sensitivity = 2 c sqrt(d)``.
 
-``deterministic=True`` is the paper's no-privacy baseline: upload ``sign(Delta_i)``.
+``deterministic=True`` is the paper's no-privacy baseline: upload ``sign(Delta_i)``
+(threat model "none", headline infinity).
+
+Threat model: local. Headline: the smaller of the RDP record above and the pure-eps
+bound of the sign as randomized response: each coordinate's P(+1) lies in
+``[Phi(-c/sigma_i), Phi(c/sigma_i)]``, so one coordinate is
+``ln(Phi(c/sigma_i) / Phi(-c/sigma_i))``-LDP and a round, ``d`` coordinates, composes to
+``d`` times that (:func:`sign_pure_epsilon`).
 """
 from __future__ import annotations
 
@@ -44,12 +51,27 @@ def ldp_sign_sigma(epsilon: torch.Tensor, delta: torch.Tensor, l2_sensitivity: f
     return (l2_sensitivity * torch.sqrt(2 * torch.log(1.25 / delta.double())) / epsilon.double()).to(epsilon.dtype)
 
 
+def sign_pure_epsilon(clip: float, sigma: torch.Tensor, d: int) -> torch.Tensor:
+    """Pure eps of one round of the stochastic sign: ``d * ln(Phi(c/sigma) / Phi(-c/sigma))``.
+
+    >>> round(float(sign_pure_epsilon(1.0, torch.tensor(1.0), 1)), 4)
+    1.6637
+    """
+    x = clip / sigma.double()
+    log_cdf = torch.special.log_ndtr
+    return (d * (log_cdf(x) - log_cdf(-x))).to(sigma.dtype)
+
+
 @MECHANISMS.register("ldp_sign", summary="Stochastic sign: +1 with probability Phi(p / sigma_i) "
                      "(PLDP-FL, non-IID data).", paper="PLDP-FL (seed 000), Sec. 3.1; Jin et al. 2020")
 class LdpSignMechanism(Mechanism):
     """Clip to ``[-clip, clip]``, upload ``sign(p + N(0, sigma_i^2))`` per coordinate."""
 
     upload_kind = "sign"
+
+    @classmethod
+    def threat_model_for(cls, options) -> str:
+        return "none" if options.deterministic else "local"
 
     @dataclass(frozen=True)
     class Options:
@@ -72,8 +94,13 @@ class LdpSignMechanism(Mechanism):
         super().__init__(options, ctx)
         o = options
         delta = 1.0 / ctx.client_sizes.to(ctx.epsilon) if o.delta_from_size else ctx.delta
+        self.delta_ = delta
         self.sigma = ldp_sign_sigma(ctx.epsilon, delta, o.l2_sensitivity)   # [N]
         self.box_diameter = 2 * o.clip * math.sqrt(ctx.num_params)
+
+    def accounting_delta(self) -> torch.Tensor:
+        """delta_i: ``1/|D_i|`` with ``delta_from_size`` (the paper), else the configured one."""
+        return self.delta_
 
     def noise_scale(self):
         """sigma_i of every client ``[N]``; None for the noise-free ``deterministic`` sign."""
@@ -91,6 +118,7 @@ class LdpSignMechanism(Mechanism):
         signs = torch.where(noisy > 0, 1.0, -1.0).to(updates.dtype)
         per_round = self.ctx.epsilon[clients]
         return Upload(values=signs, clients=clients, is_sign=True, noise_std=sigma, spent=per_round,
+                      pure_epsilon=sign_pure_epsilon(c, sigma, self.ctx.num_params),
                       gaussian=GaussianRecord(noise_multiplier=sigma / self.box_diameter),
                       claims={"paper (PLDP-FL)": per_round},
                       signals={**signals, "noise_std_mean": float(sigma.mean())})

@@ -10,7 +10,9 @@ from .registry import MECHANISMS
 @MECHANISMS.register("none", summary="No perturbation: the exact update is uploaded.",
                      paper="McMahan et al. 2017 (FedAvg)")
 class NoMechanism(Mechanism):
-    """Identity mechanism; spends no budget."""
+    """Identity mechanism; no guarantee: threat model "none", headline epsilon infinite."""
+
+    threat_model = "none"
 
     def privatize(self, updates, clients, round, gen) -> Upload:
         return Upload(values=updates, clients=clients,

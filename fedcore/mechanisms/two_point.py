@@ -32,6 +32,11 @@ Budget per round, what the ledger shows:
   the paper's claim, not a theorem: amplification by shuffling (Erlingsson et al. 2019)
   gives a central guarantee, not this local one.
 
+Threat model: local. Headline: the pure ``d * eps`` per round (rigorous, composed over
+rounds); the shuffling figure stays a labelled claim resting on the anonymity assumption.
+With ``layer_range="own_update"`` the outputs reveal the range, so no bound is claimed
+(headline infinity).
+
 Per-layer ranges (``per_layer=True``; the paper's CIFAR-10 choice sets each layer's range
 from that layer's values). Two sources:
 
@@ -53,6 +58,7 @@ from typing import Optional
 
 import torch
 
+from ..constraints import Choice, setting
 from ..errors import ConfigError
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
@@ -110,7 +116,7 @@ class TwoPointMechanism(Mechanism):
         radius: float = 0.075
         shuffle: bool = True
         per_layer: bool = False
-        layer_range: str = "previous_global"
+        layer_range: str = setting("previous_global", Choice(LAYER_RANGES))
 
         def validate(self, prefix: str) -> None:
             if not (self.radius > 0 and math.isfinite(self.radius)):
@@ -160,7 +166,9 @@ class TwoPointMechanism(Mechanism):
         claims = {"composed eps (no shuffling)": composed}
         if self.options.shuffle:
             claims["per-weight eps (with shuffling)"] = eps
+        literal = self.options.per_layer and self.options.layer_range == "own_update"
         return Upload(values=values, clients=clients, noise_std=std_bound, spent=composed, claims=claims,
+                      pure_epsilon=None if literal else composed,
                       linkable=not self.options.shuffle,
                       signals={"clipped_fraction": float((clipped != updates).float().mean())})
 

@@ -1,0 +1,119 @@
+"""Threat models and the one headline epsilon per client and per run (METHODS section 8).
+
+Threat model (who is trusted), declared by every mechanism (``Mechanism.threat_model``):
+
+- ``"local"``: each upload is (eps, delta)-DP against the server itself; nothing is
+  gained from the server's sampling of clients.
+- ``"central"``: user-level DP for a trusted aggregator or secure aggregation that only
+  reveals the sum; amplification by Poisson user sampling applies.
+- ``"record"``: DP-SGD on a client's records: one training record is protected, not a
+  client's whole dataset.
+- ``"none"``: nothing is noised; no guarantee (eps = infinity).
+
+Headline epsilon: for each client, the tightest *rigorous* (eps, delta_i)-DP bound the
+ledger can prove for that threat model, and for the run, the largest over clients:
+
+- Gaussian-based rounds (a ``GaussianRecord``): RDP of the (Poisson-subsampled) Gaussian
+  from dp-accounting, composed over every recorded step, converted at the client's own
+  delta_i (:func:`fedcore.accounting.rdp.rdp_epsilons`, dp-accounting's
+  ``compute_epsilon`` term for term);
+- pure-eps rounds (two-point, Laplace, the sign mechanism's randomized-response bound):
+  basic composition of the per-round pure eps;
+- where a client has both views for every round (stochastic sign), the smaller;
+- infinity where a client uploaded something with no rigorous bound (no noise, or a
+  setting that breaks the bound, e.g. unclipped gradients) and for threat model "none";
+- 0 for a client that has released nothing yet under a noised mechanism.
+
+A paper's own figure is never the headline; the ledger's labelled claims (keys of
+``RoundEvent.epsilon_accountant`` that start with ``"paper"``) are shown beside it.
+
+Encoding in events (strict JSON, no ``Infinity`` token): a finite float stays a float,
+infinity becomes ``None`` (JSON ``null``); :func:`encode_epsilon` / :func:`decode_epsilon`
+convert, :func:`format_epsilon` prints (``"∞"``).
+
+>>> headline_epsilons(np.zeros((2, 3)), np.array([True, True]), np.array([1.5, 0.0]),
+...                   np.array([True, True]), np.array([False, True]), np.array([1e-5, 1e-5]), "local")
+array([1.5, inf])
+>>> [encode_epsilon(x) for x in (1.5, math.inf)], format_epsilon(None)
+([1.5, None], '∞')
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .rdp import rdp_epsilons
+
+THREAT_MODELS = ("local", "central", "record")
+NO_PRIVACY = "none"
+
+THREAT_MODEL_NAMES = {
+    "local": "local DP",
+    "central": "central DP (user-level)",
+    "record": "record-level DP (DP-SGD)",
+    NO_PRIVACY: "no privacy",
+}
+THREAT_MODEL_TEXT = {
+    "local": "Local DP: every upload is private even against the server, which is not trusted. "
+             "No amplification from the server's sampling of clients.",
+    "central": "Central, user-level DP: the server (or secure aggregation) is trusted to reveal only the "
+               "sum of the sampled users' updates; a whole user's data is protected against anyone who sees "
+               "the model. Amplification by user sampling applies.",
+    "record": "Record-level DP (DP-SGD): protects any single training example of a client, not the client's "
+              "whole dataset; the server sees each client's noisy update.",
+    NO_PRIVACY: "No privacy: updates are uploaded as they are, so ε = ∞.",
+}
+
+
+def threat_model_text(kind: str) -> str:
+    """The threat model in plain words (for pickers, run headers, the Papers page)."""
+    return THREAT_MODEL_TEXT.get(kind, f"unknown threat model {kind!r}")
+
+
+def headline_epsilons(rdp: np.ndarray, rdp_valid: np.ndarray, pure: np.ndarray, pure_valid: np.ndarray,
+                      exposed: np.ndarray, delta: np.ndarray, threat_model: str) -> np.ndarray:
+    """Per-client headline epsilon ``[N]`` (``inf`` = no guarantee) from a ledger's state.
+
+    ``rdp [N, orders]``: accumulated RDP curves; ``rdp_valid [N]``: every noised release
+    of the client is covered by them; ``pure [N]``: summed pure eps; ``pure_valid [N]``:
+    every release has a pure-eps bound; ``exposed [N]``: the client released something
+    with no bound at all; ``delta [N]``: each client's own delta.
+    """
+    n = len(delta)
+    if threat_model == NO_PRIVACY:
+        return np.full(n, math.inf)
+    rdp = np.asarray(rdp, np.float64)
+    out = np.full(n, math.inf)
+    has_rdp = np.asarray(rdp_valid, bool)
+    if has_rdp.any():
+        out[has_rdp] = rdp_epsilons(rdp[has_rdp], np.asarray(delta, np.float64)[has_rdp])
+    pv = np.asarray(pure_valid, bool)
+    out[pv] = np.minimum(out[pv], np.asarray(pure, np.float64)[pv])
+    out[np.asarray(exposed, bool)] = math.inf
+    return out
+
+
+def run_headline(per_client: Sequence[float]) -> float:
+    """The run's headline epsilon: the largest over clients (inf if any client has none)."""
+    values = [math.inf if v is None else float(v) for v in per_client]
+    return max(values) if values else math.inf
+
+
+def encode_epsilon(x: Optional[float]) -> Optional[float]:
+    """Strict-JSON form: finite float as is, infinity (or NaN, no bound) as None."""
+    if x is None or not math.isfinite(float(x)):
+        return None
+    return float(x)
+
+
+def decode_epsilon(x: Optional[float]) -> float:
+    """Inverse of :func:`encode_epsilon`: None means infinity."""
+    return math.inf if x is None else float(x)
+
+
+def format_epsilon(x: Optional[float], digits: int = 3) -> str:
+    """``"∞"`` for None / inf, else the number with ``digits`` significant digits."""
+    v = decode_epsilon(x)
+    return "∞" if math.isinf(v) else f"{v:.{digits}g}"

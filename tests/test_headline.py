@@ -1,0 +1,90 @@
+"""The headline epsilon and threat model in the event stream: every mechanism declares a
+threat model, no noise is infinity (strict JSON null), and a run's per-client headline is
+dp-accounting's figure for the releases that client actually made, at its own delta."""
+import json
+import math
+
+import dp_accounting
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+from fedcore.accounting import NO_PRIVACY, THREAT_MODELS, decode_epsilon, format_epsilon
+from fedcore.accounting.rdp import ORDERS
+from fedcore.config import RunConfig
+from fedcore.engine.loop import iter_run
+from fedcore.events import RoundEvent, RunStarted, event_from_dict, to_dict
+from fedcore.mechanisms import MECHANISMS
+
+EXPECTED = {"none": NO_PRIVACY, "gaussian": "local", "laplace": "local", "two_point": "local",
+            "ldp_sign": "local", "hw_gaussian": "local", "dp_sgd": "record"}
+
+
+def run(**overrides):
+    events = list(iter_run(RunConfig(**{"rounds": 3, **overrides})))
+    return events[0], [e for e in events if isinstance(e, RoundEvent)]
+
+
+def test_every_registered_mechanism_declares_a_threat_model():
+    for entry in MECHANISMS.entries():
+        cls = entry.obj
+        default = cls.threat_model_for(cls.parse_options({}))
+        assert default in THREAT_MODELS + (NO_PRIVACY,), entry.name
+        if entry.name in EXPECTED:
+            assert default == EXPECTED[entry.name], entry.name
+    sign = MECHANISMS.get("ldp_sign")
+    assert sign.threat_model_for(sign.parse_options({"deterministic": True})) == NO_PRIVACY
+
+
+def test_no_noise_is_infinity_in_strict_json():
+    start, rounds = run()
+    assert start.threat_model == NO_PRIVACY and all(r.threat_model == NO_PRIVACY for r in rounds)
+    last = rounds[-1]
+    assert last.epsilon_headline == [None] * 10 and last.epsilon_headline_run is None
+    assert math.isinf(decode_epsilon(last.epsilon_headline_run)) and format_epsilon(None) == "∞"
+    text = json.dumps(to_dict(last), allow_nan=False)          # no Infinity / NaN token
+    assert event_from_dict(json.loads(text)).epsilon_headline == [None] * 10
+    assert 0.0 not in last.epsilon_headline
+
+
+def test_headline_is_dp_accounting_for_what_each_client_released():
+    # personal deltas (1/|D_i|) and partial participation: clients differ in both
+    start, rounds = run(num_clients=4, participation=0.5, rounds=4,
+                        partition={"kind": "dirichlet", "alpha": 0.5, "min_size": 5}, privacy={
+        "mechanism": "gaussian", "aggregator": "mean", "epsilon": [1.0, 2.0, 4.0, 8.0],
+        "mechanism_options": {"clip": 0.5, "delta_from_size": True, "scale_by_sensitivity": True}})
+    assert start.threat_model == "local"
+    uploads = [sum(c in r.uploaded for r in rounds) for c in range(4)]
+    from fedcore.mechanisms.gaussian import pldp_sigma
+    import torch
+    sigma = pldp_sigma(torch.tensor(start.epsilon), 1.0 / torch.tensor(start.client_sizes, dtype=torch.float32),
+                       0.8, 4)
+    for c in range(4):
+        delta = 1.0 / start.client_sizes[c]
+        acc = rdp_lib.RdpAccountant(orders=list(ORDERS))
+        acc.compose(dp_accounting.GaussianDpEvent(float(f"{float(sigma[c]):.6g}")), uploads[c])
+        want = acc.get_epsilon(delta) if uploads[c] else 0.0
+        assert rounds[-1].epsilon_headline[c] == pytest.approx(want, rel=1e-6)
+    assert rounds[-1].epsilon_headline_run == pytest.approx(max(rounds[-1].epsilon_headline))
+    assert len(set(start.delta)) == 1 and len(set(start.client_sizes)) > 1   # own delta != configured
+
+
+def test_pure_mechanisms_compose_their_per_round_epsilon():
+    _, rounds = run(num_clients=3, privacy={"mechanism": "laplace", "aggregator": "mean", "epsilon": [0.5]})
+    assert rounds[-1].threat_model == "local"
+    assert rounds[-1].epsilon_headline == pytest.approx([1.5, 1.5, 1.5])
+
+
+def test_unclipped_gradients_have_no_bound():
+    _, rounds = run(num_clients=3, rounds=1, model="logreg",
+                    privacy={"mechanism": "hw_gaussian", "aggregator": "mean",
+                             "mechanism_options": {"clip_gradients": False}})
+    assert rounds[-1].epsilon_headline == [None, None, None]
+    assert rounds[-1].epsilon_headline_run is None
+
+
+def test_run_started_and_rounds_carry_the_threat_model_through_json():
+    start, rounds = run(rounds=1, privacy={"mechanism": "dp_sgd", "aggregator": "mean"})
+    for event in (start, rounds[0]):
+        back = event_from_dict(json.loads(json.dumps(to_dict(event), allow_nan=False)))
+        assert back.threat_model == "record"
+    assert isinstance(start, RunStarted) and all(e is not None for e in rounds[0].epsilon_headline)

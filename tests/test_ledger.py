@@ -1,0 +1,88 @@
+"""The per-client ledger against dp-accounting itself: RDP composed over every step, each
+client at its own delta, central records that cover clients who did not upload."""
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+import torch
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+from fedcore.accounting import GaussianRecord, Ledger
+from fedcore.accounting.rdp import ORDERS, rdp_epsilons
+
+
+def reference_epsilon(z: float, q: float, count: int, delta: float) -> float:
+    """dp-accounting directly: ``count`` Poisson(q)-subsampled Gaussian steps, epsilon at ``delta``."""
+    acc = rdp_lib.RdpAccountant(orders=list(ORDERS))
+    event = dp_accounting.GaussianDpEvent(z)
+    if q < 1:
+        event = dp_accounting.PoissonSampledDpEvent(q, event)
+    acc.compose(event, count)
+    return acc.get_epsilon(delta)
+
+
+def test_each_client_composes_its_own_steps_at_its_own_delta():
+    deltas = np.array([1e-3, 1e-7, 1e-5])
+    ledger = Ledger(3, deltas)
+    z = torch.tensor([1.1, 0.8, 1.1])
+    steps = torch.tensor([5.0, 12.0, 5.0])
+    rounds = 4
+    for _ in range(rounds):
+        ledger.record(torch.tensor([0, 1, 2]), torch.zeros(3), GaussianRecord(z, sample_rate=0.05, steps=steps))
+    ledger.record(torch.tensor([2]), torch.zeros(1), GaussianRecord(torch.tensor([1.1]), 0.05, steps=5))
+    got = ledger.headline()
+    want = [reference_epsilon(1.1, 0.05, 20, 1e-3), reference_epsilon(0.8, 0.05, 48, 1e-7),
+            reference_epsilon(1.1, 0.05, 25, 1e-5)]
+    assert got.tolist() == pytest.approx(want, rel=1e-9)
+    # the factors the test is about make a visible difference
+    assert want[0] != pytest.approx(reference_epsilon(1.1, 0.05, 4, 1e-3), rel=0.05)        # steps dropped
+    assert want[1] != pytest.approx(reference_epsilon(0.8, 0.05, 48, 1e-3), rel=0.05)       # client 0's delta
+    assert ledger.steps.tolist() == [20, 48, 25]
+
+
+def test_vectorised_conversion_is_dp_accounting_compute_epsilon():
+    rng = np.random.default_rng(0)
+    curves = np.stack([k * np.array([float(x) for x in rdp_lib._compute_rdp_poisson_subsampled_gaussian(
+        q, z, ORDERS)]) for k, q, z in [(10, 0.1, 1.2), (300, 0.01, 0.9), (1, 1.0, 3.0)]])
+    deltas = rng.choice([1e-5, 1e-3, 1e-8], size=3)
+    want = [rdp_lib.compute_epsilon(ORDERS, c, d)[0] for c, d in zip(curves, deltas)]
+    assert rdp_epsilons(curves, deltas).tolist() == pytest.approx(want, rel=1e-12)
+
+
+def test_a_central_record_charges_every_covered_client_not_only_uploaders():
+    ledger = Ledger(4, np.full(4, 1e-5), threat_model="central")
+    for _ in range(10):   # client 1 uploads; the record covers clients 0-2 (3 was capped)
+        ledger.record(torch.tensor([1]), torch.zeros(1),
+                      GaussianRecord(torch.full((3,), 1.5), sample_rate=0.1, clients=torch.tensor([0, 1, 2])))
+    eps = ledger.headline()
+    assert eps[:3].tolist() == pytest.approx([reference_epsilon(1.5, 0.1, 10, 1e-5)] * 3)
+    assert eps[3] == 0.0
+
+
+def test_nothing_noised_is_infinite_never_zero():
+    ledger = Ledger(3, np.full(3, 1e-5), threat_model="none")
+    assert np.isinf(ledger.headline()).all()           # even before anyone uploaded
+    local = Ledger(3, np.full(3, 1e-5))
+    local.record(torch.tensor([0, 1]), torch.zeros(2))   # uploads without any guarantee
+    assert local.headline().tolist() == [math.inf, math.inf, 0.0]
+    assert math.isinf(local.headline_run())
+
+
+def test_pure_epsilon_composes_additively_and_the_smaller_view_wins():
+    ledger = Ledger(2, np.full(2, 1e-5))
+    for _ in range(3):
+        ledger.record(torch.tensor([0, 1]), torch.ones(2), pure=torch.tensor([0.5, 100.0]),
+                      gaussian=GaussianRecord(torch.tensor([0.1, 20.0])))
+    rdp = [reference_epsilon(0.1, 1.0, 3, 1e-5), reference_epsilon(20.0, 1.0, 3, 1e-5)]
+    assert ledger.headline().tolist() == pytest.approx([min(1.5, rdp[0]), min(300.0, rdp[1])])
+    assert ledger.headline()[0] == 1.5 and ledger.headline()[1] < 300
+
+
+def test_a_release_outside_every_bound_makes_the_client_infinite():
+    ledger = Ledger(2, np.full(2, 1e-5))
+    ledger.record(torch.tensor([0, 1]), torch.ones(2), GaussianRecord(torch.tensor([2.0, 2.0])))
+    ledger.record(torch.tensor([1]), torch.ones(1))      # e.g. weight decay broke the bound
+    eps = ledger.headline()
+    assert math.isfinite(eps[0]) and math.isinf(eps[1])
+    assert ledger.views()["rdp"][1] is None
