@@ -23,4 +23,8 @@ for name, title, icon in (("mechanisms", "Mechanisms", ":material/tune:"),
         pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
 pages.append(st.Page("pages/history.py", title="History", icon=":material/history:"))
 
+from pages.components.host import sign_in_controls  # noqa: E402  (after set_page_config)
+
+sign_in_controls()  # only when the host configured [auth] (st.login): runs then belong to the user
+
 st.navigation(pages, position="top").run()

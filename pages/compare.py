@@ -7,16 +7,14 @@ largest epsilon any client spent.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, compare, routing, state
+from pages.components import charts, compare, history, host, routing, state
 from fedcore.runner import ACTIVE
 from fedcore.runner.results import BASIC
 
 routing.through_router()
 
 st.title("Compare runs")
-
-records = [r for r in state.manager().store.list_runs() if r["rounds_done"] > 0 or r["status"] in ACTIVE]
-by_id = {r["id"]: r for r in records}
+host.store_banner()
 
 with st.expander("Run several seeds of the Playground's experiment", icon=":material/casino:"):
     base = state.current_config()
@@ -28,7 +26,13 @@ with st.expander("Run several seeds of the Playground's experiment", icon=":mate
     if c3.button("Run seeds", icon=":material/play_arrow:", key="cmp.seed_run"):
         ids = compare.launch_seeds(base, int(first), int(count))
         st.session_state["cmp.selected"] = list(dict.fromkeys(ids + st.session_state.get("cmp.selected", [])))
-        st.rerun()
+        if len(ids) == int(count):
+            st.rerun()  # else stay: the refusal's message is on screen
+
+scope = history.scope_picker("cmp.scope")
+every = [r for r in state.manager().store.list_runs() if r["rounds_done"] > 0 or r["status"] in ACTIVE]
+records = compare.pickable(every, scope)
+by_id = {r["id"]: r for r in records}
 
 if not records:
     st.info("No runs yet: train something in the Playground first.")

@@ -1,20 +1,22 @@
-"""History: every run in the store, with its settings, status and final accuracy.
+"""History: your runs in the store, with their settings, status and final accuracy.
 
-Pick a run to reopen it in the Playground, train it again, delete it, or download it
-(per-round table as CSV; config and every event as JSON).
+Pick a run to reopen it in the Playground, train it again, delete it (your own runs
+only), or download it (per-round table as CSV; config and every event as JSON). When the
+host makes runs public (or you are an admin), "Everyone's runs" lists the others too.
 """
 import pandas as pd
 import streamlit as st
 
-from pages.components import history, routing, state
-from fedcore.runner import ACTIVE
+from pages.components import history, host, routing, state
 from fedcore.runner.results import export_csv, export_json
 
 routing.through_router()
 
 st.title("Run history")
+host.store_banner()
 store = state.manager().store
-records = store.list_runs()
+scope = history.scope_picker("hist.scope")
+records = history.visible_runs(store.list_runs(), scope)
 if not records:
     st.info("No runs yet: press Run in the Playground and they will be listed here.")
     st.stop()
@@ -28,6 +30,7 @@ if st.session_state.get("hist.run") not in by_id:
 run_id = st.selectbox("Run", list(by_id), key="hist.run", format_func=lambda i: history.title(by_id[i]))
 record = by_id[run_id]
 
+mine = host.may_control(record)
 b_open, b_rerun, b_delete, b_csv, b_json = st.columns(5)
 if b_open.button("Open in Playground", icon=":material/open_in_new:", type="primary", width="stretch"):
     state.open_in_playground(run_id)
@@ -36,7 +39,8 @@ if b_rerun.button("Run again", icon=":material/replay:", width="stretch",
     new_id = state.start_run(history.config_of(record), reuse=False)
     if new_id:
         state.open_in_playground(new_id)
-if b_delete.button("Delete", icon=":material/delete:", width="stretch"):
+if b_delete.button("Delete", icon=":material/delete:", width="stretch", disabled=not mine,
+                   help=None if mine else "Only the person who started a run can delete it."):
     st.session_state["hist.confirm"] = run_id
 events = state.events(run_id)
 b_csv.download_button("CSV (per round)", export_csv(events), file_name=f"{run_id}.csv", mime="text/csv",
@@ -45,21 +49,18 @@ b_json.download_button("JSON (config + events)", export_json(record, events), fi
                        mime="application/json", icon=":material/data_object:", width="stretch")
 
 if st.session_state.get("hist.confirm") == run_id:
-    st.warning(f"Delete run `{run_id}` ({record['label']}) and all its rounds?")
+    st.warning(f"Delete run `{run_id}` ({host.plain(record['label'])}) and all its rounds?")
     yes, no, _ = st.columns([1, 1, 4])
     if yes.button("Yes, delete", type="primary"):
-        if record["status"] in ACTIVE:
-            state.manager().stop(run_id)
-        store.delete(run_id)
-        state.forget_events([run_id])
         st.session_state.pop("hist.confirm", None)
-        st.session_state.pop("hist.run", None)
-        st.rerun()
+        if host.delete_run(run_id):
+            st.session_state.pop("hist.run", None)
+            st.rerun()
     if no.button("Cancel"):
         st.session_state.pop("hist.confirm", None)
         st.rerun()
 
 if record["status"] == "failed":
-    st.error(f"This run failed after {record['rounds_done']} rounds: {record.get('error')}")
+    st.error(f"This run failed after {record['rounds_done']} rounds: {host.plain(record.get('error'), 400)}")
 with st.expander("Settings of this run", expanded=False):
     st.json(record["config"], expanded=False)

@@ -6,7 +6,7 @@ events), the data split the config produces, and the config itself.
 """
 import streamlit as st
 
-from pages.components import live, preview, routing, state, widgets
+from pages.components import host, live, preview, routing, state, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
@@ -35,19 +35,23 @@ cfg, error = state.build_config(flat)
 state.write_url(cfg)
 if cfg is not None:
     error = preview.data_error(cfg)  # settings only the data rules out (clients > samples, ...)
+refused = host.submission_error(cfg) if cfg is not None and not error else None  # this host's limits
 
 st.title("Playground")
+host.store_banner()
 url_error = st.session_state.pop("pg.url_error", None)
 if url_error:
-    st.warning(f"Showing the previous settings: {url_error}")
+    host.warn_link("Showing the previous settings: the link's settings could not be loaded —", url_error)
 
 run_id = state.shown_run()
 record = manager.store.get_run(run_id) if run_id else None
 active = record is not None and record["status"] in ACTIVE
+mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
 c_run, c_stop, c_label, c_worker = st.columns([1, 1, 4, 2], vertical_alignment="center")
-if c_run.button("Run", type="primary", icon=":material/play_arrow:", disabled=bool(error) or active,
-                width="stretch", help="Train this configuration (a finished identical run is replayed)."):
+if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stretch",
+                disabled=bool(error or refused) or (active and mine),
+                help="Train this configuration (a finished identical run is replayed)."):
     new_id = state.start_run(cfg)
     if new_id:
         state.show_run(new_id)
@@ -55,15 +59,19 @@ if c_run.button("Run", type="primary", icon=":material/play_arrow:", disabled=bo
         if replay and replay["status"] in TERMINAL:
             st.toast("Same settings finished before: replayed from the run store.")
         st.rerun()
-if c_stop.button("Stop", icon=":material/stop:", disabled=not active, width="stretch"):
-    manager.stop(run_id)
+if record is not None and not mine:
+    c_stop.caption(":material/visibility: shared run, read-only")
+elif c_stop.button("Stop", icon=":material/stop:", disabled=not active, width="stretch"):
+    host.stop_run(run_id)
     st.rerun()
 if cfg is not None:
     c_label.caption(run_label(cfg))
 with c_worker:
     live.worker_badge(poll=not active)
 if error:
-    st.error(f"Invalid setting — {error}")
+    st.error(f"Invalid setting — {host.plain(error, 400)}")
+elif refused:
+    st.error(f"Not allowed on this server — {host.plain(refused, 400)}", icon=":material/block:")
 
 tab_run, tab_split, tab_config = st.tabs(["Training", "Data split", "Config"])
 
@@ -74,6 +82,8 @@ with tab_run:
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg")
     else:
+        if run_id:
+            host.warn_link("No such run here (deleted, or a mistyped link):", run_id)
         st.info("Press **Run** to train this configuration: the charts fill in round by round.")
         if cfg is not None:
             preview.split_preview(cfg, key="pg-split-first")

@@ -10,6 +10,14 @@ Start-up latency: importing torch and fedcore takes seconds, so the manager keep
 warm worker that has already done so (and loaded the digits data) waiting on its queue.
 :meth:`JobManager.start` hands the run to it and, shortly after, spawns the next warm one.
 
+Shared hosts: a manager built with ``limits`` (:class:`~fedcore.runner.limits.HostLimits`)
+refuses, at :meth:`JobManager.start`, a run this machine cannot run or that exceeds a host
+limit (:class:`~fedcore.runner.limits.LimitError` naming it), including too many queued
+or running runs overall or of one owner. Runs record their ``owner``
+(:mod:`fedcore.runner.owners`); the queue reports each waiting run's position and
+estimated start (:meth:`JobManager.queue_info`). Workers run niced with a bounded number
+of torch threads (``worker_nice`` / ``worker_threads``) so the web server stays responsive.
+
 Life cycle of a run: ``queued`` -> ``running`` -> ``finished`` | ``stopped`` | ``failed``.
 A config that already finished is not trained again: ``start`` returns the stored run
 (the result cache, keyed by :meth:`RunConfig.config_hash`). A worker that dies without
@@ -36,6 +44,9 @@ from typing import Optional, Union
 
 from ..config import RunConfig
 from .labels import run_label
+from .limits import HostLimits, LimitError, check_submission
+from .owners import Viewer, require_control
+from .queueing import estimate_starts, seconds_per_round
 from .store import ACTIVE, TERMINAL, RunStore
 from .worker import job_main, warm_worker_main
 
@@ -66,14 +77,24 @@ class JobManager:
     warm : bool
         Keep one pre-started worker ready (default True).
     max_running : int
-        Runs training at once; more wait as ``queued`` (default: CPU count, at least 1).
+        Runs training at once; more wait as ``queued`` (default: ``limits.max_running``,
+        else the CPU count, at least 1).
+    limits : HostLimits, optional
+        Host limits checked at :meth:`start` (None: no limits, what scripts and the CLI use).
+    check_store : bool
+        Check the store's database on start-up and replace it when damaged
+        (:attr:`RunStore.problem` then says so).
     """
 
     def __init__(self, store_dir: Union[str, Path, None] = None, *, warm: bool = True,
-                 max_running: Optional[int] = None):
-        self.store = RunStore(store_dir)
+                 max_running: Optional[int] = None, limits: Optional[HostLimits] = None,
+                 check_store: bool = False):
+        self.store = RunStore(store_dir, check=check_store)
         self.store_dir = str(self.store.directory)
-        self.max_running = max_running or max(1, os.cpu_count() or 1)
+        self.limits = limits
+        host = limits or HostLimits()
+        self.max_running = max_running or host.max_running or max(1, os.cpu_count() or 1)
+        self._priority = (host.worker_nice or 0, host.worker_threads or 0)
         self._mp = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
         self._procs: dict[str, multiprocessing.Process] = {}
@@ -92,27 +113,124 @@ class JobManager:
         self._monitor.start()
 
     # --- public API -------------------------------------------------------------------
-    def start(self, cfg: Union[RunConfig, dict], *, label: str = "", reuse: bool = True) -> str:
+    def start(self, cfg: Union[RunConfig, dict], *, label: str = "", reuse: bool = True,
+              owner: Optional[str] = None, background: bool = False) -> str:
         """Queue ``cfg`` for training and return its run id.
 
         With ``reuse`` (default) a config that already finished returns that run at once
-        (no new process), and a config that is training right now returns the live run.
+        (no new process; another owner's finished run is copied into a run of ``owner``),
+        and a config that ``owner`` is training right now returns the live run.
+
+        ``owner`` is recorded with the run (see :mod:`fedcore.runner.owners`). A run that
+        is not a ``background`` job is stopped once nobody refreshed its heartbeat
+        (:meth:`RunStore.touch`, done by the owner's page) for ``limits.owner_grace_s``
+        seconds while it trains; a queued run is never stopped for waiting.
+
+        Raises :class:`~fedcore.runner.limits.LimitError` /
+        :class:`~fedcore.runner.limits.HostUnavailable` when the manager has ``limits``
+        and the run exceeds one.
         """
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
         digest = cfg.config_hash()
+        if self.limits is not None:
+            check_submission(cfg, self.limits)
         with self._lock:
             if reuse:
-                hit = self.store.find_finished(digest) or self.store.find_active(digest)
+                hit = self.store.find_owned(digest, owner)
+                if hit is None and self.store.find_finished(digest):
+                    hit = self.store.copy_run(self.store.find_finished(digest), owner=owner)
                 if hit:
                     self.store.update_run(hit, last_opened=time.time())
                     return hit
-            record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg))
+            self._check_capacity(owner)
+            extra = {"owner": owner, "background": background,
+                     "max_seconds": self.limits.max_run_seconds if self.limits else None}
+            if background:
+                extra["grace_s"] = None
+            elif self.limits is not None and self.limits.owner_grace_s:
+                extra["grace_s"] = self.limits.owner_grace_s
+            record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg), **extra)
             self._queued.append(record["id"])
             self._dispatch()
             return record["id"]
 
-    def stop(self, run_id: str) -> None:
-        """Ask ``run_id`` to stop at its next round; terminate it after :data:`STOP_GRACE` s."""
+    def _check_capacity(self, owner: Optional[str]) -> None:
+        """Refuse a new run when the queue or this owner's share of it is full."""
+        if self.limits is None:
+            return
+        active = [self.store.get_run(i) for i in [*self._queued, *self._procs]]
+        active = [r for r in active if r is not None]
+        cap = self.limits.max_active
+        if cap is not None and len(active) >= cap:
+            raise LimitError("max_active", f"the server has {len(active)} runs queued or training, its maximum; "
+                                           "try again when some have finished")
+        mine = sum(r.get("owner") == owner for r in active)
+        cap = self.limits.max_active_per_owner
+        if owner is not None and cap is not None and mine >= cap:
+            raise LimitError("max_active_per_owner", f"you have {mine} runs queued or training, the most one "
+                                                     "visitor may have at once; stop one or wait for it to finish")
+
+    def capacity_left(self, owner: Optional[str]) -> Optional[int]:
+        """How many more runs ``owner`` may queue now (None: unlimited)."""
+        if self.limits is None:
+            return None
+        with self._lock:
+            active = [r for r in (self.store.get_run(i) for i in [*self._queued, *self._procs]) if r]
+        left = []
+        if self.limits.max_active is not None:
+            left.append(self.limits.max_active - len(active))
+        if owner is not None and self.limits.max_active_per_owner is not None:
+            left.append(self.limits.max_active_per_owner - sum(r.get("owner") == owner for r in active))
+        return max(0, min(left)) if left else None
+
+    def queue_info(self, run_id: str) -> Optional[dict]:
+        """``{"position": 1-based place in the queue, "ahead": runs before it, "waiting":
+        queue length, "eta_s": estimated seconds until it starts (None if unknown)}``,
+        or None when ``run_id`` is not waiting."""
+        with self._lock:
+            if run_id not in self._queued:
+                return None
+            queued = list(self._queued)
+            running = list(self._procs)
+        records = {i: self.store.get_run(i) for i in queued + running}
+        history = [r for r in self.store.list_runs()[:200] if r["status"] == "finished"]
+        now = time.time()
+
+        def pace(record: dict) -> Optional[float]:
+            c = record.get("config") or {}
+            return seconds_per_round(history, c.get("dataset"), c.get("model"))
+
+        run_rows = [{"rounds": r.get("rounds"), "rounds_done": r.get("rounds_done"),
+                     "elapsed_s": now - (r.get("started") or r.get("handed_over") or now), "round_s": pace(r)}
+                    for r in (records[i] for i in running) if r]
+        queue_rows = [{"id": i, "rounds": records[i].get("rounds"), "round_s": pace(records[i])}
+                      for i in queued if records.get(i)]
+        known = bool(history) or bool(run_rows)
+        starts = estimate_starts(run_rows, queue_rows, self.max_running)
+        position = queued.index(run_id) + 1
+        return {"position": position, "ahead": position - 1, "waiting": len(queued),
+                "running": len(running), "slots": self.max_running,
+                "eta_s": starts.get(run_id) if known else None}
+
+    def queue_length(self) -> int:
+        """Runs waiting for a worker slot."""
+        return len(self._queued)
+
+    def capacity_free(self) -> bool:
+        """Whether a run submitted now would start at once (a slot is free, nobody waits)."""
+        return not self._queued and len(self._procs) < self.max_running
+
+    def stop(self, run_id: str, by: Optional[Viewer] = None) -> None:
+        """Ask ``run_id`` to stop at its next round; terminate it after :data:`STOP_GRACE` s.
+
+        With ``by`` (the dashboard passes the viewer) only the owner or an admin may stop
+        it; anybody else gets :class:`~fedcore.runner.owners.NotYourRun`.
+        """
+        if by is not None:
+            record = self.store.get_run(run_id)
+            if record is None:
+                return
+            require_control(record, by, "stop")
         with self._lock:
             self.store.request_stop(run_id)
             if run_id in self._queued:
@@ -120,6 +238,18 @@ class JobManager:
                 self.store.finish(run_id, "stopped", reason="stopped before it started")
             elif run_id in self._procs:
                 self._stopping.setdefault(run_id, time.monotonic())
+
+    def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
+        """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
+        when ``by`` is given). True if it existed."""
+        record = self.store.get_run(run_id)
+        if record is None:
+            return False
+        if by is not None:
+            require_control(record, by, "delete")
+        if record["status"] in ACTIVE:
+            self.stop(run_id)
+        return self.store.delete(run_id)
 
     def status(self, run_id: str) -> Optional[str]:
         """The run's status after checking that its worker is still alive."""
@@ -194,11 +324,23 @@ class JobManager:
 
     # --- internals --------------------------------------------------------------------
     def _dispatch(self) -> None:
-        """Start queued runs while fewer than ``max_running`` train."""
+        """Start queued runs while fewer than ``max_running`` train.
+
+        A run whose owner's page stopped watching it while it waited (no heartbeat for
+        its ``grace_s``) is not started: it ends ``stopped``. Its heartbeat restarts when
+        it is handed to a worker, so time spent waiting never counts against it.
+        """
         while self._queued and len(self._procs) < self.max_running and not self._closed:
             run_id = self._queued.pop(0)
-            if self.store.get_run(run_id) is None or self.store.stop_requested(run_id):
+            record = self.store.get_run(run_id)
+            if record is None or self.store.stop_requested(run_id):
                 continue
+            grace = record.get("grace_s")
+            if grace and time.time() - self.store.last_beat(run_id) > grace:
+                self.store.finish(run_id, "stopped", reason=f"its owner left before it started "
+                                                            f"(nobody watched it for {grace:g} s)")
+                continue
+            self.store.touch(run_id)
             self.store.update_run(run_id, handed_over=time.time())
             if self._warm is not None and self._warm.process.is_alive():
                 warm, self._warm = self._warm, None
@@ -207,7 +349,7 @@ class JobManager:
                 self._handed[run_id] = warm
                 self._respawn_after = time.monotonic()
             else:
-                proc = self._mp.Process(target=job_main, args=(self.store_dir, run_id),
+                proc = self._mp.Process(target=job_main, args=(self.store_dir, run_id, *self._priority),
                                         name=f"fedcore-run-{run_id}", daemon=True)
                 with _without_main_module():
                     proc.start()
@@ -218,7 +360,7 @@ class JobManager:
         if self._closed or not self._warm_enabled or self._warm is not None:
             return
         jobs, ready = self._mp.Queue(), self._mp.Event()
-        proc = self._mp.Process(target=warm_worker_main, args=(self.store_dir, jobs, ready),
+        proc = self._mp.Process(target=warm_worker_main, args=(self.store_dir, jobs, ready, *self._priority),
                                 name="fedcore-warm-worker", daemon=True)
         with _without_main_module():
             proc.start()

@@ -157,9 +157,15 @@ def mean_band(tables: list[pd.DataFrame], column: str = "accuracy") -> pd.DataFr
     return out
 
 
+PRIVATE_FIELDS = ("owner", "pid", "traceback")
+"""Record fields a download leaves out: who ran it, the worker's pid, and (in records
+written before tracebacks went to the host's log only) a traceback with server paths."""
+
+
 def export_json(record: dict, events: list[dict]) -> str:
     """The run as one JSON document: its record (config included) and every event."""
-    return json.dumps({"run": record, "events": events}, indent=1, default=str)
+    public = {k: v for k, v in record.items() if k not in PRIVATE_FIELDS}
+    return json.dumps({"run": public, "events": events}, indent=1, default=str)
 
 
 def export_csv(events: list[dict]) -> str:

@@ -13,6 +13,14 @@ code). Layout, all keys tagged with their run id so :meth:`RunStore.delete` is o
 - ``index``       ids of all runs in creation order;
 - ``done:<hash>`` id of the finished run of a config hash (the result cache).
 
+Safety: the folder is created (and kept) private, mode 0700: diskcache still unpickles
+rows that a writer marked as pickles, so nobody else may write there. A store folder
+deleted while the server runs is recreated on the next access (its earlier runs are
+gone, and :attr:`RunStore.problem` says so); a damaged ``cache.db`` found when the store
+is opened with ``check=True`` is moved aside to ``cache.db.damaged-<time>`` and a fresh
+store is started. Either way the dashboard shows :attr:`RunStore.problem` as a banner,
+and a failure that persists raises :class:`StoreError` (one readable line).
+
 Concurrency: one writer process per run appends events (an event is written before the
 counter that makes it visible, so a reader never sees a half-written stream); any number
 of readers poll with :meth:`RunStore.read_events` from an offset. Read-modify-write of a
@@ -28,13 +36,18 @@ record runs inside a SQLite transaction (``Cache.transact``).
 """
 from __future__ import annotations
 
+import functools
 import os
+import sqlite3
+import stat
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import diskcache
+
+from ..errors import FedcoreError
 
 STORE_ENV = "FEDCORE_STORE"
 TERMINAL = ("finished", "stopped", "failed")
@@ -52,21 +65,109 @@ def default_store_dir() -> Path:
 
 
 def new_run_id() -> str:
-    """Sortable, unique: creation time to the second plus 6 random hex digits."""
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    """Sortable, unique, hard to guess: creation time to the second plus 12 random hex
+    digits (a run's link is what shares it, so its id must not be guessable)."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:12]
+
+
+class StoreError(FedcoreError):
+    """The run store cannot be read or written (one line, shown as a banner)."""
+
+
+PRIVATE = 0o700
+EXISTENCE_CHECK_S = 1.0
+"""At most this often an access checks that the store's database file still exists."""
+
+
+def _recovering(method):
+    """Run ``method``; if SQLite fails (folder deleted, file replaced), reopen and retry once."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        self._ensure_present()
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as first:
+            try:
+                self._reopen(f"the run store failed ({first}) and was reopened")
+                return method(self, *args, **kwargs)
+            except (sqlite3.Error, OSError) as exc:
+                raise StoreError(f"the run store at {self.directory} cannot be used: {exc}") from None
+
+    return wrapper
 
 
 class RunStore:
-    """Runs and their event streams under ``directory`` (default :func:`default_store_dir`)."""
+    """Runs and their event streams under ``directory`` (default :func:`default_store_dir`).
 
-    def __init__(self, directory: str | Path | None = None):
+    ``check=True`` (the dashboard's manager) runs SQLite's ``quick_check`` on start-up and
+    replaces a damaged database; :attr:`problem` then describes what happened.
+    """
+
+    def __init__(self, directory: str | Path | None = None, *, check: bool = False):
         self.directory = Path(directory).expanduser() if directory else default_store_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.problem: Optional[str] = None
+        self._checked_at = time.monotonic()
+        try:
+            self._open()
+            if check:
+                self._check()
+        except (sqlite3.Error, OSError) as exc:
+            if not check:
+                raise StoreError(f"the run store at {self.directory} cannot be opened: {exc}") from None
+            self._quarantine(exc)
+
+    # --- opening, checking, recovering ------------------------------------------------
+    def _open(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=PRIVATE)
+        keep_private(self.directory)
         # eviction off: a full disk must never silently drop somebody's results
         self.cache = diskcache.Cache(str(self.directory), disk=diskcache.JSONDisk,
                                      eviction_policy="none", tag_index=True, timeout=60)
 
+    def _check(self) -> None:
+        rows = self.cache._sql("PRAGMA quick_check").fetchall()
+        if [tuple(r) for r in rows] != [("ok",)]:
+            raise sqlite3.DatabaseError("quick_check: " + "; ".join(str(r[0]) for r in rows[:3]))
+        self.cache.get("index", [])
+
+    def _quarantine(self, exc: BaseException) -> None:
+        """Move a damaged database aside and start an empty store."""
+        try:
+            self.cache.close()
+        except Exception:  # noqa: BLE001  (it may never have opened)
+            pass
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        db = self.directory / "cache.db"
+        moved = db.with_name(f"cache.db.damaged-{stamp}")
+        if db.exists():
+            db.rename(moved)
+        for suffix in ("-wal", "-shm"):
+            side = self.directory / f"cache.db{suffix}"
+            if side.exists():
+                side.rename(self.directory / f"{moved.name}{suffix}")
+        self._open()
+        self.problem = (f"The run store was damaged ({str(exc).splitlines()[0][:120]}); it was moved aside "
+                        f"to {moved.name} and a new, empty store was started.")
+
+    def _ensure_present(self) -> None:
+        now = time.monotonic()
+        if now - self._checked_at < EXISTENCE_CHECK_S:
+            return
+        self._checked_at = now
+        if not (self.directory / "cache.db").exists():
+            self._reopen("The run store folder was missing and has been recreated: runs from before are gone.")
+
+    def _reopen(self, problem: str) -> None:
+        try:
+            self.cache.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self._open()
+        self.problem = problem
+
     # --- runs -------------------------------------------------------------------------
+    @_recovering
     def create_run(self, config: dict, config_hash: str, *, label: str = "",
                    run_id: Optional[str] = None, **extra: Any) -> dict:
         """Record a new run with status ``queued``; returns the record."""
@@ -82,10 +183,12 @@ class RunStore:
             self.cache.set("index", self.cache.get("index", []) + [run_id])
         return record
 
+    @_recovering
     def get_run(self, run_id: str) -> Optional[dict]:
         """The run record, or None if there is no such run."""
         return self.cache.get(f"run:{run_id}")
 
+    @_recovering
     def update_run(self, run_id: str, **fields: Any) -> Optional[dict]:
         """Set ``fields`` on the record (atomically); a terminal status is never changed."""
         with self.cache.transact():
@@ -98,12 +201,14 @@ class RunStore:
             self.cache.set(f"run:{run_id}", record, tag=run_id)
         return record
 
+    @_recovering
     def list_runs(self) -> list[dict]:
         """Every run record, newest first."""
         ids = self.cache.get("index", [])
         records = (self.cache.get(f"run:{i}") for i in reversed(ids))
         return [r for r in records if r is not None]
 
+    @_recovering
     def delete(self, run_id: str) -> bool:
         """Remove a run and all its events; True if it existed."""
         with self.cache.transact():
@@ -114,12 +219,46 @@ class RunStore:
         self.cache.evict(run_id)
         return record is not None
 
+    @_recovering
     def find_finished(self, config_hash: str) -> Optional[str]:
         """The id of a run of this config hash that finished (all rounds), or None."""
         run_id = self.cache.get(f"done:{config_hash}")
         record = self.get_run(run_id) if run_id else None
         return run_id if record and record["status"] == "finished" else None
 
+    @_recovering
+    def find_owned(self, config_hash: str, owner: Optional[str]) -> Optional[str]:
+        """The id of ``owner``'s run of this config hash that finished, else one that is
+        queued or running, else None."""
+        found = {}
+        for record in self.list_runs():
+            if record["config_hash"] == config_hash and record.get("owner") == owner:
+                if record["status"] == "finished":
+                    return record["id"]
+                if record["status"] in ACTIVE:
+                    found.setdefault("active", record["id"])
+        return found.get("active")
+
+    @_recovering
+    def copy_run(self, run_id: str, *, owner: Optional[str]) -> Optional[str]:
+        """A new run of ``owner`` holding a copy of finished run ``run_id`` (its record and
+        every event): a replay from the result cache that its new owner controls."""
+        record = self.get_run(run_id)
+        if record is None:
+            return None
+        events = self.read_events(run_id, 0, touch=False)
+        keep = {k: v for k, v in record.items() if k not in ("id", "config", "config_hash", "label", "created",
+                                                             "owner", "pid")}
+        copy = self.create_run(record["config"], record["config_hash"], label=record["label"], owner=owner,
+                               replayed_from=run_id)
+        with self.cache.transact():
+            for k, event in enumerate(events):
+                self.cache.set(f"ev:{copy['id']}:{k}", event, tag=copy["id"])
+            self.cache.set(f"n:{copy['id']}", len(events), tag=copy["id"])
+            self.cache.set(f"run:{copy['id']}", {**copy, **keep}, tag=copy["id"])
+        return copy["id"]
+
+    @_recovering
     def find_active(self, config_hash: str) -> Optional[str]:
         """The id of a queued or running run of this config hash, or None."""
         for record in self.list_runs():
@@ -128,6 +267,7 @@ class RunStore:
         return None
 
     # --- events -----------------------------------------------------------------------
+    @_recovering
     def append_event(self, run_id: str, event: dict) -> int:
         """Append one event (a JSON-ready dict); returns the new number of events.
 
@@ -182,9 +322,11 @@ class RunStore:
             self.update_run(run_id, **extra)
         return True
 
+    @_recovering
     def num_events(self, run_id: str) -> int:
         return self.cache.get(f"n:{run_id}", 0)
 
+    @_recovering
     def read_events(self, run_id: str, offset: int = 0, *, touch: bool = True) -> list[dict]:
         """Events ``offset, offset+1, ...`` written so far (poll with the growing offset).
 
@@ -197,21 +339,35 @@ class RunStore:
         return [e for e in events if e is not None]
 
     # --- control ----------------------------------------------------------------------
+    @_recovering
     def request_stop(self, run_id: str) -> None:
         self.cache.set(f"stop:{run_id}", True, tag=run_id)
 
+    @_recovering
     def stop_requested(self, run_id: str) -> bool:
         return bool(self.cache.get(f"stop:{run_id}", False))
 
+    @_recovering
     def touch(self, run_id: str) -> None:
         """Refresh the heartbeat: a reader is still interested in this run."""
         self.cache.set(f"beat:{run_id}", time.time(), tag=run_id)
 
+    @_recovering
     def last_beat(self, run_id: str) -> float:
         return self.cache.get(f"beat:{run_id}", 0.0)
 
     def close(self) -> None:
         self.cache.close()
+
+
+def keep_private(directory: Path) -> None:
+    """Make ``directory`` mode 0700 when it is ours (diskcache would unpickle what others write)."""
+    try:
+        info = directory.stat()
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != PRIVATE:
+            directory.chmod(PRIVATE)
+    except OSError:
+        pass
 
 
 class EventCache:
@@ -231,12 +387,13 @@ class EventCache:
         self._lock = threading.Lock()
 
     def events(self, run_id: str) -> list[dict]:
-        """All events of ``run_id`` so far (refreshes the heartbeat while it is active)."""
+        """All events of ``run_id`` so far (reading does not refresh the heartbeat: only the
+        owner's page does, with :meth:`RunStore.touch`)."""
         with self._lock:
             cached = self._events.pop(run_id, [])
             ended = bool(cached) and cached[-1].get("type") == "end"
             if not ended:
-                cached = cached + self.store.read_events(run_id, len(cached))
+                cached = cached + self.store.read_events(run_id, len(cached), touch=False)
             self._events[run_id] = cached
             while len(self._events) > self.max_runs:
                 self._events.pop(next(iter(self._events)))

@@ -6,11 +6,16 @@ at the next round boundary when
 
 - somebody set the run's stop flag (:meth:`RunStore.request_stop`),
 - its parent process (the dashboard or the script that started it) is gone, or
-- nobody has read its events for ``FEDCORE_HEARTBEAT_TIMEOUT`` seconds (default 300):
-  an orphan whose page was closed.
+- nobody refreshed its heartbeat (the owner's page does) for the run's ``grace_s``
+  seconds (the host's ``owner_grace_s``; runs without one: ``FEDCORE_HEARTBEAT_TIMEOUT``,
+  default 300; background jobs, ``grace_s=None``: never): an orphan whose page was closed;
+- it trained longer than the run's ``max_seconds`` (the host's ``max_run_seconds``).
 
-An exception ends the run with ``RunFinished(status="failed", error=<one line>)``; the
-rounds already written stay. :func:`warm_worker_main` is the same worker started ahead
+The heartbeat clock starts when the worker takes the run, so time spent queued never
+counts. An exception ends the run with ``RunFinished(status="failed", error=<one line>)``;
+the rounds already written stay, and the traceback goes to the host's log (stderr), never
+into the run record. Workers lower their priority (``os.nice``) and bound torch's threads
+before importing torch, so a busy host keeps serving pages (:func:`lower_priority`). :func:`warm_worker_main` is the same worker started ahead
 of time: it imports torch and fedcore and loads the digits data, then waits for a job,
 so the first round of a demo run appears within a fraction of a second.
 """
@@ -41,6 +46,25 @@ def heartbeat_timeout() -> float:
         return DEFAULT_HEARTBEAT_TIMEOUT
 
 
+def lower_priority(nice: int = 0, threads: int = 0) -> None:
+    """``os.nice(nice)`` and at most ``threads`` torch / OpenMP threads (0: leave as is)."""
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+    if threads:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(threads)
+        import torch
+
+        torch.set_num_threads(threads)
+        try:
+            torch.set_num_interop_threads(threads)
+        except RuntimeError:  # already set, or parallel work already ran
+            pass
+
+
 def parent_alive() -> bool:
     """False once the process that started this one has exited."""
     import multiprocessing
@@ -63,8 +87,10 @@ def one_line_error(exc: BaseException) -> str:
 class Watchdog:
     """Background thread deciding whether the run should stop, and why."""
 
-    def __init__(self, store, run_id: str, timeout: float):
+    def __init__(self, store, run_id: str, timeout: Optional[float], max_seconds: Optional[float] = None):
         self.store, self.run_id, self.timeout = store, run_id, timeout
+        self.max_seconds = max_seconds
+        self.started = time.time()
         self.reason: Optional[str] = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name=f"watchdog-{run_id}", daemon=True)
@@ -100,8 +126,11 @@ class Watchdog:
             if self.reason is None:
                 if not parent_alive():
                     self.reason = "the process that started it exited"
-                elif time.time() - self.store.last_beat(self.run_id) > self.timeout:
-                    self.reason = f"nobody watched it for {self.timeout:g} s (heartbeat timeout)"
+                elif self.max_seconds and time.time() - self.started > self.max_seconds:
+                    self.reason = (f"it reached the server's limit of {self.max_seconds:g} s per run "
+                                   "(host limit max_run_seconds)")
+                elif self.timeout is not None and time.time() - self.store.last_beat(self.run_id) > self.timeout:
+                    self.reason = f"its owner's page was closed: nobody watched it for {self.timeout:g} s (heartbeat timeout)"
             if self.reason is not None and self.reason != "stopped by the user":
                 orphaned_at = orphaned_at or time.time()
                 if time.time() - orphaned_at > HARD_EXIT_GRACE:
@@ -119,7 +148,9 @@ def run_job(store_dir: str, run_id: str) -> str:
     if record is None:
         return "missing"
     store.update_run(run_id, pid=os.getpid(), status="running", started=time.time())
-    watchdog = Watchdog(store, run_id, heartbeat_timeout()).start()
+    store.touch(run_id)  # the grace period starts now, not when the run was queued
+    timeout = record["grace_s"] if "grace_s" in record else heartbeat_timeout()
+    watchdog = Watchdog(store, run_id, timeout, record.get("max_seconds")).start()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, watchdog.on_sigterm) if in_main else None
     status = "failed"
@@ -136,7 +167,8 @@ def run_job(store_dir: str, run_id: str) -> str:
                 if status == "stopped":
                     store.update_run(run_id, reason=watchdog.reason)
     except Exception as exc:  # noqa: BLE001  (any failure becomes a failed run, rounds kept)
-        store.finish(run_id, "failed", one_line_error(exc), traceback=traceback.format_exc())
+        traceback.print_exc()  # the host's log; the record keeps one line
+        store.finish(run_id, "failed", one_line_error(exc))
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
@@ -145,8 +177,9 @@ def run_job(store_dir: str, run_id: str) -> str:
     return status
 
 
-def job_main(store_dir: str, run_id: str) -> None:
-    """Entry point of a cold worker process: run one job."""
+def job_main(store_dir: str, run_id: str, nice: int = 0, threads: int = 0) -> None:
+    """Entry point of a cold worker process: run one job (at lowered priority)."""
+    lower_priority(nice, threads)
     run_job(store_dir, run_id)
 
 
@@ -165,12 +198,13 @@ def warm_up(dataset: str = "digits") -> None:
         pass
 
 
-def warm_worker_main(store_dir: str, jobs, ready) -> None:
+def warm_worker_main(store_dir: str, jobs, ready, nice: int = 0, threads: int = 0) -> None:
     """Entry point of a warm worker process: warm up, then run the first job handed over.
 
     ``jobs`` is this worker's own queue (a run id, or None to exit); ``ready`` an event
     set once warmed up. Exits without a job when its parent is gone.
     """
+    lower_priority(nice, threads)
     warm_up()
     ready.set()
     while True:

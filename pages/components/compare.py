@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from fedcore.config import RunConfig
+from fedcore.runner import ACTIVE
 from fedcore.runner.results import (BASIC, accountant_views, final_epsilon, mean_band, rounds_table,
                                     seed_group)
 
-from . import state
+from . import history, host, state
 
 
 def run_title(record: dict) -> str:
@@ -21,13 +22,22 @@ def run_title(record: dict) -> str:
                        f"acc {acc:.3f}" if acc is not None else "acc –", when])
 
 
+def pickable(records: list[dict], scope: str) -> list[dict]:
+    """Runs this viewer may pick: those listed under ``scope`` plus runs named by the link
+    (``?runs=a,b`` shares runs read-only, whoever started them)."""
+    linked = set(st.query_params.get("runs", "").split(","))
+    listed = {r["id"] for r in history.visible_runs(records, scope)}
+    return [r for r in records if r["id"] in listed or r["id"] in linked]
+
+
 def init_selection(records: list[dict]) -> None:
-    """Selection from the URL (``?runs=a,b``), else the three newest runs that trained at
-    least one round; ids of deleted runs are dropped."""
+    """Selection from the URL (``?runs=a,b``), else this viewer's three newest runs that
+    trained at least one round; ids of deleted runs are dropped."""
     known = {r["id"] for r in records}
     if "cmp.selected" not in st.session_state:
         from_url = [i for i in st.query_params.get("runs", "").split(",") if i in known]
-        newest = [r["id"] for r in records if r["rounds_done"] > 0][:3]
+        me = host.viewer().owner
+        newest = [r["id"] for r in records if r["rounds_done"] > 0 and r.get("owner") == me][:3]
         st.session_state["cmp.selected"] = from_url or newest
     st.session_state["cmp.selected"] = [i for i in st.session_state["cmp.selected"] if i in known]
 
@@ -42,12 +52,17 @@ def available_views(run_ids: list[str]) -> list[str]:
 
 
 def launch_seeds(base: RunConfig, first: int, count: int) -> list[str]:
-    """Start ``count`` runs of ``base`` with seeds ``first, first+1, ...`` (cached ones replay)."""
+    """Start ``count`` runs of ``base`` with seeds ``first, first+1, ...`` (cached ones replay).
+
+    Stops at the first run the host refuses (e.g. this visitor's share of the queue is
+    full, ``max_active_per_owner``): its message is shown, the runs already queued stay.
+    """
     ids = []
     for seed in range(first, first + count):
         run_id = state.start_run(base.replace(seed=seed))
-        if run_id:
-            ids.append(run_id)
+        if not run_id:
+            break
+        ids.append(run_id)
     return ids
 
 
@@ -59,6 +74,9 @@ def build(run_ids: list[str], *, group: bool, view: str):
     for r in records:
         groups.setdefault(seed_group(r["config"]) if group else r["id"], []).append(r)
     series, points, summary = [], [], []
+    for r in records:
+        if r["status"] in ACTIVE:
+            host.keep_alive(r)  # the owner's Compare page keeps its seeds training
     for members in groups.values():
         name = _group_name(members[0], len(members) > 1)
         tables = []

@@ -1,4 +1,4 @@
-"""Pieces of the History page: the overview table and run titles."""
+"""Pieces of the History and Compare pages: whose runs to list, the overview table, run titles."""
 from __future__ import annotations
 
 import time
@@ -7,12 +7,32 @@ import streamlit as st
 
 from fedcore.config import RunConfig
 from fedcore.runner.labels import epsilon_summary
+from fedcore.runner.owners import describe_owner, listed, may_list_everyone
+
+from . import host
 
 COLUMNS = {
     "created": st.column_config.DatetimeColumn("created", format="D MMM, HH:mm:ss"),
     "final accuracy": st.column_config.NumberColumn(format="%.3f"),
     "progress": st.column_config.ProgressColumn("rounds", min_value=0.0, max_value=1.0, format="percent"),
 }
+
+
+SCOPE_LABELS = {"mine": "My runs", "everyone": "Everyone's runs"}
+
+
+def scope_picker(key: str) -> str:
+    """``"mine"`` (the default), or ``"everyone"`` when the host lets this viewer list others' runs."""
+    if not may_list_everyone(host.viewer(), host.limits().visibility):
+        return "mine"
+    return st.segmented_control("Show", list(SCOPE_LABELS), format_func=SCOPE_LABELS.get, default="mine",
+                                key=key) or "mine"
+
+
+def visible_runs(records: list[dict], scope: str) -> list[dict]:
+    """The records this viewer may list under ``scope``."""
+    viewer, visibility = host.viewer(), host.limits().visibility
+    return [r for r in records if listed(r, viewer, scope, visibility)]
 
 
 def overview(records: list[dict]) -> list[dict]:
@@ -26,7 +46,7 @@ def overview(records: list[dict]) -> list[dict]:
             "final accuracy": r.get("final_accuracy"), "dataset": c.get("dataset"),
             "clients": c.get("num_clients"),
             "privacy": f"{p.get('mechanism')} + {p.get('aggregator')}, {epsilon_summary(p.get('epsilon') or [1])}",
-            "error": r.get("error") or "", "id": r["id"]})
+            "started by": describe_owner(r, host.viewer()), "error": r.get("error") or "", "id": r["id"]})
     return rows
 
 

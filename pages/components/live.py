@@ -13,7 +13,7 @@ from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.results import (BASIC, accountant_views, end_event, epsilon_matrix, method_events_table,
                                     rounds_table, start_event, weights_matrix)
 
-from . import charts, state
+from . import charts, host, state
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -36,7 +36,7 @@ def run_view(run_id: str, key: str = "run") -> None:
     """
     record = state.manager().store.get_run(run_id)
     if record is None:
-        st.info(f"Run `{run_id}` is not in the store (deleted?).")
+        st.info(f"Run {host.plain(run_id)} is not in the store (deleted?).")
         return
     active = record["status"] in ACTIVE
     live_charts = True
@@ -58,6 +58,8 @@ def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) 
         return
     if was_active and record["status"] in TERMINAL:
         st.rerun()  # the whole page: buttons change, the polling timers stop
+    if record["status"] in ACTIVE:
+        host.keep_alive(record)  # only the owner's page keeps a run alive
     status_block(record, events)
     if with_chart and any(e.get("type") == "round" for e in events):
         accuracy_chart(record, events, key)
@@ -77,7 +79,7 @@ def status_block(record: dict, events: list[dict]) -> None:
     st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {status}")
     start, end = start_event(events), end_event(events)
     if status == "queued":
-        st.info("Waiting for a worker process…")
+        queue_line(record["id"])
     elif status == "running" and start is None:
         st.info("Loading the data and building the model…")
     elif status == "failed":
@@ -161,6 +163,24 @@ def detail_charts(record: dict, events: list[dict], key: str) -> None:
             st.dataframe(recalls[["round", "client", "details"]], hide_index=True, width="stretch")
 
 
+def queue_line(run_id: str) -> None:
+    """"Queued: position 3 of 5 · starts in about 40 s" (the page keeps polling meanwhile)."""
+    info = state.manager().queue_info(run_id)
+    if info is None:
+        st.info("Handing the run to a worker process…")
+        return
+    eta = info["eta_s"]
+    when = "start time unknown" if eta is None else f"starts in about {_duration(eta)}"
+    st.info(f"Queued: position {info['position']} of {info['waiting']} · {when} · "
+            f"{info['running']} of {info['slots']} worker slots busy. This page stays live while it waits.",
+            icon=":material/hourglass_top:")
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(1, round(seconds))
+    return f"{seconds} s" if seconds < 90 else f"{round(seconds / 60)} min"
+
+
 def worker_badge(poll: bool = True) -> None:
     """"Worker ready" once the pre-started worker has imported torch and loaded the data.
 
@@ -172,8 +192,13 @@ def worker_badge(poll: bool = True) -> None:
 
 
 def _worker_badge_body() -> None:
-    warm = state.manager().warm_state()
-    if warm == "ready":
+    manager = state.manager()
+    waiting = manager.queue_length()
+    if waiting:
+        st.caption(f":material/hourglass_top: {waiting} run{'s' * (waiting > 1)} waiting for a worker")
+        return
+    warm = manager.warm_state()
+    if warm == "ready" and manager.capacity_free():
         st.caption(":material/bolt: worker ready: the next run starts at once")
     elif warm == "starting":
         st.caption(":material/hourglass_top: starting a worker (importing torch)…")
