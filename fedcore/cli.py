@@ -70,7 +70,7 @@ def cmd_run(args) -> int:
     try:
         for event in iter_run(cfg):
             if out:
-                out.write(json.dumps(to_dict(event)) + "\n")
+                out.write(json.dumps(to_dict(event), allow_nan=False) + "\n")
                 out.flush()
             if isinstance(event, RunStarted):
                 print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "

@@ -20,6 +20,7 @@ Labelled figures that a paper states (keys of ``epsilon_accountant`` starting wi
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -106,8 +107,23 @@ _TYPES = {"start": RunStarted, "round": RoundEvent, "end": RunFinished}
 
 
 def to_dict(event: Event) -> dict:
-    """JSON-ready dict of an event."""
-    return dataclasses.asdict(event)
+    """Strict-JSON-ready dict of an event: a non-finite float (a diverged loss) becomes None.
+
+    >>> import json
+    >>> json.dumps(to_dict(RunFinished("failed", 1, 0.5, float("nan"))), allow_nan=False)[:52]
+    '{"status": "failed", "rounds_done": 1, "elapsed": 0.5'
+    """
+    return _finite(dataclasses.asdict(event))
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def event_from_dict(data: dict) -> Event:

@@ -19,7 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = ROOT / "docs" / "screenshots"
+SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(__import__("tempfile").gettempdir()) / "fedcore-shots"))
+"""Screenshots go to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the
+committed ones (the test suite writes no tracked file)."""
 sys.path.insert(0, str(ROOT / "scripts"))
 from dashboard_server import dashboard_server  # noqa: E402
 

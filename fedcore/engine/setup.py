@@ -49,6 +49,11 @@ def prepare(cfg: RunConfig) -> RunSetup:
     """Load data onto the device, split it, build the model and the components."""
     device = resolve_device(cfg.device)
     data = load_dataset(cfg.dataset, device=device)
+    for name, size, have in (("train_size", cfg.train_size, len(data.y_train)),
+                             ("test_size", cfg.test_size, len(data.y_test))):
+        if size > have:
+            raise ConfigError(name, size, f"must be <= {have}, the number of samples {cfg.dataset} has "
+                                          f"(0 = all)")
     rng = np.random.default_rng(cfg.seed)
     tr = torch.as_tensor(_subsample(len(data.y_train), cfg.train_size, rng), device=device)
     te = torch.as_tensor(_subsample(len(data.y_test), cfg.test_size, rng), device=device)

@@ -278,7 +278,8 @@ def _optional_inner(t) -> Optional[type]:
 
 def options_form(cls, current: dict, key: str, name: str = "") -> dict:
     """Inputs for every field of ``cls.Options``; returns the values that differ from the
-    defaults (the compact form stored in the config)."""
+    defaults or that ``current`` names (the compact form stored in the config: a preset that
+    spells out a default keeps its config hash)."""
     opts_cls = cls.Options
     fields = dataclasses.fields(opts_cls)
     if not fields:
@@ -297,7 +298,7 @@ def options_form(cls, current: dict, key: str, name: str = "") -> dict:
             default = getattr(defaults, f.name)
             value = current.get(f.name, default)
             value = _option_input(cls, f.name, hints[f.name], value, default, f"{state.WIDGET_PREFIX}{key}.{f.name}")
-            if value != default:
+            if value != default or f.name in current:  # a value the config names stays named
                 out[f.name] = value
     return out
 
