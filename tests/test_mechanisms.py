@@ -255,14 +255,14 @@ def test_dp_sgd_calibrates_per_distinct_budget_and_size():
     local = LocalConfig(epochs=1, batch_size=20, lr=0.05)
     ctx = make_ctx(n=4, eps=[1.0, 1.0, 5.0, 1.0], sizes=[100, 100, 100, 400], rounds=10, local=local,
                    participation=0.5)
-    mech = make("dp_sgd", ctx, clip_norm=2.0)
+    mech = make("dp_sgd", ctx, clip_norm=2.0, placement="round")
     z = mech.noise_multiplier
     assert mech.per_sample_clip == 2.0 and type(mech).per_sample
     # paper reading: T compositions at q = participation * min(1, S B / n) = 0.5 for all (epochs)
     assert z[0] == z[1] == z[3] and z[2] < z[0]
     assert rdp_epsilon(10 * gaussian_rdp(z[0], 0.5), 1e-5) == pytest.approx(1.0, rel=0.01)
     assert torch.allclose(mech.noise_scale(), torch.as_tensor(0.05 * 2.0 * z, dtype=torch.float32))
-    per_step = make("dp_sgd", ctx, calibration="per_step").noise_multiplier
+    per_step = make("dp_sgd", ctx, calibration="per_step", placement="round").noise_multiplier
     assert per_step[0] == per_step[1] != per_step[3]
     # per-step reading: T * S compositions at q = B / n; client 3: S = 20 steps, q = 0.05
     assert rdp_epsilon(10 * 20 * gaussian_rdp(per_step[3], 0.05), 1e-5) == pytest.approx(1.0, rel=0.01)
@@ -271,7 +271,7 @@ def test_dp_sgd_calibrates_per_distinct_budget_and_size():
 def test_dp_sgd_upload_noise_ledger_views_and_claim_reaching_the_target():
     local = LocalConfig(epochs=1, batch_size=25, lr=0.1)
     ctx = make_ctx(n=2, d=50_000, eps=[1.0, 5.0], sizes=[100, 100], rounds=4, local=local)
-    mech = make("dp_sgd", ctx, clip_norm=1.0)
+    mech = make("dp_sgd", ctx, clip_norm=1.0, placement="round")
     claimed = torch.zeros(2)
     for rnd in range(1, 5):
         up = mech.privatize(torch.zeros(2, 50_000), torch.arange(2), rnd, gen(rnd))
@@ -287,8 +287,44 @@ def test_dp_sgd_upload_noise_ledger_views_and_claim_reaching_the_target():
 
 def test_dp_sgd_gives_no_rdp_view_with_weight_decay():
     ctx = make_ctx(n=1, local=LocalConfig(weight_decay=1e-3))
-    up = make("dp_sgd", ctx).privatize(torch.zeros(1, 8), torch.tensor([0]), 1, gen())
+    up = make("dp_sgd", ctx, placement="round").privatize(torch.zeros(1, 8), torch.tensor([0]), 1, gen())
     assert up.gaussian is None and float(up.spent[0]) > 0
+
+
+def test_dp_sgd_per_step_is_the_default_with_standard_accounting():
+    local = LocalConfig(steps=6, batch_size=10, lr=0.1)
+    ctx = make_ctx(n=2, eps=[1.0, 4.0], sizes=[100, 200], rounds=5, local=local, participation=0.5)
+    mech = make("dp_sgd", ctx, clip_norm=2.0)
+    z = mech.noise_multiplier
+    # T * S = 30 steps at q = B / n_i, each client's own eps (no amplification by client sampling)
+    for i, (eps, q) in enumerate([(1.0, 0.1), (4.0, 0.05)]):
+        assert rdp_epsilon(30 * gaussian_rdp(z[i], q), 1e-5) == pytest.approx(eps, rel=0.02)
+    std = mech.step_noise_std(torch.tensor([1, 0]))
+    assert std.tolist() == pytest.approx([2.0 * z[1], 2.0 * z[0]], rel=1e-6)
+    up = mech.privatize(torch.ones(2, 8), torch.tensor([0, 1]), 1, gen())
+    assert torch.equal(up.values, torch.ones(2, 8))                      # the noise is in training
+    # R of the Kalman server: S (lr z M / B)^2 per coordinate
+    assert up.noise_std.tolist() == pytest.approx((0.1 * z * 2.0 / 10 * math.sqrt(6)).tolist(), rel=1e-5)
+    assert up.gaussian.steps.tolist() == [6, 6] and up.gaussian.sample_rate.tolist() == [0.1, 0.05]
+
+
+def test_dp_sgd_per_step_noise_reaches_the_trained_update():
+    from fedcore.engine.local import train_clients
+    from fedcore.engine.plan import make_plan, pad_client_indices
+
+    model = MODELS.get("logreg")((4,), 3)
+    params = {k: torch.zeros_like(v) for k, v in model.named_parameters()}
+    x, y = torch.zeros(40, 4), torch.zeros(40, dtype=torch.long)        # zero inputs: gradient is bias-only
+    local = LocalConfig(steps=5, batch_size=8, lr=0.5)
+    padded, counts = pad_client_indices([np.arange(20), np.arange(20, 40)], "cpu")
+    plan = make_plan(padded, counts, local, gen(1))
+    quiet = train_clients(model, params, x, y, plan, local, clip=1.0)
+    draws = [train_clients(model, params, x, y, plan, local, clip=1.0, noise_std=torch.tensor([3.0, 0.0]),
+                           gen=gen(s))["fc1.weight"] for s in range(200)]
+    spread = torch.stack(draws).std(0)                                    # weight's gradient is 0: noise only
+    want = 0.5 * 3.0 / 8 * math.sqrt(5)
+    assert float(spread[0].mean()) == pytest.approx(want, rel=0.05) and float(spread[1].max()) == 0.0
+    assert torch.equal(quiet["fc1.weight"], torch.zeros_like(quiet["fc1.weight"]))
 
 
 # --- configuration rules ---------------------------------------------------------------------
@@ -341,7 +377,7 @@ E2E = {  # mechanism: (options, extra overrides, eps without noise to speak of, 
     "ldp_sign": ({}, {"privacy.server_lr": 0.01}, 1e6, 0.5),
     "two_point": ({}, {}, 1e3, 0.1),
     "laplace": ({}, {}, 1e6, 1.0),
-    "dp_sgd": ({"clip_norm": 5.0}, {}, 1e4, 0.5),
+    "dp_sgd": ({"clip_norm": 5.0}, {}, 1e4, 0.05),
 }
 
 

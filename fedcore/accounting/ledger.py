@@ -34,14 +34,14 @@ class GaussianRecord:
     """One round of a Gaussian mechanism.
 
     ``noise_multiplier`` ``[k]`` (noise std / L2 sensitivity) per covered client;
-    ``sample_rate`` the Poisson rate of each step (1: no amplification); ``steps`` how many
+    ``sample_rate`` the Poisson rate of each step (1: no amplification; a number or ``[k]``); ``steps`` how many
     such steps the round composed (DP-SGD: local steps, a number or ``[k]``; update-level
     Gaussian: 1). ``clients`` ``[k]``: the clients covered; None means the round's uploaders
     (aligned with ``Upload.clients``).
     """
 
     noise_multiplier: torch.Tensor
-    sample_rate: float = 1.0
+    sample_rate: Union[float, torch.Tensor, np.ndarray] = 1.0
     steps: Union[int, float, torch.Tensor, np.ndarray] = 1
     clients: Optional[torch.Tensor] = None
 
@@ -90,7 +90,8 @@ class Ledger:
             gids = ids if gaussian.clients is None else gaussian.clients.cpu().numpy().astype(np.int64)
             z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
-            self._compose(gids, z, float(gaussian.sample_rate), steps)
+            q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
+            self._compose(gids, z, q, steps)
             covered[gids] = True
         uncovered = ids[~covered[ids]]
         self.rdp_valid[uncovered] = False
@@ -102,13 +103,13 @@ class Ledger:
             self.exposed[uncovered] = True
         self.pure_valid[(covered | np.isin(np.arange(len(covered)), ids)) & ~with_pure] = False
 
-    def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: float, steps: np.ndarray) -> None:
+    def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: np.ndarray, steps: np.ndarray) -> None:
         """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
-        ``z`` to each client's RDP curve; one dp-accounting call per distinct multiplier."""
-        keys = np.array([float(f"{v:.6g}") for v in z])
-        for value in np.unique(keys):
-            sel = keys == value
-            unit = gaussian_rdp(value, sample_rate) if value > 0 else np.full(len(ORDERS), np.inf)
+        ``z`` to each client's RDP curve; one dp-accounting call per distinct (z, rate)."""
+        keys = np.array([[float(f"{v:.6g}"), float(r)] for v, r in zip(z, sample_rate)]).reshape(-1, 2)
+        for value, rate in np.unique(keys, axis=0):
+            sel = (keys[:, 0] == value) & (keys[:, 1] == rate)
+            unit = gaussian_rdp(value, min(1.0, rate)) if value > 0 else np.full(len(ORDERS), np.inf)
             np.add.at(self.rdp, ids[sel], steps[sel, None] * unit[None, :])
             np.add.at(self.steps, ids[sel], steps[sel])
 

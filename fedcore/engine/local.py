@@ -7,7 +7,10 @@ on slice ``c`` of the stack). The SGD update is a tensor operation over the stac
 only Python loop is over local *steps*, never over clients. With ``clip`` set,
 gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
 (``vmap(grad)`` over the batch, inside the vmap over clients), each clipped to L2 norm
-``clip``, then averaged; noise is the mechanism's business.
+``clip``, then averaged. With ``noise_std`` (the mechanism's per-step DP-SGD noise,
+:meth:`fedcore.mechanisms.base.Mechanism.step_noise_std`) every step adds
+``N(0, noise_std_c^2 I)`` to client c's *sum* of clipped per-sample gradients before the
+division by its batch size: Abadi et al. 2016, Alg. 1, line "add noise".
 
 Plain autograd rather than ``torch.func.grad`` for the unclipped step, and cross-entropy
 written as ``-log_softmax[y]``: the kernels are the same, but ``torch.func.grad``'s first
@@ -105,7 +108,9 @@ def _chunked(grad_fn, chunk: int, params, buffers, x, y, mask):
 def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all: torch.Tensor,
                   y_all: torch.Tensor, plan: BatchPlan, local: LocalConfig,
                   clip: Optional[float] = None, grad_fn=None,
-                  chunk: Optional[int] = None, stacked_start: bool = False) -> dict[str, torch.Tensor]:
+                  chunk: Optional[int] = None, stacked_start: bool = False,
+                  noise_std: Optional[torch.Tensor] = None,
+                  gen: Optional[torch.Generator] = None) -> dict[str, torch.Tensor]:
     """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``.
 
     ``stacked_start``: ``start`` already holds one row per client (``{name: [m, ...]}``),
@@ -114,6 +119,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     Plain SGD: ``w <- w - lr (g + wd w)``; momentum (PyTorch's form): ``v <- mu v + g + wd w``,
     ``w <- w - lr v``. Clients inactive at a step keep their weights and momentum.
     ``chunk``: clients per vmap call (default all; see :func:`client_chunk`).
+    ``noise_std`` ``[m]``: per-step DP-SGD noise on each client's clipped gradient sum
+    (the gradients must be per-sample clipped), drawn from ``gen``.
     """
     m = plan.index.shape[0]
     chunk = chunk or m
@@ -126,6 +133,11 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
         for s in range(plan.steps):
             idx = plan.index[:, s]
             grads = _chunked(grad_fn, chunk, params, buffers, x_all[idx], y_all[idx], plan.mask[:, s])
+            if noise_std is not None:
+                scale = noise_std.to(plan.mask.dtype) / plan.mask[:, s].sum(1).clamp(min=1.0)
+                for k, g in grads.items():
+                    z = torch.randn(g.shape, generator=gen, device=g.device, dtype=g.dtype)
+                    grads[k] = g + scale.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z
             act = plan.active[:, s]
             for k, p in params.items():
                 a = act.view(-1, *([1] * (p.dim() - 1)))

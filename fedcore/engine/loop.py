@@ -73,12 +73,15 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         else:
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
+            step_noise = s.mechanism.step_noise_std(sel)
+            if trainer == "loop" and step_noise is not None:
+                raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")
             if trainer == "loop":
                 stacked = train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
                                              clip=s.mechanism.per_sample_clip)
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                        grad_fn=grad_fn, chunk=chunk)
+                                        grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen)
             updates = flatten_stacked(stacked) - global_flat
             upload = s.mechanism.privatize(updates, sel, rnd, gen)
             result = s.aggregator.aggregate(upload, rnd)

@@ -61,10 +61,10 @@ class Mechanism(Configurable):
     whose options change it overrides :meth:`threat_model_for`; an instance carries the
     resolved value.
 
-    ``step_noise`` (optional): DP-SGD noise added at every local step, a callable
-    ``(clients [m], round) -> std [m]`` of the Gaussian noise N(0, std^2) that local
-    training adds to the *sum* of the clipped per-sample gradients before dividing by
-    the batch size (Abadi et al. 2016, Alg. 1). None: no per-step noise.
+    :meth:`step_noise_std`: DP-SGD noise added at every local step (standard deviation
+    of the Gaussian noise local training adds to the *sum* of the clipped per-sample
+    gradients before dividing by the batch size, Abadi et al. 2016, Alg. 1); None (the
+    default) for none.
     """
 
     threat_model: ClassVar[str] = "local"
@@ -76,8 +76,11 @@ class Mechanism(Configurable):
         self.options = options
         self.ctx = ctx
         self.per_sample_clip: Optional[float] = None
-        self.step_noise = None
         self.threat_model = type(self).threat_model_for(options)
+
+    def step_noise_std(self, clients: torch.Tensor) -> Optional[torch.Tensor]:
+        """``[m]`` std of the per-step noise on each client's clipped gradient sum, or None."""
+        return None
 
     def accounting_delta(self) -> torch.Tensor:
         """Each client's own delta ``[N]`` at which the ledger states its epsilon (default:

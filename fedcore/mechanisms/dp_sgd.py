@@ -1,7 +1,23 @@
-"""KDP-FL's client: DP-SGD local training, Gaussian noise on the round's result
-(seed 003, Alg. 1 and Eqs. 3-5; METHODS section 4).
+"""KDP-FL's client: DP-SGD local training (seed 003, Alg. 1 and Eqs. 3-5; METHODS section 4).
 
-Local training clips every per-sample gradient to L2 norm ``M`` (``clip_norm``; the engine
+Two placements of the noise, option ``placement``:
+
+- ``"step"`` (default; METHODS' revised reading): standard DP-SGD (Abadi et al. 2016,
+  Alg. 1). At every local step the client adds ``N(0, z^2 M^2 I)`` to the *sum* of its
+  clipped per-sample gradients and divides by the batch size (the engine does it,
+  :meth:`step_noise_std`); the upload is the resulting update, no extra noise. ``z`` is
+  the smallest multiplier for which ``T * S_i`` steps of the Poisson(``B / n_i``)-subsampled
+  Gaussian are ``(eps_i, delta_i)``-DP (RDP accountant; every step a client could run,
+  no amplification by client sampling, since the server sees who takes part). The
+  ledger composes exactly the steps each client ran (``S_i`` per upload at rate
+  ``B / n_i``). The upload's per-coordinate noise variance, which the Kalman server takes
+  as R, is ``sum_s (lr c_s z M / B)^2`` with ``c_s = (1 - mu^(S - s)) / (1 - mu)`` for
+  momentum ``mu`` (``c_s = 1`` for plain SGD): ``S (lr z M / B)^2``.
+- ``"round"`` (the literal Eq. 3): the client sends ``g = (w0 - w)/lambda + N(0, sigma^2 M^2 I)``
+  once per round; described below. Its true L2 sensitivity is ``2 S_i M`` (``2 S_i M /
+  (1 - mu)`` with momentum) in gradient units, not ``M``.
+
+Literal Eq. 3 (``placement="round"``). Local training clips every per-sample gradient to L2 norm ``M`` (``clip_norm``; the engine
 does it when ``per_sample_clip`` is set) and averages the batch: ``w <- w - lambda * mean
 clip(g_b)``. After the round's local steps the client sends
 ``g = (w0 - w) / lambda + N(0, sigma^2 M^2 I)`` (Eq. 3). The engine's update is
@@ -52,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..constraints import Choice, setting
+from ..constraints import Choice, Interval, setting
 from ..accounting.ledger import GaussianRecord
 from ..accounting.rdp import ORDERS
 from ..errors import ConfigError
@@ -60,6 +76,7 @@ from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
 CALIBRATIONS = ("paper", "per_step")
+PLACEMENTS = ("step", "round")
 INT_ORDERS = np.array([a for a in ORDERS if a == int(a) and 2 <= a <= 256], dtype=np.float64)
 Z_RANGE = (1e-3, 1e4)
 _CHUNK = 64
@@ -151,23 +168,29 @@ class _SeriesRdp:
         return out
 
 
-@MECHANISMS.register("dp_sgd", summary="DP-SGD local training (per-sample clipping), Gaussian noise on the "
-                     "round's update, sigma from an RDP accountant (KDP-FL client).",
+@MECHANISMS.register("dp_sgd", summary="DP-SGD local training: per-sample clipping and Gaussian noise at every "
+                     "step (KDP-FL client; option: the literal Eq. 3, noise once per round).",
                      paper="KDP-FL (seed 003), Alg. 1; Abadi et al. 2016")
 class DpSgdMechanism(Mechanism):
-    """Per-sample clip to ``clip_norm`` in training; upload ``Delta + N(0, (lr sigma_i M)^2)``."""
+    """Per-sample clip to ``clip_norm``; noise per step (default) or once per round (Eq. 3)."""
 
     per_sample = True
     threat_model = "record"
 
     @dataclass(frozen=True)
     class Options:
-        """``clip_norm``: per-sample gradient bound M. ``calibration``: "paper" (KDP-FL
-        Eq. 4: T rounds, q = participation * S B / n) or "per_step" (T * S DP-SGD steps,
-        q = B / n)."""
+        """``clip_norm``: per-sample gradient bound M. ``placement``: "step" (standard
+        DP-SGD) or "round" (the literal Eq. 3). ``calibration`` (``placement="round"``
+        only): "paper" (KDP-FL Eq. 4: T rounds, q = participation * S B / n) or
+        "per_step" (T * S DP-SGD steps, q = B / n)."""
 
-        clip_norm: float = 1.0
-        calibration: str = setting("paper", Choice(CALIBRATIONS))
+        clip_norm: float = setting(1.0, Interval(float, 0, None, closed="neither", suggested=(0.1, 5.0)),
+                                   "per-sample gradient L2 bound M")
+        placement: str = setting("step", Choice(PLACEMENTS),
+                                 "step: noise N(0, z^2 M^2) on every step's clipped gradient sum (standard DP-SGD); "
+                                 "round: the literal Eq. 3, noise once on the round's result (sensitivity 2 S M)")
+        calibration: str = setting("paper", Choice(CALIBRATIONS),
+                                   "placement=round only: the accountant the noise is calibrated with")
 
         def validate(self, prefix: str) -> None:
             if not self.clip_norm > 0:
@@ -183,12 +206,17 @@ class DpSgdMechanism(Mechanism):
         n = ctx.client_sizes.double().cpu().numpy()
         b = local.batch_size
         self.steps = np.full_like(n, local.steps) if local.steps > 0 else local.epochs * np.ceil(n / b)
-        if options.calibration == "paper":
+        self.per_step = options.placement == "step"
+        if self.per_step:
+            q = np.minimum(1.0, b / n)
+            per_round, self.claim_label = self.steps, ""
+        elif options.calibration == "paper":
             q = ctx.participation * np.minimum(1.0, self.steps * b / n)
             per_round, self.claim_label = np.ones_like(n), "paper (KDP-FL)"
         else:
             q = np.minimum(1.0, b / n)
             per_round, self.claim_label = self.steps, "DP-SGD per-step accountant"
+        self.sample_rate = q
         eps = ctx.epsilon.double().cpu().numpy()
         delta = ctx.delta.double().cpu().numpy()
         keys = np.stack([eps, delta, q, per_round])
@@ -198,32 +226,59 @@ class DpSgdMechanism(Mechanism):
         self._rdp_unit = (per_round[:, None] * sampled_gaussian_rdp(groups[2], z)[member.ravel()])
         self._uploads = np.zeros(len(n), dtype=np.int64)
         self._claimed = np.zeros(len(n))
-        momentum = local.momentum if local.optimizer == "momentum" else 0.0
-        self.drift = 2 * self.steps / (1 - momentum)   # L2 range of (w0 - w)/lr, in units of M
+        self.momentum = local.momentum if local.optimizer == "momentum" else 0.0
+        self.drift = 2 * self.steps / (1 - self.momentum)   # L2 range of (w0 - w)/lr, in units of M
+
+    def step_noise_std(self, clients):
+        """``z_i M`` per client (noise on the clipped gradient sum), or None for Eq. 3."""
+        if not self.per_step:
+            return None
+        z = torch.as_tensor(self.noise_multiplier[clients.cpu().numpy()], device=clients.device)
+        return (z * self.options.clip_norm).to(torch.float32)
+
+    def upload_noise_std(self) -> np.ndarray:
+        """``[N]`` per-coordinate std of the noise each client's upload carries (update units)."""
+        lr, m_clip = self.ctx.local.lr, self.options.clip_norm
+        if not self.per_step:
+            return lr * self.noise_multiplier * m_clip
+        mu, b = self.momentum, self.ctx.local.batch_size
+        out = np.empty_like(self.noise_multiplier)
+        for s_count in np.unique(self.steps):
+            k = np.arange(1, int(s_count) + 1)                 # steps left after each noise draw
+            c = (1 - mu ** k) / (1 - mu) if mu else np.ones_like(k, dtype=np.float64)
+            sel = self.steps == s_count
+            out[sel] = lr * self.noise_multiplier[sel] * m_clip / b * np.sqrt((c ** 2).sum())
+        return out
 
     def noise_scale(self) -> torch.Tensor:
-        """Noise standard deviation in update units, ``lr sigma_i M``, of every client ``[N]``."""
-        z = torch.as_tensor(self.noise_multiplier, dtype=torch.float32, device=self.ctx.device)
-        return self.ctx.local.lr * self.options.clip_norm * z
+        """Noise standard deviation of every client's upload ``[N]``, in update units."""
+        return torch.as_tensor(self.upload_noise_std(), dtype=torch.float32, device=self.ctx.device)
 
     def privatize(self, updates, clients, round, gen) -> Upload:
         ids = clients.cpu().numpy()
-        lr, m_clip = self.ctx.local.lr, self.options.clip_norm
-        z = torch.as_tensor(self.noise_multiplier[ids], dtype=updates.dtype, device=updates.device)
-        std = lr * z * m_clip
-        noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
+        device = updates.device
+        std = torch.as_tensor(self.upload_noise_std()[ids], dtype=updates.dtype, device=device)
+        z = torch.as_tensor(self.noise_multiplier[ids], dtype=updates.dtype, device=device)
+        spent = self.ctx.epsilon[clients] / self.ctx.rounds
+        signals = {"noise_multiplier_mean": float(z.mean()), "upload_noise_std_mean": float(std.mean())}
+        if self.per_step:
+            gaussian = GaussianRecord(noise_multiplier=z, sample_rate=self.sample_rate[ids],
+                                      steps=self.steps[ids])
+            return Upload(values=updates, clients=clients, noise_std=std, spent=spent, gaussian=gaussian,
+                          signals=signals)
+        noise = torch.randn(updates.shape, generator=gen, device=device, dtype=updates.dtype)
         self._uploads[ids] += 1
         units = np.full(len(ids), round) if self.options.calibration == "paper" else self._uploads[ids]
         cumulative = rdp_to_epsilon(units[:, None] * self._rdp_unit[ids],
                                     self.ctx.delta[clients].double().cpu().numpy())
         increment = cumulative - self._claimed[ids]
         self._claimed[ids] = cumulative
-        device = updates.device
         gaussian = None
         if self.ctx.local.weight_decay == 0:
             rigorous = self.noise_multiplier[ids] / self.drift[ids]
             gaussian = GaussianRecord(noise_multiplier=torch.as_tensor(rigorous, device=device))
+        signals["eq3_sensitivity_over_M"] = float(self.drift[ids].mean())
         return Upload(values=updates + std[:, None] * noise, clients=clients, noise_std=std,
-                      spent=self.ctx.epsilon[clients] / self.ctx.rounds, gaussian=gaussian,
+                      spent=spent, gaussian=gaussian,
                       claims={self.claim_label: torch.as_tensor(increment, dtype=torch.float32, device=device)},
-                      signals={"noise_multiplier_mean": float(z.mean())})
+                      signals=signals)
