@@ -189,3 +189,4 @@ st.markdown(reading.meaning)
 st.markdown("\n".join(f"- {line}" for line in reading.worked))
 if reading.warning:
     st.warning(reading.warning, icon=":material/warning:")
+__import__("pages.components.audit", fromlist=["audit"]).lower_bound_explainer(name, eps, dlt, settings, int(seed))

@@ -78,7 +78,7 @@ def test_gaussian_pair_epsilon_matches_dp_accounting_for_the_gaussian_mechanism(
     ("laplace", {"clip": 1.0}, context(eps=1.0)),
     ("ldp_sign", {"clip": 1.0, "l2_sensitivity": 2.0}, context(eps=1.0)),
     ("gaussian", {"clip": 1.0, "sample_rate": 0.5, "scale_by_sensitivity": True}, context(eps=1.0)),
-    ("uldp_gaussian", {"recall": "none", "sensitivity": "ldp"}, context(eps=2.0, dim=4)),
+    ("uldp_gaussian", {"recall": "none", "sensitivity": "ldp", "reading": "local"}, context(eps=2.0, dim=4)),
     ("hw_gaussian", {"clip_gradients": True}, context(eps=2.0, dim=4, local=LocalConfig(steps=2, lr=0.1))),
 ])
 def test_audited_lower_bound_stays_below_the_accountant(name, options, ctx):
@@ -153,7 +153,7 @@ def test_steinke_bound_from_scores():
 
 
 def test_canary_audit_sees_an_unnoised_run_and_not_a_noised_one():
-    base = dict(dataset="digits", model="logreg", num_clients=5, rounds=3, local={"lr": 0.5})
+    base = dict(dataset="digits", model="logreg", num_clients=4, rounds=2, local={"lr": 0.5})
     plain = canary_run(RunConfig(**base), canaries=60)
     assert plain.accountant_epsilon == math.inf and plain.epsilon_lower > 1.0
     noised = RunConfig(**base, privacy={"mechanism": "dp_sgd", "epsilon": (1.0,), "aggregator": "mean"})
@@ -184,3 +184,16 @@ def test_cli_bad_input_exits_2_with_one_line(argv, capsys, tmp_path):
     rc = main(["audit", "--preset", "demo", "--out", str(tmp_path / "a.json"), *argv])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and err.startswith("error:")
+
+
+def test_mechanisms_page_audit_of_one_release_and_its_chart():
+    from fedcore.audit.run import audit_release
+    from pages.components.audit import bounds_chart
+
+    r = audit_release("laplace", 1.0, 1e-5, {"clip": 1.0}, trials=4000)
+    assert 0.5 < r.epsilon_lower <= r.accountant_epsilon == pytest.approx(1.0)
+    fig = bounds_chart(r.epsilon_lower, r.accountant_epsilon, r.ceiling, claim=2.0)
+    names = [t.name for t in fig.data]
+    assert any(n.startswith("audited lower bound") for n in names) and any(n.startswith("paper's claim") for n in names)
+    with pytest.raises(Exception, match="no distinguishing probe"):
+        audit_release("dp_sgd", 1.0)

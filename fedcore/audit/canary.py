@@ -65,15 +65,16 @@ def gaussian_pair_epsilon(mu0: float, sd0: float, mu1: float, sd1: float, delta:
     >>> round(gaussian_pair_epsilon(0, 1, 1, 1, 1e-5), 2)   # Gaussian mechanism, multiplier 1
     4.38
     """
-    from scipy.stats import norm
-
     if sd0 <= 0 or sd1 <= 0:
         return math.inf
     lo_x = min(mu0 - 12 * sd0, mu1 - 12 * sd1)
     hi_x = max(mu0 + 12 * sd0, mu1 + 12 * sd1)
     x = np.linspace(lo_x, hi_x, 200_001)
     dx = x[1] - x[0]
-    lp, lq = norm.logpdf(x, mu0, sd0), norm.logpdf(x, mu1, sd1)
+    def logpdf(mu, sd):
+        return -0.5 * ((x - mu) / sd) ** 2 - math.log(sd * math.sqrt(2 * math.pi))
+
+    lp, lq = logpdf(mu0, sd0), logpdf(mu1, sd1)
 
     def excess(eps: float) -> float:
         a = np.exp(lp) - np.exp(np.minimum(lq + eps, 700))

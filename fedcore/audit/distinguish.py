@@ -164,7 +164,9 @@ def report_epsilon(upload, row: int, delta: float) -> tuple[float, str]:
     g = upload.gaussian
     if g is not None:
         z = float(torch.as_tensor(g.noise_multiplier).reshape(-1)[row])
-        options.append((rdp_epsilon(g.steps * gaussian_rdp(z, g.sample_rate), delta),
+        steps = torch.as_tensor(g.steps).reshape(-1)
+        steps = float(steps[row] if len(steps) > 1 else steps[0])       # per client or one for all
+        options.append((rdp_epsilon(steps * gaussian_rdp(z, g.sample_rate), delta),
                         f"RDP (dp-accounting) of its Gaussian record, noise multiplier {z:.4g}"))
     pure = getattr(upload, "pure_epsilon", None)
     if pure is not None:
@@ -193,6 +195,11 @@ def distinguish(mech_cls, options, ctx, probe: Probe, *, name: str, client: int,
     per_call = max(1, min(trials, CHUNK_ELEMENTS // dim))
     gen = torch.Generator().manual_seed(seed)
     first = mech_cls(options, replicate_context(ctx, client, 1, dim))
+    threat = getattr(first, "threat_model", "local")
+    if threat in ("central", "record"):
+        raise ConfigError("privacy.mechanism", name, f"is read under the {threat} threat model here: one upload "
+                          "is not meant to be private on its own, so a one-report distinguishing audit does not "
+                          "apply; use the canary audit (--kind canary)")
     pair = probe.pair(first, 0, dim)
     stat = _statistic(probe.statistic, pair)
     delta = float(first.accounting_delta()[0]) if hasattr(first, "accounting_delta") else float(ctx.delta[client])

@@ -182,3 +182,17 @@ def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> Au
         ceiling=r.ceiling, seconds=r.seconds, settings={"trials": trials, "dim": r.dim, "client": who, "seed": seed},
         detail={"inputs": r.inputs, "fpr": t.fpr, "fnr": t.fnr, "fpr_upper": t.fpr_upper, "fnr_upper": t.fnr_upper,
                 "threshold": t.threshold, "draws": t.draws, "ledger_claims": r.claims})
+
+
+def audit_release(name: str, epsilon: float, delta: float = 1e-5, settings: Optional[dict] = None,
+                  trials: int = 20000, seed: int = 0, confidence: float = CONFIDENCE):
+    """Distinguishing audit of the Mechanisms page's release of one number (a one-parameter
+    client, :func:`fedcore.teaching.build_mechanism`): a :class:`~fedcore.audit.distinguish.ReportAudit`."""
+    from .. import teaching
+    from .distinguish import PROBES, audit_options, distinguish
+
+    if name not in PROBES:
+        raise ConfigError("mechanism", name, "has no distinguishing probe; choose one of: " + ", ".join(sorted(PROBES)))
+    mech = teaching.build_mechanism(name, [float(epsilon)], float(delta), settings)
+    return distinguish(type(mech), audit_options(name, mech.options), mech.ctx, PROBES[name], name=name, client=0,
+                       trials=trials, seed=seed, confidence=confidence)

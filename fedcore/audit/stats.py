@@ -43,12 +43,12 @@ def clopper_pearson_upper(successes, trials, alpha: float) -> np.ndarray:
     >>> float(clopper_pearson_upper(0, 100, 0.05).round(4))
     0.0295
     """
-    from scipy.stats import beta
+    from scipy.special import betaincinv     # = scipy.stats.beta.ppf, without importing scipy.stats (slow)
 
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        upper = beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1e-300))
+        upper = betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - alpha)
     return np.where(k >= n, 1.0, upper)
 
 
@@ -160,13 +160,15 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
     upper tail at v, p = e^eps / (1 + e^eps), plus ``2 m delta`` times the largest average
     of the Binomial mass just below v.
     """
-    from scipy.stats import binom
+    from scipy.special import betainc, gammaln
 
     if not 0 <= v <= r <= m:
         raise ValueError(f"need 0 <= v <= r <= m, got v={v}, r={r}, m={m}")
     p = 1.0 / (1.0 + math.exp(-epsilon))
-    tail = float(binom.sf(v - 1, r, p))
-    below = binom.pmf(np.arange(v - 1, -1, -1), r, p)        # P[Binom = v - i], i = 1..v
+    tail = float(betainc(v, r - v + 1, p)) if v > 0 else 1.0           # P[Binom(r, p) >= v]
+    j = np.arange(v - 1, -1, -1, dtype=np.float64)                     # v - i, i = 1..v
+    below = np.exp(gammaln(r + 1) - gammaln(j + 1) - gammaln(r - j + 1)
+                   + j * math.log(p) + (r - j) * math.log1p(-p))      # P[Binom = v - i]
     alpha = float(np.max(np.cumsum(below) / np.arange(1, v + 1))) if v > 0 else 0.0
     return min(1.0, tail + 2 * m * delta * alpha)
 
