@@ -120,7 +120,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     ``w <- w - lr v``. Clients inactive at a step keep their weights and momentum.
     ``chunk``: clients per vmap call (default all; see :func:`client_chunk`).
     ``noise_std`` ``[m]``: per-step DP-SGD noise on each client's clipped gradient sum
-    (the gradients must be per-sample clipped), drawn from ``gen``.
+    (the gradients must be per-sample clipped), drawn from ``gen`` (or ``gen(shape, step)``
+    when callable: :mod:`fedcore.engine.lockstep` draws each run's rows from its own generator).
     """
     m = plan.index.shape[0]
     chunk = chunk or m
@@ -136,7 +137,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
             if noise_std is not None:
                 scale = noise_std.to(plan.mask.dtype) / plan.mask[:, s].sum(1).clamp(min=1.0)
                 for k, g in grads.items():
-                    z = torch.randn(g.shape, generator=gen, device=g.device, dtype=g.dtype)
+                    z = (gen(g.shape, s) if callable(gen) else  # lockstep: each run's own generator
+                         torch.randn(g.shape, generator=gen, device=g.device, dtype=g.dtype))
                     grads[k] = g + scale.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z
             act = plan.active[:, s]
             for k, p in params.items():

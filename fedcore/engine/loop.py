@@ -4,7 +4,9 @@ Round t: sample candidate clients; the aggregator may select among them; the sel
 clients train together (batched, :mod:`fedcore.engine.local`); the mechanism clips and
 perturbs their updates; the aggregator combines the uploads; the server applies
 ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads, PLDP-FL non-IID); the test set is
-evaluated and one :class:`RoundEvent` is yielded.
+evaluated and one :class:`RoundEvent` is yielded. The steps before and after local training
+are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
+trained together).
 """
 from __future__ import annotations
 
@@ -14,24 +16,16 @@ from typing import Callable, Iterator, Optional
 import numpy as np
 import torch
 
-from ..accounting import Ledger, encode_epsilon
+from ..accounting import encode_epsilon
 from ..config import RunConfig
-from ..events import MethodEvent, RoundEvent, RunFinished, RunStarted
+from ..events import RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
-from .flat import flatten, flatten_stacked, unflatten
+from .flat import flatten, flatten_stacked
 from .local import client_chunk, client_gradient_fn, train_clients
 from .plan import make_plan
 from .reference import train_clients_loop
+from .rounds import choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
 from .setup import RunSetup, prepare
-
-
-def sample_candidates(cfg: RunConfig, rng: np.random.Generator) -> np.ndarray:
-    """Clients offered to the aggregator this round: fixed-size or Poisson sampling."""
-    n = cfg.num_clients
-    if cfg.sampling == "poisson":
-        return np.flatnonzero(rng.random(n) < cfg.participation)
-    m = max(1, int(round(cfg.participation * n)))
-    return np.sort(rng.choice(n, size=m, replace=False)) if m < n else np.arange(n)
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
@@ -58,19 +52,16 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     if s.device.type == "cpu":
         chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
     global_flat = flatten(s.params)
-    ledger = Ledger(cfg.num_clients, s.mechanism.accounting_delta().double().cpu().numpy(), s.mechanism.threat_model)
+    ledger = new_ledger(s)
     acc = loss = None
     for rnd in range(1, cfg.rounds + 1):
         if should_stop():
             yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc)
             return
         t0 = time.perf_counter()
-        candidates = sample_candidates(cfg, rng)
-        selected, events = s.aggregator.select(candidates, rnd, rng)
-        events, signals, uploaded, weights = list(events), {}, [], []
-        if len(selected) == 0:
-            events.append(MethodEvent("no_selection", None, {"candidates": len(candidates)}))
-        else:
+        selected, events = choose_clients(s, rnd, rng)
+        signals, uploaded, weights = dict(s.aggregator.round_signals()), [], []
+        if len(selected):
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
             step_noise = s.mechanism.step_noise_std(sel)
@@ -82,19 +73,10 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
                                         grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen)
-            updates = flatten_stacked(stacked) - global_flat
-            upload = s.mechanism.privatize(updates, sel, rnd, gen)
-            result = s.aggregator.aggregate(upload, rnd)
-            step = None
-            if result.delta is not None:
-                step = cfg.privacy.server_lr * (torch.sign(result.delta) if upload.is_sign else result.delta)
-                global_flat = global_flat + step
-                s.params = unflatten(global_flat, s.params)
-            s.mechanism.after_round(step, rnd)
-            ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon)
-            events += upload.events + result.events
-            signals = {**upload.signals, **result.signals}
-            uploaded, weights = upload.clients.tolist(), result.weights.tolist()
+            res = server_round(s, global_flat, ledger, flatten_stacked(stacked), sel, rnd, gen)
+            global_flat, uploaded, weights = res.global_flat, res.uploaded, res.weights
+            signals = {**signals, **res.signals}
+            events += res.events
         if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
         headline = ledger.headline()

@@ -37,6 +37,8 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--one-by-one", action="store_true",
                    help="train the points one after another instead of in lockstep batches")
     p.add_argument("--out", default="frontier.json", help="output file (default %(default)s)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="train the batches as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_sweep)
     return p
 
@@ -64,8 +66,11 @@ def cmd_sweep(args) -> int:
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
     print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; ε {','.join(f'{e:g}' for e in spec.epsilons)}"
           f" + no privacy)", flush=True)
+    if getattr(args, "ray", None):
+        from ..distributed.cli import sweep_on_ray
+        return sweep_on_ray(args, spec, points)
     rows = []
-    for row in run_sweep(points, batched=False):  # lockstep batches: next commit
+    for row in run_sweep(points, batched=not args.one_by_one):
         rows.append(row)
         print(point_line(len(rows), len(points), row), flush=True)
         write_frontier(args.out, rows)

@@ -38,11 +38,10 @@ def headline_of(event) -> tuple[Optional[float], str]:
     return (best if best > 0 else math.inf), ""
 
 
-def row_from_events(point: SweepPoint, last_round, final_accuracy: Optional[float], seconds: float,
-                    threat_model: str = "", batched: bool = False) -> dict:
-    """The frontier row of ``point`` from its last ``RoundEvent`` and final accuracy."""
-    headline, threat = headline_of(last_round)
-    threat = threat or threat_model or ("none" if point.config.privacy.mechanism == "none" else "")
+def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Optional[float], threat: str,
+              seconds: float, batched: bool = False) -> dict:
+    """The frontier row of ``point`` (``headline`` None or inf = ∞)."""
+    threat = threat or ("none" if point.config.privacy.mechanism == "none" else "")
     return make_row(point.method, point.epsilon, point.seed, final_accuracy, headline, threat, seconds,
                     config_hash=point.config.config_hash(), rounds=point.config.rounds, batched=batched)
 
@@ -64,7 +63,8 @@ def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) 
             end = event
     if end is None or end.status != "finished":
         return None
-    return row_from_events(point, last, end.final_accuracy, time.perf_counter() - t0, threat)
+    headline, threat_last = headline_of(last)
+    return point_row(point, end.final_accuracy, headline, threat_last or threat, time.perf_counter() - t0)
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
@@ -96,5 +96,5 @@ def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: 
                 return
             share = (time.perf_counter() - t0) / len(chunk)
             for point, res in zip(chunk, results):
-                yield row_from_events(point, res.last_round, res.final_accuracy, share, res.threat_model,
-                                      batched=len(chunk) > 1)
+                yield point_row(point, res.final_accuracy, res.headline, res.threat_model, share,
+                                batched=len(chunk) > 1)

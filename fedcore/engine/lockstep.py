@@ -1,0 +1,165 @@
+"""Several runs of one architecture trained together: runs x clients in one vmap.
+
+An ε sweep trains the same model on the same data many times with different budgets and
+seeds. Run alone, each round of a small model is mostly fixed overhead (Python, small
+kernels). :func:`run_lockstep` advances R runs round by round in lockstep: every run keeps
+its own global parameters, mechanism, aggregator, ledger and random generators (exactly
+those :func:`fedcore.engine.loop.iter_run` would use), but the local training of all
+runs' selected clients is ONE :func:`~fedcore.engine.local.train_clients` call over the
+concatenated clients (runs x clients stacked into one dimension), each client starting
+from its own run's global model. The updates are then split back per run for the
+mechanism and the aggregator (:func:`fedcore.engine.rounds.server_round`): a Python loop
+over runs, never over clients.
+
+Per run, the random draws happen in the same order as alone (client sampling and
+selection from the run's ``numpy`` generator, then its batch plan and its noise from its
+``torch`` generator), so a run trained in a batch gives the result it gives alone, up to
+float rounding in the batched kernels (``tests/test_sweep.py`` checks this).
+
+Runs can share a batch when :func:`batch_key` agrees: same dataset, model, local
+training settings, device and mechanism with its options (hence the same per-sample
+clipping). Budgets, seeds, client counts, rounds and aggregators may differ.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from .evaluate import evaluate
+from .flat import flatten, flatten_stacked
+from .local import client_chunk, client_gradient_fn, train_clients
+from .plan import BatchPlan, make_plan
+from .rounds import choose_clients, new_ledger, server_round
+from .setup import prepare
+
+
+def batch_key(cfg) -> tuple:
+    """Runs with the same key can train in one lockstep batch."""
+    return (cfg.dataset, cfg.model, cfg.train_size, cfg.device, json.dumps(cfg.to_dict()["local"], sort_keys=True),
+            cfg.privacy.mechanism, json.dumps(cfg.privacy.mechanism_options, sort_keys=True, default=str))
+
+
+@dataclass
+class LockstepResult:
+    """The end of one run of the batch: final accuracy, headline ε (inf = no guarantee)."""
+
+    final_accuracy: Optional[float]
+    final_loss: Optional[float]
+    headline: float
+    headline_per_client: list
+    threat_model: str
+    params: dict
+
+
+class _Run:
+    """One run's own state: what ``iter_run`` keeps in local variables."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.s = prepare(cfg)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator(device=self.s.device).manual_seed(cfg.seed)
+        self.global_flat = flatten(self.s.params)
+        self.ledger = new_ledger(self.s)
+        self.offset = 0  # first row of this run's training data in the shared tensor
+
+
+def _shared_data(runs: list[_Run]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One training tensor for all runs: the same one when every run uses the whole
+    training set (``train_size = 0``), else the runs' subsets concatenated (with offsets)."""
+    if all(r.cfg.train_size == 0 for r in runs):
+        x, y = runs[0].s.x_train, runs[0].s.y_train
+        for r in runs[1:]:
+            r.s.x_train, r.s.y_train = x, y  # drop the duplicate copies
+        return x, y
+    offset = 0
+    for r in runs:
+        r.offset = offset
+        offset += len(r.s.y_train)
+    return torch.cat([r.s.x_train for r in runs]), torch.cat([r.s.y_train for r in runs])
+
+
+def concat_plans(plans: Sequence[BatchPlan], offsets: Sequence[int]) -> BatchPlan:
+    """Stack the plans of several runs into one (clients of run ``i`` after those of
+    ``i - 1``); shorter plans are padded with inactive steps, indices shifted by ``offsets``."""
+    steps = max(p.steps for p in plans)
+    index, mask, active = [], [], []
+    for p, off in zip(plans, offsets):
+        pad = steps - p.steps
+        index.append(torch.nn.functional.pad(p.index + off, (0, 0, 0, pad)))
+        mask.append(torch.nn.functional.pad(p.mask, (0, 0, 0, pad)))
+        active.append(torch.nn.functional.pad(p.active, (0, pad)))
+    return BatchPlan(torch.cat(index), torch.cat(mask), torch.cat(active))
+
+
+def _per_run_noise(parts):
+    """``draw(shape, step)`` for :func:`train_clients`: each run's rows of per-step noise from
+    that run's own generator, in the order it would draw them alone (nothing drawn for the
+    padding steps of a run whose plan is shorter)."""
+    def draw(shape, step):
+        out = []
+        for r, sel, plan in parts:
+            rows = (len(sel), *shape[1:])
+            out.append(torch.randn(rows, generator=r.gen, device=r.s.device) if step < plan.steps
+                       else torch.zeros(rows, device=r.s.device))
+        return torch.cat(out)
+    return draw
+
+
+def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: False
+                 ) -> Optional[list[LockstepResult]]:
+    """Train ``configs`` together; one :class:`LockstepResult` per config, in order
+    (None if ``should_stop`` returned True before the end). All configs must share
+    :func:`batch_key`."""
+    keys = {batch_key(c) for c in configs}
+    if len(keys) != 1:
+        raise ValueError(f"run_lockstep needs runs of one batch_key; got {len(keys)} different ones")
+    runs = [_Run(c) for c in configs]
+    first = runs[0].s
+    x_all, y_all = _shared_data(runs)
+    local = first.cfg.local
+    model = first.model
+    grad_fn = client_gradient_fn(model, first.mechanism.per_sample_clip)
+    chunk = None
+    if first.device.type == "cpu":
+        chunk = client_chunk(model, tuple(x_all.shape[1:]), local.batch_size)
+    results: list[Optional[LockstepResult]] = [None] * len(runs)
+    for rnd in range(1, max(r.cfg.rounds for r in runs) + 1):
+        if should_stop():
+            return None
+        parts = []
+        for r in runs:
+            if rnd > r.cfg.rounds:
+                continue
+            selected, _events = choose_clients(r.s, rnd, r.rng)
+            if len(selected):
+                sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=r.s.device)
+                parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen)))
+        if parts:
+            plan = concat_plans([p for _, _, p in parts], [r.offset for r, _, _ in parts])
+            start = {k: torch.cat([r.s.params[k].unsqueeze(0).expand(len(sel), *r.s.params[k].shape)
+                                   for r, sel, _ in parts]) for k in first.params}
+            noise = [r.s.mechanism.step_noise_std(sel) for r, sel, _ in parts]
+            if any(n is None for n in noise) and not all(n is None for n in noise):
+                raise ValueError("runs of one lockstep batch disagree on per-step DP-SGD noise")
+            noise_std = None if noise[0] is None else torch.cat([n.to(first.device) for n in noise])
+            stacked = train_clients(model, start, x_all, y_all, plan, local, grad_fn=grad_fn, chunk=chunk,
+                                    stacked_start=True, noise_std=noise_std, gen=_per_run_noise(parts))
+            flat = flatten_stacked(stacked)
+            row = 0
+            for r, sel, _ in parts:
+                res = server_round(r.s, r.global_flat, r.ledger, flat[row:row + len(sel)], sel, rnd, r.gen)
+                r.global_flat = res.global_flat
+                row += len(sel)
+        for i, r in enumerate(runs):
+            if rnd == r.cfg.rounds:
+                acc, loss = evaluate(model, r.s.params, r.s.x_test, r.s.y_test)
+                per_client = r.ledger.headline()
+                results[i] = LockstepResult(acc, loss, float(per_client.max()) if len(per_client) else math.inf,
+                                            per_client.tolist(), r.ledger.threat_model, r.s.params)
+    return results

@@ -1,0 +1,78 @@
+"""The two halves of a federated round around local training (METHODS section 0).
+
+Shared by :func:`fedcore.engine.loop.iter_run` (one run) and
+:func:`fedcore.engine.lockstep.run_lockstep` (several runs whose clients train in one
+vmap), so that a run gives the same result either way:
+
+- :func:`choose_clients`: sample the round's candidates, let the aggregator select
+  (PLDP-FL rule C may select nobody);
+- :func:`server_round`: from the selected clients' trained parameters, the mechanism
+  clips and perturbs the updates, the aggregator combines the uploads, the server applies
+  ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads), the ledger records the spend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..events import MethodEvent
+from .flat import unflatten
+
+
+def new_ledger(s):
+    """The run's per-client privacy ledger (each client's own accounting delta, its threat model)."""
+    from ..accounting import Ledger
+
+    return Ledger(s.cfg.num_clients, s.mechanism.accounting_delta().double().cpu().numpy(),
+                  s.mechanism.threat_model)
+
+
+def sample_candidates(cfg, rng: np.random.Generator) -> np.ndarray:
+    """Clients offered to the aggregator this round: fixed-size or Poisson sampling."""
+    n = cfg.num_clients
+    if cfg.sampling == "poisson":
+        return np.flatnonzero(rng.random(n) < cfg.participation)
+    m = max(1, int(round(cfg.participation * n)))
+    return np.sort(rng.choice(n, size=m, replace=False)) if m < n else np.arange(n)
+
+
+def choose_clients(s, rnd: int, rng: np.random.Generator) -> tuple[np.ndarray, list[MethodEvent]]:
+    """The clients that train in round ``rnd`` of setup ``s``, and the selection's events."""
+    candidates = sample_candidates(s.cfg, rng)
+    selected, events = s.aggregator.select(candidates, rnd, rng)
+    events = list(events)
+    if len(selected) == 0:
+        events.append(MethodEvent("no_selection", None, {"candidates": len(candidates)}))
+    return selected, events
+
+
+@dataclass
+class ServerResult:
+    """What one round changed: the new global vector and the round's event fields."""
+
+    global_flat: torch.Tensor
+    events: list = field(default_factory=list)
+    signals: dict = field(default_factory=dict)
+    uploaded: list = field(default_factory=list)
+    weights: list = field(default_factory=list)
+
+
+def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor, sel: torch.Tensor,
+                 rnd: int, gen: torch.Generator) -> ServerResult:
+    """Privatize, aggregate and apply the updates ``client_flat [m, d] - global_flat``
+    of clients ``sel``; updates ``s.params`` and ``s.mechanism``'s state, records in ``ledger``."""
+    cfg = s.cfg
+    updates = client_flat - global_flat
+    upload = s.mechanism.privatize(updates, sel, rnd, gen)
+    result = s.aggregator.aggregate(upload, rnd)
+    step = None
+    if result.delta is not None:
+        step = cfg.privacy.server_lr * (torch.sign(result.delta) if upload.is_sign else result.delta)
+        global_flat = global_flat + step
+        s.params = unflatten(global_flat, s.params)
+    s.mechanism.after_round(step, rnd)
+    ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon)
+    return ServerResult(global_flat, upload.events + result.events, {**upload.signals, **result.signals},
+                        upload.clients.tolist(), result.weights.tolist())
