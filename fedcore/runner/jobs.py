@@ -57,6 +57,9 @@ WARM_RESPAWN_DELAY = (1.0, 15.0)
 later), or after 15 s at the latest: importing torch takes a few CPU-seconds that would
 otherwise slow down the run just handed over on a small machine."""
 POLL_INTERVAL = 0.5
+HISTORY_TTL = 5.0
+HISTORY_RUNS = 100
+"""Queue estimates use the pace of the last ``HISTORY_RUNS`` runs, re-read every ``HISTORY_TTL`` s."""
 
 
 @dataclass
@@ -186,14 +189,15 @@ class JobManager:
     def queue_info(self, run_id: str) -> Optional[dict]:
         """``{"position": 1-based place in the queue, "ahead": runs before it, "waiting":
         queue length, "eta_s": estimated seconds until it starts (None if unknown)}``,
-        or None when ``run_id`` is not waiting."""
+        or None when ``run_id`` is not waiting. The pace of finished runs behind the
+        estimate is re-read at most every :data:`HISTORY_TTL` s (every queued page asks)."""
         with self._lock:
             if run_id not in self._queued:
                 return None
             queued = list(self._queued)
             running = list(self._procs)
         records = {i: self.store.get_run(i) for i in queued + running}
-        history = [r for r in self.store.list_runs()[:200] if r["status"] == "finished"]
+        history = self._recent_finished()
         now = time.time()
 
         def pace(record: dict) -> Optional[float]:
@@ -211,6 +215,16 @@ class JobManager:
         return {"position": position, "ahead": position - 1, "waiting": len(queued),
                 "running": len(running), "slots": self.max_running,
                 "eta_s": starts.get(run_id) if known else None}
+
+    def _recent_finished(self) -> list[dict]:
+        now = time.monotonic()
+        cached = getattr(self, "_history", None)
+        if cached is None or now - cached[0] > HISTORY_TTL:
+            ids = self.store.run_ids()[-HISTORY_RUNS:]
+            records = [self.store.get_run(i) for i in ids]
+            cached = (now, [r for r in records if r is not None and r["status"] == "finished"])
+            self._history = cached
+        return cached[1]
 
     def queue_length(self) -> int:
         """Runs waiting for a worker slot."""

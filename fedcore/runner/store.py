@@ -209,6 +209,11 @@ class RunStore:
         return [r for r in records if r is not None]
 
     @_recovering
+    def run_ids(self) -> list[str]:
+        """Ids of all runs in creation order (oldest first)."""
+        return list(self.cache.get("index", []))
+
+    @_recovering
     def delete(self, run_id: str) -> bool:
         """Remove a run and all its events; True if it existed."""
         with self.cache.transact():

@@ -13,7 +13,7 @@ from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.results import (BASIC, accountant_views, end_event, epsilon_matrix, method_events_table,
                                     rounds_table, start_event, weights_matrix)
 
-from . import charts, host, state
+from . import charts, host, pacing, state
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -44,10 +44,11 @@ def run_view(run_id: str, key: str = "run") -> None:
         live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
                                 help="Turn off to zoom or pan while it trains: each chart update "
                                      "redraws the chart and resets the zoom. The round counter keeps going.")
-    st.fragment(run_every=POLL_SECONDS if active else None)(_headline)(run_id, key, active, live_charts)
+    poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
+    st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts)
     if not live_charts:
         _chart(run_id, key, accuracy_chart)
-    st.fragment(run_every=DETAIL_SECONDS if active and live_charts else None)(_chart)(run_id, key, detail_charts)
+    st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, detail_charts)
 
 
 def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) -> None:
@@ -109,8 +110,9 @@ def _fmt(value, spec: str = ".3f") -> str:
 
 def accuracy_chart(record: dict, events: list[dict], key: str) -> None:
     """Test accuracy and loss per round."""
-    st.plotly_chart(charts.accuracy_loss(rounds_table(events), record.get("rounds") or 1, f"{key}-{record['id']}"),
-                    key=f"{key}-acc", width="stretch")
+    fig = pacing.figure(record, events, "acc", lambda: charts.accuracy_loss(
+        rounds_table(events), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
+    st.plotly_chart(fig, key=f"{key}-acc", width="stretch")
 
 
 def privacy_chart(record: dict, events: list[dict], key: str) -> None:
@@ -124,13 +126,15 @@ def privacy_chart(record: dict, events: list[dict], key: str) -> None:
                             format_func=lambda v: VIEW_NAMES.get(v, v),
                             help="Basic composition adds each round's ε; the other views are "
                                  "accountants or the paper's own claimed figures, labelled.")
-    rounds, matrix = epsilon_matrix(events, view)
-    label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
-    if matrix.size and n <= MAX_CLIENT_LINES:
-        fig = charts.epsilon_lines(rounds, matrix, label, start.get("epsilon") or [], rev, record.get("rounds") or 1)
-    else:
-        fig = charts.epsilon_heatmap(rounds, matrix, label, rev)
-    st.plotly_chart(fig, key=f"{key}-eps", width="stretch")
+    def build():
+        rounds, matrix = epsilon_matrix(events, view)
+        label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
+        if matrix.size and n <= MAX_CLIENT_LINES:
+            return charts.epsilon_lines(rounds, matrix, label, start.get("epsilon") or [], rev,
+                                        record.get("rounds") or 1)
+        return charts.epsilon_heatmap(rounds, matrix, label, rev)
+
+    st.plotly_chart(pacing.figure(record, events, "eps", build, key, view), key=f"{key}-eps", width="stretch")
 
 
 def detail_charts(record: dict, events: list[dict], key: str) -> None:
@@ -143,17 +147,19 @@ def detail_charts(record: dict, events: list[dict], key: str) -> None:
     with left:
         privacy_chart(record, events, key)
     with right:
-        w_rounds, weights = weights_matrix(events, n)
-        st.plotly_chart(charts.participation(w_rounds, weights, rev), key=f"{key}-weights", width="stretch")
+        fig = pacing.figure(record, events, "weights",
+                            lambda: charts.participation(*weights_matrix(events, n), rev), key)
+        st.plotly_chart(fig, key=f"{key}-weights", width="stretch")
     happened = method_events_table(events)
     has_signals = any(c.startswith("signal.") for c in table.columns)
     if len(happened) or has_signals:
         left, right = st.columns(2)
         if len(happened):
-            left.plotly_chart(charts.method_events(happened, n, total, rev), key=f"{key}-events", width="stretch")
+            fig = pacing.figure(record, events, "events", lambda: charts.method_events(happened, n, total, rev), key)
+            left.plotly_chart(fig, key=f"{key}-events", width="stretch")
         if has_signals:
-            (right if len(happened) else left).plotly_chart(charts.signals(table, total, rev),
-                                                            key=f"{key}-signals", width="stretch")
+            fig = pacing.figure(record, events, "signals", lambda: charts.signals(table, total, rev), key)
+            (right if len(happened) else left).plotly_chart(fig, key=f"{key}-signals", width="stretch")
     else:
         st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman gain) "
                    "appear here for methods that emit them; this one emits none.")

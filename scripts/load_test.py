@@ -1,0 +1,239 @@
+"""Load test of a shared dashboard: N browser sessions each press Run on the demo at once.
+
+Starts ``streamlit run app.py`` on a loopback port with a fresh run store (or uses
+``--url``, which must be a loopback address), opens N separate sessions (one Chromium,
+one browser context each: separate cookies, separate Streamlit sessions) on the
+Playground with the ``demo`` preset and its own seed, presses Run in every session, and
+waits until every session shows its own finished run. Meanwhile a thread asks
+``/_stcore/health`` every half second. Prints, and returns as a dict:
+
+- health latency p50 / p95 / max and the number of samples over 1 s (the server's own
+  responsiveness: the browser runs under ``nice -n 19``, so its rendering does not count);
+- time to first point: Run pressed -> the first point on that session's accuracy chart;
+- queue wait: the run's creation -> a worker took it (from the run store);
+- lost results: sessions that never showed their own finished run;
+- first click -> last finish, and the load average.
+
+Bounded: at most 32 sessions and 900 s; never leaves the machine::
+
+    python scripts/load_test.py --sessions 20 [--rounds 60] [--timeout 600]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+from dashboard_server import dashboard_server  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+MAX_SESSIONS = 32
+MAX_SECONDS = 900
+HEALTH_EVERY_S = 0.5
+HEALTH_TIMEOUT_S = 15.0
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--mute-audio"]
+
+WATCH_JS = """() => {
+  window.__lt = {click: Date.now(), first: null, finished: null, queued: false, status: ''};
+  const tick = () => {
+    const lt = window.__lt;
+    const text = document.body.innerText;
+    if (!lt.queued && text.includes('Queued: position')) lt.queued = true;
+    if (lt.first === null && document.querySelector('[data-testid=stPlotlyChart] .scatterlayer .trace .points path'))
+      lt.first = Date.now();
+    if (lt.finished === null && /Finished \\d+ rounds/.test(text)) lt.finished = Date.now();
+    const m = text.match(/Run failed[^\\n]*|Stopped after[^\\n]*/);
+    if (m) lt.status = m[0];
+    if (lt.finished === null) setTimeout(tick, 200);
+  };
+  tick();
+}"""
+
+
+class HealthProbe(threading.Thread):
+    """Samples ``/_stcore/health`` every :data:`HEALTH_EVERY_S` seconds until stopped."""
+
+    def __init__(self, url: str):
+        super().__init__(daemon=True)
+        self.url, self.samples, self._stop_event = url + "/_stcore/health", [], threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            t0 = time.perf_counter()
+            try:
+                urllib.request.urlopen(self.url, timeout=HEALTH_TIMEOUT_S).read()
+                self.samples.append((time.time(), time.perf_counter() - t0, True))
+            except OSError:
+                self.samples.append((time.time(), time.perf_counter() - t0, False))
+            self._stop_event.wait(max(0.0, HEALTH_EVERY_S - (time.perf_counter() - t0)))
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(HEALTH_TIMEOUT_S + 1)
+
+
+def niced_chromium(folder: Path, niceness: int) -> str:
+    """A wrapper that starts Debian's chromium under ``nice`` (the browsers are not the server)."""
+    wrapper = folder / "chromium-niced"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n {niceness} {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def check_loopback(url: str) -> None:
+    host = urllib.parse.urlparse(url).hostname
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit(f"--url must be a loopback address (127.0.0.1 / localhost); got {host!r}")
+
+
+def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workdir: Path) -> dict:
+    """Open the sessions, press Run in each, wait for every finish; returns per-session data."""
+    from playwright.sync_api import sync_playwright
+
+    out = {"sessions": []}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=niced_chromium(workdir, nice), args=BROWSER_ARGS)
+        pages = []
+        for i in range(sessions):
+            context = browser.new_context(viewport={"width": 1100, "height": 800})
+            pg = context.new_page()
+            pg.set_default_timeout(timeout * 1000)
+            pg.goto(f"{url}/?preset=demo&rounds={rounds}&seed={1000 + i}")
+            pages.append(pg)
+        for pg in pages:
+            pg.get_by_role("button", name="Run").wait_for()
+            pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')")
+        t_first_click = time.time()
+        for pg in pages:
+            pg.get_by_role("button", name="Run").click()
+            pg.evaluate(WATCH_JS)
+        deadline = time.monotonic() + timeout
+        pending, report = set(range(sessions)), time.monotonic() + 10
+        while pending and time.monotonic() < deadline:
+            for i in list(pending):
+                lt = pages[i].evaluate("window.__lt")
+                if lt["finished"] is not None or lt["status"]:
+                    pending.discard(i)
+            if time.monotonic() > report:
+                print(f"  {time.time() - t_first_click:.0f} s: {sessions - len(pending)} of {sessions} done",
+                      file=sys.stderr, flush=True)
+                report = time.monotonic() + 10
+            time.sleep(0.5)
+        for i, pg in enumerate(pages):
+            lt = pg.evaluate("window.__lt")
+            run_id = pg.evaluate("new URLSearchParams(location.search).get('run')")
+            out["sessions"].append({"seed": 1000 + i, "run": run_id, **lt})
+        out["first_click"] = t_first_click
+        browser.close()
+    return out
+
+
+def summarise(data: dict, health: list, store_dir: Path) -> dict:
+    from fedcore.runner import RunStore
+
+    store = RunStore(store_dir)
+    t0 = data["first_click"]
+    finishes = [s["finished"] / 1000 for s in data["sessions"] if s["finished"]]
+    t_end = max(finishes) if finishes else time.time()
+    during = [(lat, ok) for (t, lat, ok) in health if t0 <= t <= t_end + 1]
+    lat = [x for x, _ in during]
+    firsts = [(s["first"] - s["click"]) / 1000 for s in data["sessions"] if s["first"]]
+    waits, lost = [], []
+    for s in data["sessions"]:
+        record = store.get_run(s["run"]) if s["run"] else None
+        ok = (s["finished"] is not None and record is not None and record["status"] == "finished"
+              and record["config"]["seed"] == s["seed"])
+        if not ok:
+            lost.append({"seed": s["seed"], "run": s["run"], "status": record and record["status"],
+                         "page": s["status"] or ("finished" if s["finished"] else "no result")})
+        if record and record.get("started"):
+            waits.append(record["started"] - record["created"])
+    return {
+        "sessions": len(data["sessions"]),
+        "health_p50_s": round(percentile(lat, 0.5), 3), "health_p95_s": round(percentile(lat, 0.95), 3),
+        "health_max_s": round(max(lat), 3) if lat else None,
+        "health_samples": len(lat), "health_over_1s": sum(x > 1.0 for x in lat),
+        "health_failures": sum(not ok for _, ok in during),
+        "first_point_median_s": round(statistics.median(firsts), 2) if firsts else None,
+        "first_point_max_s": round(max(firsts), 2) if firsts else None,
+        "queue_wait_median_s": round(statistics.median(waits), 2) if waits else None,
+        "queue_wait_max_s": round(max(waits), 2) if waits else None,
+        "first_click_to_last_finish_s": round(t_end - t0, 1),
+        "lost_results": len(lost), "lost": lost,
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
+def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nice: int = 19,
+                  url: str | None = None) -> dict:
+    """Drive ``sessions`` browsers against a fresh server (or ``url``); returns the summary."""
+    if not 1 <= sessions <= MAX_SESSIONS:
+        raise SystemExit(f"--sessions must be 1..{MAX_SESSIONS}")
+    timeout = min(float(timeout), MAX_SECONDS)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        store = tmp / "store"
+        if url:
+            check_loopback(url)
+            probe = HealthProbe(url)
+            probe.start()
+            data = drive(url, sessions, rounds, timeout, nice, tmp)
+            probe.stop()
+            store = Path(os.environ.get("FEDCORE_STORE", store))
+            return summarise(data, probe.samples, store)
+        with dashboard_server(store, tmp) as local:
+            probe = HealthProbe(local)
+            probe.start()
+            try:
+                data = drive(local, sessions, rounds, timeout, nice, tmp)
+            finally:
+                probe.stop()
+            return summarise(data, probe.samples, store)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sessions", type=int, default=4, help=f"browser sessions (1..{MAX_SESSIONS})")
+    p.add_argument("--rounds", type=int, default=60, help="rounds of each demo run")
+    p.add_argument("--timeout", type=float, default=300, help=f"seconds to wait for all runs (<= {MAX_SECONDS})")
+    p.add_argument("--nice", type=int, default=19, help="niceness of the browsers")
+    p.add_argument("--url", help="an already running dashboard on this machine (loopback only)")
+    p.add_argument("--json", help="also write the summary to this file")
+    args = p.parse_args(argv)
+    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url)
+    lines = [
+        f"sessions {summary['sessions']}, load average {summary['load_average']}",
+        f"health: p50 {summary['health_p50_s']} s, p95 {summary['health_p95_s']} s, max {summary['health_max_s']} s "
+        f"({summary['health_over_1s']} of {summary['health_samples']} samples over 1 s, "
+        f"{summary['health_failures']} failed)",
+        f"time to first point: median {summary['first_point_median_s']} s, max {summary['first_point_max_s']} s",
+        f"queue wait: median {summary['queue_wait_median_s']} s, max {summary['queue_wait_max_s']} s",
+        f"first click -> last finish: {summary['first_click_to_last_finish_s']} s",
+        f"lost results: {summary['lost_results']}" + (f" {summary['lost']}" if summary["lost"] else ""),
+    ]
+    print("\n".join(lines), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+    return 0 if summary["lost_results"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

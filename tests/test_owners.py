@@ -1,0 +1,59 @@
+"""Owners: only the owner or an admin stops or deletes a run; lists are private unless the
+host says otherwise; a link shows a run read-only (fedcore/runner/owners.py, jobs.py)."""
+from __future__ import annotations
+
+import pytest
+
+from fedcore.presets import preset_config
+from fedcore.runner import JobManager
+from fedcore.runner.owners import NotYourRun, Viewer, can_control, describe_owner, listed
+
+A, B = Viewer("session:a"), Viewer("session:b")
+ADMIN = Viewer.from_identity("Teacher@School.org", "s3", admins=["teacher@school.org"])
+
+
+def test_signed_in_users_own_by_email_and_admins_come_from_the_host():
+    assert Viewer.from_identity("Ann@x.org", "s1") == Viewer("user:ann@x.org", admin=False)
+    assert Viewer.from_identity(None, "s1") == Viewer("session:s1")
+    assert ADMIN.admin and ADMIN.owner == "user:teacher@school.org"
+
+
+def test_only_the_owner_or_an_admin_controls_a_run():
+    run = {"id": "r", "owner": A.owner}
+    assert can_control(run, A) and not can_control(run, B) and can_control(run, ADMIN)
+    script_run = {"id": "s", "owner": None}
+    assert not can_control(script_run, A) and can_control(script_run, ADMIN)
+
+
+@pytest.mark.parametrize("visibility, scope, b_sees_a", [
+    ("private", "mine", False), ("private", "everyone", False),
+    ("public", "mine", False), ("public", "everyone", True),
+])
+def test_lists_are_private_unless_the_host_makes_them_public(visibility, scope, b_sees_a):
+    run = {"id": "r", "owner": A.owner}
+    assert listed(run, A, scope, visibility)
+    assert listed(run, B, scope, visibility) == b_sees_a
+    assert listed(run, ADMIN, "everyone", "private")
+
+
+def test_other_visitors_are_never_named():
+    assert describe_owner({"owner": A.owner}, A) == "you"
+    assert describe_owner({"owner": A.owner}, B) == "another visitor"
+    assert describe_owner({"owner": "user:ann@x.org"}, ADMIN) == "ann@x.org"
+    assert describe_owner({"owner": None}, B) == "a script"
+
+
+def test_the_manager_refuses_another_visitors_stop_and_delete(tmp_path):
+    m = JobManager(tmp_path, warm=False)
+    try:
+        run_id = m.start(preset_config("demo").replace(rounds=40_000), owner=A.owner, background=True)
+        with pytest.raises(NotYourRun, match="only the person who started run"):
+            m.stop(run_id, by=B)
+        with pytest.raises(NotYourRun):
+            m.delete(run_id, by=B)
+        assert not m.store.stop_requested(run_id) and m.store.get_run(run_id) is not None
+        m.stop(run_id, by=A)
+        assert m.store.stop_requested(run_id)
+        assert m.delete(run_id, by=ADMIN) and m.store.get_run(run_id) is None
+    finally:
+        m.close()
