@@ -76,6 +76,13 @@ def test_rule_b_without_noise_scale_is_uniform_and_says_so():
     assert [e.kind for e in out.events] == ["uniform_fallback"]
 
 
+def test_rule_b_ivw_weights_by_inverse_variance():
+    agg = build("weighted", make_ctx(), weights="inverse_variance")
+    out = agg.aggregate(upload([[1.0, 0.0], [0.0, 1.0], [7.0, 7.0]], noise_std=[1.0, 2.0, 4.0]), 1)
+    # 1/sigma^2 = (1, 1/4, 1/16), sum 21/16 -> (16/21, 4/21, 1/21)
+    assert out.weights.tolist() == pytest.approx([16 / 21, 4 / 21, 1 / 21])
+
+
 def test_noise_free_clients_share_the_whole_weight():
     assert inverse_noise_weights(torch.tensor([0.0, 2.0, 0.0])).tolist() == [0.5, 0.0, 0.5]
 
@@ -113,6 +120,18 @@ def test_rule_c_selecting_nobody_keeps_the_model_in_the_engine():
     assert empty, "with P_i = 1/10 an omega above 0.1 should occur within two rounds"
     for r in empty:
         assert "no_selection" in [ev.kind for ev in r.events] and r.uploaded == []
+        assert r.signals["empty_round"] == 1.0
+    rate = sum(1 for r in rounds[1:] if not r.selected) / 2
+    assert rounds[-1].signals["empty_round_rate"] == pytest.approx(rate)
+
+
+def test_rule_c_max_always_selects_the_least_noisy_client():
+    agg = rule_c(normalize="max")
+    assert agg.probabilities_ == pytest.approx([1.0, 0.5, 0.25])
+    for omega in (0.0, 0.3, 0.6, 0.999):
+        chosen, _ = agg.select(np.arange(3), 1, FixedOmega(omega))
+        assert 0 in chosen.tolist()
+    assert agg.round_signals() == {"empty_round": 0.0, "empty_round_rate": 0.0}
 
 
 def test_rule_c_sample_m_draws_m_distinct_clients_in_proportion_to_p():

@@ -53,7 +53,7 @@ def test_other_papers_presets_carry_their_settings():
     assert (ldp.num_clients, ldp.rounds, ldp.local.lr, ldp.privacy.epsilon) == (100, 10, 0.03, (1.0,))
     assert ldp.privacy.mechanism_options["radius"] == 0.075 and ldp.privacy.aggregator == "mean"
     hw = preset_config("hw_dpfl_mnist_noniid")
-    assert (hw.partition.kind, hw.partition.iid_fraction, hw.privacy.aggregator) == ("mixed", 0.8, "hellinger")
+    assert (hw.partition.kind, hw.partition.options["iid_fraction"], hw.privacy.aggregator) == ("mixed", 0.8, "hellinger")
     kdp = preset_config("kdp_fl_fmnist_noniid_eps1")
     assert (kdp.num_clients, kdp.participation, kdp.local.steps, kdp.local.batch_size, kdp.local.lr) == \
         (100, 0.2, 5, 32, 0.05)
@@ -62,7 +62,9 @@ def test_other_papers_presets_carry_their_settings():
     uldp = preset_config("uldp_mnist_dsdp")
     assert (uldp.num_clients, uldp.rounds, uldp.participation, uldp.sampling) == (1000, 300, 0.1, "poisson")
     opts = uldp.privacy.mechanism_options
-    assert (opts["decay"], opts["recall"], opts["beta"], opts["noise"]) == (True, "sign", 0.06, "paper_thm3")
+    assert (opts["decay"], opts["recall"], opts["beta"], opts["reading"]) == (True, "sign", 0.06, "central")
+    local = preset_config("uldp_mnist_dsdp_local").privacy.mechanism_options
+    assert (local["reading"], local["noise"]) == ("local", "paper_thm3")
 
 
 def test_every_table_says_what_it_chose_where_the_paper_is_silent():
@@ -143,7 +145,7 @@ def test_reproduce_writes_the_json_record_with_per_round_curves(tiny_run):
     (table,) = record["tables"]
     assert table["key"] == "digits_iid" and table["status"] == "ran"
     rows = {r["key"]: r for r in table["rows"]}
-    assert set(rows) == {"nonoise", "a", "b", "c", "c_m"}
+    assert set(rows) == {"nonoise", "a", "b", "c", "c_m", "b_ivw", "c_max"}
     for r in rows.values():
         assert r["rounds"] == [1, 2] and len(r["curves"]) == 1 and len(r["curves"][0]) == 2
         assert r["finals"] == [r["curves"][0][-1]] and r["std"] == 0.0
@@ -152,6 +154,11 @@ def test_reproduce_writes_the_json_record_with_per_round_curves(tiny_run):
     assert rows["c"]["gain"] == pytest.approx(rows["c"]["mean"] - rows["a"]["mean"])
     (claim,) = table["claims"]
     assert claim["claim"].startswith("C ≥ B ≥ A") and claim["holds"] in (True, False)
+    # the headline epsilon beside every row: infinite (null) without noise, finite and local otherwise
+    assert rows["nonoise"]["epsilon_headline"] == [None] and rows["nonoise"]["threat_model"] == "none"
+    assert rows["a"]["threat_model"] == "local" and rows["a"]["epsilon_headline"][0] > 0
+    # rule C reports its empty-round rate; C-max never has an empty round
+    assert 0.0 <= rows["c"]["signals"]["empty_round"] <= 1.0 and rows["c_max"]["signals"]["empty_round"] == 0.0
 
 
 def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):

@@ -15,6 +15,7 @@ from fedcore.context import RunContext
 from fedcore.engine.loop import iter_run
 from fedcore.engine.setup import prepare
 from fedcore.errors import ConfigError
+from fedcore import recipes  # noqa: F401  (registers the six variants)
 from fedcore.methods import METHODS, apply_method
 from fedcore.mechanisms.uldp_gaussian import RECALL_CHARGED, UldpGaussian, decayed_clip
 from fedcore.mechanisms.uldp_recall import (NoisyUpdateHistory, cosine_similarity, history_nbytes,
@@ -32,6 +33,8 @@ def make_ctx(num_clients=4, dim=6, rounds=8, epsilon=1.0, delta=1e-5, participat
 
 
 def make_mechanism(ctx, **options):
+    """The literal (local) reading unless a test asks for the central one."""
+    options.setdefault("reading", "local")
     return UldpGaussian(UldpGaussian.parse_options(options), ctx)
 
 
@@ -299,10 +302,10 @@ def test_mechanism_requires_the_uldp_aggregator_with_the_same_cap():
 
 
 def test_all_six_variants_are_registered_with_the_paper_settings():
-    table = {  # name: (decay, recall, tau)
+    table = {  # name: (decay, recall, tau); tau None = automatic
         "dp_fedavg": (False, "none", None), "ddp_fedavg": (True, "none", None),
-        "sdp_fedavg": (False, "sign", 0.25), "cdp_fedavg": (False, "cosine", 0.006),
-        "dsdp_fedavg": (True, "sign", 0.25), "dcdp_fedavg": (True, "cosine", 0.006)}
+        "sdp_fedavg": (False, "sign", None), "cdp_fedavg": (False, "cosine", None),
+        "dsdp_fedavg": (True, "sign", None), "dcdp_fedavg": (True, "cosine", None)}
     assert set(table) == set(VARIANTS) and set(VARIANTS) <= set(METHODS.names())
     for name, (decay, recall, tau) in table.items():
         cfg = apply_method(RunConfig(num_clients=20), name)
@@ -310,6 +313,7 @@ def test_all_six_variants_are_registered_with_the_paper_settings():
         assert cfg.privacy.mechanism == "uldp_gaussian" and cfg.privacy.aggregator == "uldp"
         assert cfg.sampling == "poisson" and cfg.participation == 0.1
         assert (o["clip0"], o["beta"], o["decay"], o["recall"], o.get("tau")) == (2.0, 0.06, decay, recall, tau)
+        assert o["reading"] == "central"
 
 
 def test_dsdp_fedavg_recalls_and_its_ledger_matches_the_events():
@@ -331,3 +335,55 @@ def test_dsdp_fedavg_recalls_and_its_ledger_matches_the_events():
     assert counts.max() <= 4 and np.array_equal(counts, setup.mechanism.participations.numpy())
     assert all("clip_threshold" in r.signals for r in rounds if r.uploaded)
     assert "rdp" in rounds[-1].epsilon_accountant and RECALL_CHARGED in rounds[-1].epsilon_accountant
+    assert rounds[-1].threat_model == "central" and rounds[-1].epsilon_headline_run is not None
+
+
+# --- the central reading ---------------------------------------------------------------------
+
+def test_central_reading_splits_the_sums_noise_over_the_rounds_users():
+    ctx = make_ctx(num_clients=10, dim=100_000, rounds=20, epsilon=10.0, participation=0.1)
+    mech = make_mechanism(ctx, reading="central", recall="none", decay=False, noise="fixed", noise_multiplier=2.0)
+    assert mech.threat_model == "central"
+    users = ids(0, 3, 7, 8)
+    up = mech.privatize(torch.zeros(4, 100_000), users, 1, torch.Generator().manual_seed(0))
+    # each user: N(0, z^2 C^2 / |U|); the sum of the four: z C
+    assert up.values.std(1).tolist() == pytest.approx([2.0 * 2.0 / 2] * 4, rel=0.01)
+    assert up.values.sum(0).std().item() == pytest.approx(4.0, rel=0.01)
+    # the ledger charges every user who could have been sampled, with amplification q
+    g = up.gaussian
+    assert g.clients.tolist() == list(range(10)) and g.sample_rate == 0.1
+    assert g.noise_multiplier.tolist() == pytest.approx([2.0] * 10)
+
+
+def test_central_accountant_noise_gives_the_user_level_budget():
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+    ctx = make_ctx(num_clients=5, rounds=30, epsilon=4.0, participation=0.2)
+    mech = make_mechanism(ctx, reading="central", recall="none", decay=False)
+    z = float(mech.accountant_z[0])
+    acc = rdp_lib.RdpAccountant()
+    acc.compose(dp_accounting.PoissonSampledDpEvent(0.2, dp_accounting.GaussianDpEvent(z)), 30)
+    assert acc.get_epsilon(1e-5) == pytest.approx(4.0, rel=0.02)
+    local = make_mechanism(ctx, recall="none", decay=False)
+    assert local.threat_model == "local" and local.accountant_z is None
+
+
+def test_central_reading_needs_poisson_sampling():
+    cfg = apply_method(RunConfig(num_clients=20), "ddp_fedavg")
+    with pytest.raises(ConfigError, match="poisson"):
+        resolve(cfg.with_overrides({"sampling": "fixed"}))
+    resolve(cfg.with_overrides({"sampling": "fixed", "privacy.mechanism_options.reading": "local"}))
+
+
+def test_automatic_tau_is_two_sd_below_chance_and_fires_on_opposed_updates():
+    ctx = make_ctx(num_clients=2, dim=10_000, rounds=5)
+    mech = make_mechanism(ctx, reading="central", recall="sign", noise="fixed", noise_multiplier=1e-6)
+    assert mech.threshold == pytest.approx(0.5 - 0.01)
+    gen = torch.Generator().manual_seed(0)
+    direction = torch.randn(1, 10_000, generator=gen) * 1e-3
+    mech.privatize(direction.repeat(2, 1), ids(0, 1), 1, gen)
+    mech.after_round(direction[0], 1)
+    up = mech.privatize(torch.cat([direction, -direction]), ids(0, 1), 2, gen)
+    recalls = [e.client for e in up.events if e.kind == "recall"]
+    assert recalls == [1]                                      # only the opposed update recalls

@@ -50,6 +50,11 @@ class Aggregator(Configurable):
     def aggregate(self, upload: Upload, round: int) -> Aggregate:
         raise NotImplementedError
 
+    def round_signals(self) -> dict[str, float]:
+        """Signals of the round just selected, emitted whether or not anyone uploaded
+        (rule C's empty-round rate); called by the engine after every ``select``."""
+        return {}
+
 
 def weighted_sum(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """``sum_i w_i v_i`` for ``values [m, d]`` and ``weights [m]``."""

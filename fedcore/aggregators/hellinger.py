@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..constraints import Choice, setting
 from ..errors import ConfigError
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
@@ -86,7 +87,7 @@ class HellingerAggregator(Aggregator):
     class Options:
         """``reading``: "similarity" (tau ~ 1 - H, adopted) or "literal" (tau ~ H, the paper's text)."""
 
-        reading: str = "similarity"
+        reading: str = setting("similarity", Choice(READINGS))
 
         def validate(self, prefix: str) -> None:
             if self.reading not in READINGS:

@@ -44,6 +44,7 @@ from typing import Optional
 
 import torch
 
+from ..constraints import Choice, setting
 from ..errors import ConfigError
 from .base import Aggregate, Aggregator
 from .registry import AGGREGATORS
@@ -96,7 +97,7 @@ class KalmanAggregator(Aggregator):
         q_over_r: float = 10.0
         process_variance: float = 0.0
         initial_variance: float = 0.0
-        fusion: str = "per_client"
+        fusion: str = setting("per_client", Choice(FUSIONS))
 
         def validate(self, prefix: str) -> None:
             if not self.q_over_r > 0:

@@ -11,7 +11,14 @@ literally this selects nobody in many rounds when N is large (all P_i <= 1/N for
 budgets); then the model is kept and the engine emits a ``no_selection`` event.
 Mode ``sample_m`` (option): draw ``m`` candidates without replacement with probabilities
 proportional to P_i (numpy's ``Generator.choice(p=...)``).
-Every round emits a ``selection`` event: mode, omega (threshold mode), the selected ids.
+Every round emits a ``selection`` event: mode, omega (threshold mode), the selected ids,
+and the signals ``empty_round`` (1 when nobody was selected) and ``empty_round_rate``
+(the fraction of rounds so far without a selected client; under the literal rule,
+P(none) = 1 - max_i P_i: 17-52 % of rounds with PLDP-FL's 3-client sets, 81-85 % with 10).
+
+Option ``normalize``: ``"sum"`` (the paper, P_i = rho_i / sum_j rho_j; one omega selects
+the top-k clients by eps, on average one client) or ``"max"`` (ablation C-max,
+P_i = rho_i / max_j rho_j: the least noisy client is always selected, never an empty round).
 
 Where P comes from. Selection happens *before* training, so the server must know each
 sigma_i in advance (PLDP-FL: the server knows every eps_i and the calibration):
@@ -36,6 +43,9 @@ from typing import Optional
 import numpy as np
 import torch
 
+from ..constraints import Choice, setting
+
+NORMALIZATIONS = ("sum", "max")
 from ..errors import ConfigError
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
@@ -68,8 +78,11 @@ class ProbabilisticAggregator(Aggregator):
         """``mode``: "threshold" (one omega per round, select P_i > omega; the paper) or
         "sample_m" (``m`` clients without replacement with probabilities P_i)."""
 
-        mode: str = "threshold"
+        mode: str = setting("threshold", Choice(MODES))
         m: int = 1
+        normalize: str = setting("sum", Choice(NORMALIZATIONS),
+                                 "sum: P_i = rho_i / sum_j rho_j (the paper); max: P_i = rho_i / max_j rho_j "
+                                 "(C-max: the least noisy client is always selected)")
 
         def validate(self, prefix: str) -> None:
             if self.mode not in MODES:
@@ -82,6 +95,9 @@ class ProbabilisticAggregator(Aggregator):
         self.probabilities_: Optional[np.ndarray] = None
         self._seen_sigma = np.full(ctx.num_clients, np.nan)
         self._pending: list[MethodEvent] = []
+        self._rounds = 0
+        self._empty = 0
+        self._last_empty = 0.0
 
     # --- where P comes from ---------------------------------------------------------
     def attach_mechanism(self, mechanism) -> None:
@@ -92,6 +108,8 @@ class ProbabilisticAggregator(Aggregator):
 
     def _set_probabilities(self, sigma: np.ndarray, source: str) -> MethodEvent:
         p = inverse_noise_weights(torch.as_tensor(sigma, dtype=torch.float64)).numpy()
+        if self.options.normalize == "max":
+            p = p / p.max()
         self.probabilities_ = p
         return MethodEvent("selection_probabilities", None, {
             "source": source, "probabilities": [float(x) for x in p]})
@@ -129,7 +147,16 @@ class ProbabilisticAggregator(Aggregator):
                       if k > 0 else candidates[:0])
             data = {"mode": "sample_m", "m": self.options.m}
         events.append(MethodEvent("selection", None, {**data, "selected": chosen.tolist()}))
+        self._rounds += 1
+        self._last_empty = float(len(chosen) == 0)
+        self._empty += int(len(chosen) == 0)
         return chosen, events
+
+    def round_signals(self) -> dict[str, float]:
+        """``empty_round`` of the round just selected and the run's ``empty_round_rate`` so far."""
+        if self._rounds == 0:
+            return {}
+        return {"empty_round": self._last_empty, "empty_round_rate": self._empty / self._rounds}
 
     def aggregate(self, upload, round) -> Aggregate:
         events = self._learn_from(upload) if self.probabilities_ is None else []

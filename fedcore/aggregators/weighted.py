@@ -1,5 +1,9 @@
 """PLDP-FL rule B: average weighted by each client's inverse noise scale (seed 000, Sec. 4).
 
+Option ``weights``: ``"inverse_std"`` (default, the paper: alpha_i ~ 1/sigma_i) or
+``"inverse_variance"`` (ablation B-IVW: alpha_i ~ 1/sigma_i^2, the weights that minimise the
+variance of a weighted mean of independent unbiased noisy uploads).
+
 With rho_i = 1 / sigma_i (sigma_i = the noise standard deviation client i's mechanism used,
 ``Upload.noise_std``), the server computes
 
@@ -27,21 +31,31 @@ from __future__ import annotations
 
 import torch
 
+from dataclasses import dataclass
+
+from ..constraints import Choice, setting
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
 
 
-def inverse_noise_weights(noise_std: torch.Tensor) -> torch.Tensor:
-    """``alpha_i = (1/sigma_i) / sum_j (1/sigma_j)`` for ``noise_std [m]`` (float64 inside).
+WEIGHTINGS = ("inverse_std", "inverse_variance")
+
+
+def inverse_noise_weights(noise_std: torch.Tensor, power: float = 1.0) -> torch.Tensor:
+    """``alpha_i = sigma_i^-p / sum_j sigma_j^-p`` for ``noise_std [m]`` (float64 inside);
+    ``power`` 1 is rule B, 2 the inverse-variance ablation B-IVW.
 
     Entries with sigma_i = 0 share the whole weight equally (see the module docstring).
+
+    >>> inverse_noise_weights(torch.tensor([1.0, 2.0]), power=2).tolist()
+    [0.800000011920929, 0.20000000298023224]
     """
     sigma = noise_std.to(torch.float64)
     if (sigma < 0).any():
         raise ValueError("noise standard deviations must be >= 0")
     exact = sigma == 0
-    rho = exact.to(torch.float64) if exact.any() else 1.0 / sigma
+    rho = exact.to(torch.float64) if exact.any() else sigma ** -power
     return (rho / rho.sum()).to(noise_std.dtype)
 
 
@@ -52,6 +66,17 @@ class WeightedAggregator(Aggregator):
 
     needs_linkable = True
 
+    @dataclass(frozen=True)
+    class Options:
+        """``weights``: inverse_std (rule B, the paper) or inverse_variance (ablation B-IVW)."""
+
+        weights: str = setting("inverse_std", Choice(WEIGHTINGS),
+                               "inverse_std: alpha_i ~ 1/sigma_i (the paper's rule B); inverse_variance: "
+                               "alpha_i ~ 1/sigma_i^2 (B-IVW, the minimum-variance weights)")
+
+        def validate(self, prefix: str) -> None:
+            pass
+
     def aggregate(self, upload, round) -> Aggregate:
         values = upload.values
         m = values.shape[0]
@@ -61,5 +86,6 @@ class WeightedAggregator(Aggregator):
                 "reason": "the mechanism reports no noise scale, so rule B has no 1/sigma_i "
                           "to weight by; the uploads were averaged uniformly"})
             return Aggregate(weighted_sum(values, w), w, [event])
-        w = inverse_noise_weights(upload.noise_std.to(values.device)).to(values.dtype)
+        power = 2.0 if self.options.weights == "inverse_variance" else 1.0
+        w = inverse_noise_weights(upload.noise_std.to(values.device), power).to(values.dtype)
         return Aggregate(weighted_sum(values, w), w)

@@ -3,6 +3,26 @@
 Zhang, Zhang & Zhang, "Federated Learning Method Under User-Level Local Differential
 Privacy", J. Computer Research and Development 62(2), 2025 (seed 004; METHODS section 5).
 
+Two readings of who adds how much noise (option ``reading``; METHODS section 5, revised):
+
+- ``"central"`` (default; threat model *central, user-level*): the paper's Theorem 2
+  proof (eqs 16-17) gives each sampled user noise of variance ``z^2 C_k^2 / |U^t|``, so
+  the *sum* over the round's users carries ``z C_k`` (DP-FedSAM's public code does the
+  same). Only a trusted aggregator or secure aggregation, which reveals the sum alone,
+  makes this private. ``noise="auto"`` then takes ``z`` from dp-accounting: the smallest
+  multiplier for which ``T`` rounds of the Poisson(``q``)-subsampled Gaussian are
+  ``(eps_i, delta_i)``-DP at user level (:func:`fedcore.mechanisms.dp_sgd.calibrate_noise_multiplier`).
+  The ledger charges, every round, every user that could have been sampled (fewer than
+  r participations so far) the subsampled Gaussian with multiplier
+  ``sigma_sum / C_i``: ``sigma_sum = sqrt(sum_{j in U^t} z_j^2 C_j^2 / |U^t|)`` is the std
+  of the sum's noise, ``C_i`` the clip user i would use. This assumes the sum is released
+  with equal weights (the paper's MNIST users all hold 600 images; the ``uldp``
+  aggregator's n_i weights then coincide). Needs ``sampling: poisson``.
+- ``"local"`` (the literal per-user reading; threat model *local*): every upload carries
+  ``N(0, sigma_k^2 I)``, ``sigma_k = z_k C_k``, with the modes below
+  (``noise="auto"`` = ``"allocated"``). Theorem 3's sigma (0.96 at eps 10, r 50, q 0.1,
+  C 2) applied this way is ~10x what training tolerates: every variant ends at chance.
+
 Per participating user i, at its k-th participation (k = 1, 2, ..., r, recalls included;
 Algorithm 1 lines 16-20):
 
@@ -15,6 +35,8 @@ Algorithm 1 lines 16-20):
    sigma_k = 2 q C_k sqrt(r_eff ln(1/delta_i)) / eps_i, r_eff = r if T - t >= r else T - t
    (we use max(T - t, 1) so the last round is not noise-free); ``"fixed"``: z_k =
    ``noise_multiplier`` (the paper's sigma-sweep experiments, Fig. 7);
+   Central reading: the user adds ``N(0, sigma_k^2 / |U^t| I)`` instead, and
+   ``noise="accountant"`` (the central default) calibrates z as described above;
 4. recall (``recall`` = ``sign`` eq. 11 or ``cosine`` eq. 13, CheckSimilarity): with
    s = similarity(Delta~, Delta~^(t-1)), if s < tau and the user has stored uploads, it
    sends only the index k* of its stored noisy update most similar to Delta~^(t-1);
@@ -46,8 +68,24 @@ Decisions where the paper is silent:
   aggregator's ``select()``; this mechanism needs that aggregator (checked at config
   time, with the same ``max_participations``).
 
+Recall threshold ``tau`` (``None`` = automatic): a user recalls when its noisy update
+points *against* the last global update by more than chance explains: ``s`` below
+what a direction independent of it gives, by two standard deviations
+(sign: ``0.5 - 1/sqrt(d)``; cosine: ``-2/sqrt(d)``), the same rule under both readings.
+What fires (measured, docs/reproduction.md): under the local reading the noise dominates
+every upload, s sits at chance (sign 0.500) and recall fires at about the false-alarm
+rate; under the central reading the per-user noise is ``sqrt(|U^t|)`` times smaller, s
+carries the update's direction, and recall fires for users whose update opposes the
+global one (non-IID users holding other digits). The paper's values (0.25 sign, 0.006
+cosine at eps 10) can be set explicitly: 0.25 never fires (s is about 0.5 under either
+reading) and 0.006 fires for every update within noise of orthogonal.
+Under the central reading the recall decision and the reused update are charged as a
+participation at the round's multiplier, which is exact without recall and an
+approximation with it (swapping one stored update for another is not bounded by C_k).
+
 Signals per round: ``clip_threshold`` (mean C_k), ``eps_round`` (mean allocation),
-``similarity`` (mean s, when recall is on), ``recall_rate``.
+``similarity`` (mean s, when recall is on), ``recall_rate``, ``noise_multiplier``
+(mean z).
 """
 from __future__ import annotations
 
@@ -55,8 +93,10 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
 import torch
 
+from ..constraints import Choice, setting
 from ..accounting.ledger import GaussianRecord
 from ..accounting.uldp_budget import UldpBudget
 from ..errors import ConfigError
@@ -65,10 +105,21 @@ from .base import Mechanism, Upload
 from .registry import MECHANISMS
 from .uldp_recall import SIMILARITIES, STORAGE_DTYPES, NoisyUpdateHistory, similarity_fn
 
-NOISE_MODES = ("allocated", "paper_thm3", "fixed")
+NOISE_MODES = ("auto", "accountant", "allocated", "paper_thm3", "fixed")
+READINGS = ("central", "local")
 RECALL_MODES = ("none",) + SIMILARITIES
 PAPER_TAU = {"sign": 0.25, "cosine": 0.006}   # best tau at eps = 10, MNIST (Fig. 5(d), 5(g))
+
+
+def auto_tau(similarity: str, d: int) -> float:
+    """Two standard deviations below chance for a direction independent of the target.
+
+    >>> auto_tau("sign", 10_000), auto_tau("cosine", 10_000)
+    (0.49, -0.02)
+    """
+    return 0.5 - 1.0 / d ** 0.5 if similarity == "sign" else -2.0 / d ** 0.5
 RECALL_CHARGED = "basic, recall charged"
+THM3_CLAIM = "paper (ULDP-FED Thm 3)"
 
 
 def decayed_clip(clip0: float, beta: float, k: torch.Tensor) -> torch.Tensor:
@@ -93,9 +144,15 @@ def thm3_multiplier(eps: torch.Tensor, delta: torch.Tensor, q: float, r: int, ro
 
 
 def _check_uldp_aggregator(cfg) -> None:
-    """The budget ledger relies on the ``uldp`` aggregator's participation cap."""
+    """The budget ledger relies on the ``uldp`` aggregator's participation cap; the central
+    reading's amplification needs Poisson user sampling."""
     if cfg.privacy.mechanism != "uldp_gaussian":
         return
+    if cfg.privacy.mechanism_options.get("reading", "central") == "central" and cfg.sampling != "poisson":
+        raise ConfigError("sampling", cfg.sampling,
+                          "must be 'poisson' for uldp_gaussian's central reading: its user-level epsilon "
+                          "uses amplification by Poisson sampling of users with rate q = participation; "
+                          "or set privacy.mechanism_options.reading=local")
     if cfg.privacy.aggregator != "uldp":
         raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
                           "uldp_gaussian needs the 'uldp' aggregator, which enforces each user's "
@@ -119,26 +176,32 @@ class UldpGaussian(Mechanism):
 
     @dataclass(frozen=True)
     class Options:
-        """clip0: C_0. beta: decay factor. decay: use C_0 exp(-beta k) (False: fixed C_0).
-        noise: allocated | paper_thm3 | fixed. noise_multiplier: z for ``fixed``.
-        recall: none | sign | cosine. tau: recall threshold (None: 0.25 sign, 0.006 cosine).
+        """reading: central (noise z^2 C_k^2 / |U^t| per user, trusted aggregator) | local.
+        clip0: C_0. beta: decay factor. decay: use C_0 exp(-beta k) (False: fixed C_0).
+        noise: auto (central: accountant, local: allocated) | accountant | allocated |
+        paper_thm3 | fixed. noise_multiplier: z for ``fixed``.
+        recall: none | sign | cosine. tau: recall threshold (None: automatic, 2 sd below chance).
         max_participations: r. history: stored updates per user (0: r).
         history_dtype: float32 | float16 | bfloat16. history_on_cpu: keep the store in
         (pinned) CPU memory instead of on the run's device.
         """
 
+        reading: str = setting("central", Choice(READINGS),
+                               "central: each sampled user adds N(0, z^2 C_k^2/|U^t|), private only for a trusted "
+                               "aggregator / secure aggregation; local: each upload carries z C_k (the literal reading)")
         clip0: float = 2.0
         beta: float = 0.06
         decay: bool = True
-        noise: str = "allocated"
+        noise: str = setting("auto", Choice(NOISE_MODES),
+                             "auto: dp-accounting's z under the central reading, the allocated budget's under local")
         noise_multiplier: float = 10.0
-        recall: str = "sign"
+        recall: str = setting("sign", Choice(RECALL_MODES))
         tau: Optional[float] = None
         max_participations: int = 50
         history: int = 0
-        history_dtype: str = "bfloat16"
+        history_dtype: str = setting("bfloat16", Choice(tuple(STORAGE_DTYPES)))
         history_on_cpu: bool = False
-        sensitivity: str = "paper"
+        sensitivity: str = setting("paper", Choice(("paper", "ldp")))
 
         def validate(self, prefix: str) -> None:
             def bad(name, allowed):
@@ -156,7 +219,8 @@ class UldpGaussian(Mechanism):
                 bad("recall", "must be one of: " + ", ".join(RECALL_MODES))
             if self.tau is not None and not (isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool)
                                              and -1 <= self.tau <= 2):
-                bad("tau", "must be empty (paper default: 0.25 sign, 0.006 cosine) or a number in [-1, 2]; "
+                bad("tau", "must be empty (automatic: 2 sd below chance; the paper used 0.25 sign, 0.006 cosine) "
+                    "or a number in [-1, 2]; "
                     "a user recalls when its similarity s < tau, so tau > 1 recalls whenever it can")
             if self.max_participations < 1:
                 bad("max_participations", "must be an integer >= 1 (paper: r = 50 MNIST, 80-100 CIFAR-10)")
@@ -168,29 +232,57 @@ class UldpGaussian(Mechanism):
                 bad("history_dtype", "must be one of: " + ", ".join(STORAGE_DTYPES))
 
         @property
-        def threshold(self) -> float:
-            return PAPER_TAU.get(self.recall, 0.0) if self.tau is None else float(self.tau)
+        def noise_mode(self) -> str:
+            if self.noise != "auto":
+                return self.noise
+            return "accountant" if self.reading == "central" else "allocated"
+
+    @classmethod
+    def threat_model_for(cls, options) -> str:
+        return "central" if options.reading == "central" else "local"
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
         o = options
         dev = ctx.device
+        self.central = o.reading == "central"
         self.participations = torch.zeros(ctx.num_clients, dtype=torch.long, device=dev)
         self.budget = UldpBudget(ctx.epsilon, o.max_participations, ctx.rounds)
         self.previous: Optional[torch.Tensor] = None    # Delta~^(t-1), before eta_g
         self.history: Optional[NoisyUpdateHistory] = None
+        self.threshold = (auto_tau(o.recall, ctx.num_params) if o.tau is None else float(o.tau)) \
+            if o.recall != "none" else 0.0
         if o.recall != "none":
             length = min(o.history or o.max_participations, o.max_participations, ctx.rounds)
             self.history = NoisyUpdateHistory(ctx.num_clients, length, ctx.num_params,
                                               STORAGE_DTYPES[o.history_dtype], dev, o.history_on_cpu)
+        self.accountant_z: Optional[torch.Tensor] = None
+        if o.noise_mode == "accountant":
+            from .dp_sgd import calibrate_noise_multiplier
+
+            eps = ctx.epsilon.double().cpu().numpy()
+            delta = ctx.delta.double().cpu().numpy()
+            keys, member = np.unique(np.stack([eps, delta]), axis=1, return_inverse=True)
+            rate = ctx.participation if self.central else 1.0
+            z = calibrate_noise_multiplier(keys[0], keys[1], np.full(keys.shape[1], rate),
+                                           np.full(keys.shape[1], ctx.rounds))
+            self.accountant_z = torch.as_tensor(z[member.ravel()], dtype=torch.float32, device=dev)
+
+    def clip_for(self, k: torch.Tensor) -> torch.Tensor:
+        """C_k at participation numbers ``k`` (C_0 without decay)."""
+        o = self.options
+        return decayed_clip(o.clip0, o.beta, k) if o.decay else torch.full_like(k, o.clip0, dtype=torch.float32)
 
     def noise_multiplier(self, eps_round: torch.Tensor, clients: torch.Tensor, round: int) -> torch.Tensor:
         """``[m]`` z_k = sigma_k / C_k of this round's users under the chosen ``noise`` mode."""
         o, ctx = self.options, self.ctx
         delta = ctx.delta[clients]
-        if o.noise == "allocated":
+        mode = o.noise_mode
+        if mode == "accountant":
+            z = self.accountant_z[clients].double()
+        elif mode == "allocated":
             z = gaussian_multiplier(eps_round, delta)
-        elif o.noise == "paper_thm3":
+        elif mode == "paper_thm3":
             z = thm3_multiplier(ctx.epsilon[clients], delta, ctx.participation, o.max_participations,
                                 ctx.rounds, round)
         else:
@@ -200,27 +292,44 @@ class UldpGaussian(Mechanism):
     def privatize(self, updates, clients, round, gen) -> Upload:
         o = self.options
         k = self.participations[clients] + 1
-        clip = decayed_clip(o.clip0, o.beta, k) if o.decay else torch.full_like(k, o.clip0, dtype=torch.float32)
+        clip = self.clip_for(k)
         eps_round = self.budget.allocate(clients, round)
         z = self.noise_multiplier(eps_round, clients, round)
         if o.sensitivity == "ldp":
             z = 2.0 * z
-        sigma = z * clip
+        sigma = z * clip                                        # the noise the sum (central) / upload carries
+        per_user = sigma / math.sqrt(len(clients)) if self.central else sigma
         scale = 1.0 / torch.clamp(updates.norm(dim=1) / clip, min=1.0)
         noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
-        values = updates * scale[:, None] + noise * sigma[:, None].to(updates.dtype)
+        values = updates * scale[:, None] + noise * per_user[:, None].to(updates.dtype)
 
         recalled = torch.zeros(len(clients), dtype=torch.bool, device=updates.device)
         events, signals = [], {}
+        noise_std = per_user
         if self.history is not None:
-            values, sigma, recalled, events, signals = self._recall_or_upload(values, clients, sigma, k, round)
+            values, noise_std, recalled, events, signals = self._recall_or_upload(values, clients, per_user, k, round)
+        eligible = self.participations < o.max_participations      # could be sampled this round
         spent = self.budget.commit(clients, round, recalled).to(torch.float32)
         self.participations[clients] = k
         signals.update(clip_threshold=float(clip.mean()), eps_round=float(eps_round.mean()),
-                       recall_rate=float(recalled.float().mean()))
-        return Upload(values=values, clients=clients, noise_std=sigma, spent=spent,
-                      gaussian=GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1),
-                      claims={RECALL_CHARGED: eps_round.to(torch.float32)}, events=events, signals=signals)
+                       recall_rate=float(recalled.float().mean()), noise_multiplier=float(z.mean()))
+        claims = {RECALL_CHARGED: eps_round.to(torch.float32)}
+        if o.noise_mode == "paper_thm3":
+            claims[THM3_CLAIM] = torch.where(k == 1, self.ctx.epsilon[clients], torch.zeros_like(eps_round)).float()
+        if self.central:
+            users = eligible.nonzero().squeeze(1)
+            sigma_sum = torch.sqrt((sigma.double() ** 2).mean())
+            next_k = self.participations[users].clone()
+            next_k[~torch.isin(users, clients)] += 1               # the clip an unsampled user would use
+            multiplier = sigma_sum / self.clip_for(next_k).double()
+            if o.sensitivity == "ldp":
+                multiplier = multiplier / 2.0
+            gaussian = GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation,
+                                      clients=users)
+        else:
+            gaussian = GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1)
+        return Upload(values=values, clients=clients, noise_std=noise_std, spent=spent,
+                      gaussian=gaussian, claims=claims, events=events, signals=signals)
 
     def _recall_or_upload(self, noisy, clients, sigma, k, round):
         """CheckSimilarity for every user of the round; stores the uploads, reuses the recalls.
@@ -235,7 +344,7 @@ class UldpGaussian(Mechanism):
         if self.previous is not None:
             s = similarity_fn(o.recall)(noisy, self.previous)
             signals["similarity"] = float(s.mean())
-            recalled = (s < o.threshold) & (self.history.count(clients) > 0)
+            recalled = (s < self.threshold) & (self.history.count(clients) > 0)
             if bool(recalled.any()):
                 idx = recalled.nonzero().squeeze(1)
                 match = self.history.best_match(clients[idx], self.previous, o.recall)

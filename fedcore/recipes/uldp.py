@@ -1,9 +1,14 @@
 """ULDP-FED's method and its ablations (seed 004, Table 2; METHODS section 5).
 
 All six use the ``uldp_gaussian`` mechanism with the ``uldp`` aggregator, Poisson user
-sampling with q = 0.1, C_0 = 2, r = 50 and, where they apply, beta = 0.06 and the MNIST
-thresholds at eps = 10 (tau = 0.25 sign, 0.006 cosine). The paper's budget is eps = 10
-per user (also 8); the recipes leave ``privacy.epsilon`` to the user.
+sampling with q = 0.1, C_0 = 2, r = 50 and, where it applies, beta = 0.06; the central
+reading (each sampled user adds N(0, z^2 C_k^2 / |U^t|), z from dp-accounting for the
+user-level budget: threat model *central*, trusted aggregator or secure aggregation) and
+the automatic recall threshold (2 standard deviations below chance; the paper's 0.25 /
+0.006 never / always fire, docs/reproduction.md). ``--set
+privacy.mechanism_options.reading=local`` gives the literal per-user (local DP) reading.
+The paper's budget is eps = 10 per user (also 8); the recipes leave ``privacy.epsilon``
+to the user.
 
 =============  =========  ===============
 method         clipping   recall
@@ -30,15 +35,14 @@ _VARIANTS = {
     "dsdp_fedavg": (True, "sign", "DSDP-FedAvg (ULDP-FED): decaying clip + sign-similarity recall."),
     "dcdp_fedavg": (True, "cosine", "DCDP-FedAvg (ULDP-FED): decaying clip + cosine-similarity recall."),
 }
-TAU = {"none": None, "sign": 0.25, "cosine": 0.006}
+PAPER_TAU = {"none": None, "sign": 0.25, "cosine": 0.006}
+"""The paper's best thresholds at eps = 10 (set them explicitly to reproduce its choice)."""
 
 
 def uldp_overrides(decay: bool, recall: str) -> dict:
-    """Config overrides of one ULDP-FED variant."""
-    mechanism = {"clip0": 2.0, "beta": 0.06, "decay": decay, "noise": "allocated", "recall": recall,
-                 "max_participations": 50}
-    if TAU[recall] is not None:
-        mechanism["tau"] = TAU[recall]
+    """Config overrides of one ULDP-FED variant (central reading, automatic tau)."""
+    mechanism = {"reading": "central", "clip0": 2.0, "beta": 0.06, "decay": decay, "noise": "auto",
+                 "recall": recall, "max_participations": 50}
     return {"privacy.mechanism": "uldp_gaussian", "privacy.mechanism_options": mechanism,
             "privacy.aggregator": "uldp", "privacy.aggregator_options": {"max_participations": 50},
             "sampling": "poisson", "participation": 0.1}

@@ -25,6 +25,18 @@ def ours(entry: dict) -> str:
     return f"{100 * entry['mean']:.2f} ± {100 * (entry.get('std') or 0):.2f} (n={n})"
 
 
+def epsilon_cell(entry: dict) -> str:
+    """The row's headline epsilon (largest over its seeds; ∞ when nothing is noised) and threat model."""
+    from ..accounting.headline import THREAT_MODEL_NAMES, format_epsilon
+
+    values = entry.get("epsilon_headline")
+    if not values:
+        return "–"
+    worst = None if any(v is None for v in values) else max(values)
+    threat = THREAT_MODEL_NAMES.get(entry.get("threat_model", ""), entry.get("threat_model", ""))
+    return f"{format_epsilon(worst)} ({threat})" if threat else format_epsilon(worst)
+
+
 def table_rows(table: dict) -> list[dict]:
     """One dict per row: the columns of the comparison table (strings)."""
     ref = next((r.get("short") or r["label"] for r in table["rows"] if r["key"] == table.get("reference")), None)
@@ -32,7 +44,7 @@ def table_rows(table: dict) -> list[dict]:
     out = []
     for r in table["rows"]:
         row = {"method": r["label"], "preset": r["preset"], "paper acc %": pct(r.get("paper")),
-               "ours acc % (mean ± std)": ours(r)}
+               "ours acc % (mean ± std)": ours(r), "headline ε (threat model)": epsilon_cell(r)}
         if ref is not None and any(x.get("paper_gain") is not None or x.get("gain") is not None
                                    for x in table["rows"]):
             row[f"paper gain vs {ref}"] = pct(r.get("paper_gain"), signed=True)

@@ -58,22 +58,35 @@ def train(cfg, memo: Optional[dict] = None) -> dict:
     return result
 
 
+SIGNALS = ("recall_rate", "similarity", "kalman_gain", "noise_multiplier", "empty_round")
+"""Per-round method signals whose run mean a reproduction record keeps (when present)."""
+
+
 def _train(cfg) -> dict:
     from ..engine import iter_run
     from ..events import RoundEvent, RunFinished
 
     rounds, accuracy, final, t0 = [], [], None, time.perf_counter()
+    privacy = {"threat_model": "", "epsilon": None, "signals": {}}
+    sums: dict = {}
     for event in iter_run(cfg):
         if isinstance(event, RoundEvent):
             rounds.append(event.round)
             accuracy.append(event.accuracy)
+            privacy["threat_model"], privacy["epsilon"] = event.threat_model, event.epsilon_headline_run
+            for name in SIGNALS:
+                if name in event.signals:
+                    total, count = sums.get(name, (0.0, 0))
+                    sums[name] = (total + float(event.signals[name]), count + 1)
         elif isinstance(event, RunFinished):
             if event.status != "finished":
                 raise RuntimeError(f"run {event.status}: {event.error}")
             final = event.final_accuracy
     if final is None:
         final = next((a for a in reversed(accuracy) if a is not None), None)
-    return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0}
+    privacy["signals"] = {k: total / count for k, (total, count) in sums.items()}
+    return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0,
+            **privacy}
 
 
 def _mean_curve(curves: list[list]) -> tuple[list, list]:
@@ -128,7 +141,14 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
             curves = [r["accuracy"] for r in runs]
             entry.update({"seeds": seeds[:len(runs)], "finals": [r["final"] for r in runs],
                           "rounds": runs[0]["rounds"], "curves": curves,
-                          "seconds": sum(r["seconds"] for r in runs)})
+                          "seconds": sum(r["seconds"] for r in runs),
+                          # headline epsilon of each seed (None = infinity), its threat model, and
+                          # the seed-mean of the method signals
+                          "threat_model": runs[0].get("threat_model", ""),
+                          "epsilon_headline": [r.get("epsilon") for r in runs],
+                          "signals": {k: sum(r["signals"][k] for r in runs) / len(runs)
+                                      for k in runs[0].get("signals", {})
+                                      if all(k in r.get("signals", {}) for r in runs)}})
     return summarize(table, record)
 
 
@@ -173,7 +193,8 @@ def refresh(record: dict) -> dict:
 
 def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
               out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
-              extra: Optional[dict] = None, log: Callable[[str], None] = print) -> dict:
+              extra: Optional[dict] = None, log: Callable[[str], None] = print,
+              memo: Optional[dict] = None) -> dict:
     """Run ``paper_key``'s tables and write ``<out>/<paper>.json`` and ``.md``; returns the record.
 
     ``tables``: table keys to run (default: all, or those marked for ``quick``).
@@ -200,7 +221,7 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "device": str(resolve_device("auto")), "command": _command(paper.key, quick, seeds, tables, extra),
               "tables": []}
-    memo: dict = {}
+    memo = {} if memo is None else memo  # results trained elsewhere (Ray: fedcore.distributed.reproduce)
     for table in chosen:
         log(f"- {table.key}: {table.title}")
         record["tables"].append(run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo))
