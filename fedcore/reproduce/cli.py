@@ -22,6 +22,8 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--tables", help="comma-separated table keys to run (default: all, or the quick ones)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config field in every run, e.g. --set rounds=2")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="train the runs as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_reproduce)
     return p
 
@@ -37,6 +39,9 @@ def cmd_reproduce(args) -> int:
             raise FedcoreError(f"--set {item!r}: expected key=value, e.g. --set rounds=2")
         extra[key.strip()] = parse_value(value.strip(), None)
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
+    if getattr(args, "ray", None):
+        from ..distributed.cli import reproduce_on_ray
+        return reproduce_on_ray(args, extra, tables)
     reproduce(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
               log=lambda line: print(line, flush=True))
     return 0

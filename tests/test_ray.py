@@ -1,0 +1,221 @@
+"""Sweeps and reproductions on Ray (fedcore.distributed): a local Ray instance with 2 CPUs.
+
+Same accuracies as the local sweep for the same seeds; a worker killed mid-task is retried
+and nothing is lost; a task that always dies is reported naming its runs while the other
+points are kept; a rerun skips the finished points; cancel stops the cluster's tasks.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from fedcore.cli import main  # noqa: E402
+from fedcore.distributed import RaySweep, SweepHandle, configured_address  # noqa: E402
+from fedcore.distributed.cluster import check_address, connect  # noqa: E402
+from fedcore.distributed.tasks import sweep_batches, train_sweep_batch  # noqa: E402
+from fedcore.errors import FedcoreError  # noqa: E402
+from fedcore.sweep import SweepSpec, read_frontier  # noqa: E402
+from fedcore.sweep.runner import run_sweep  # noqa: E402
+
+TINY = ("rounds=2", "num_clients=4")
+SWEEP = ["sweep", "--preset", "demo", "--methods", "pldp_b,ldp_fl", "--epsilons", "1,10", "--seeds", "2",
+         "--set", "rounds=2", "--set", "num_clients=4"]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    connect("local", num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _small_points(**kw):
+    return SweepSpec(preset="demo", methods="ldp_fl", epsilons="1,10", seeds=1, sets=TINY, **kw).points()
+
+
+@pytest.fixture(scope="module")
+def ray_frontier(local_ray, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ray") / "frontier.json"
+    code, stdout, stderr = _cli(SWEEP + ["--out", str(out), "--ray"])
+    return code, stdout, stderr, out
+
+
+def test_sweep_on_ray_gives_the_local_accuracies(ray_frontier):
+    code, stdout, _, out = ray_frontier
+    assert code == 0
+    rows = read_frontier(out)
+    # 2 methods x (2 eps + no privacy) x 2 seeds, in the local sweep's order
+    assert len(rows) == 12
+    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
+    local = list(run_sweep(points, batched=True))
+    assert [r["config_hash"] for r in rows] == [r["config_hash"] for r in local]
+    for mine, theirs in zip(rows, local):
+        assert (mine["method"], mine["epsilon"], mine["seed"]) == (theirs["method"], theirs["epsilon"], theirs["seed"])
+        assert mine["accuracy"] == theirs["accuracy"], mine
+        assert mine["epsilon_accountant"] == theirs["epsilon_accountant"]
+        assert mine["threat_model"] == theirs["threat_model"]
+    # one task per lockstep batch; one line per finished point
+    assert "12 point(s) in 3 task(s) on 2 CPU(s)" in stdout
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("[")]
+    assert len(lines) == 12 and lines[-1].startswith("[12/12]")
+
+
+def test_rerun_skips_finished_points(ray_frontier):
+    _, _, _, out = ray_frontier
+    before = out.read_text()
+    code, stdout, _ = _cli(SWEEP + ["--out", str(out), "--ray"])
+    assert code == 0
+    assert "0 point(s) in 0 task(s)" in stdout and "skipped 12 point(s)" in stdout
+    assert json.loads(out.read_text()) == json.loads(before)
+
+
+def test_killed_worker_is_retried_and_nothing_is_lost(local_ray, tmp_path):
+    from fedcore.runner import RunStore
+
+    marks = str(tmp_path / "marks")
+    os.mkdir(marks)
+
+    def dies_on_first_attempt(items, batched, threads):
+        mark = os.path.join(marks, items[0]["config"]["privacy"]["epsilon"].__repr__())
+        if not os.path.exists(mark):
+            open(mark, "w").close()
+            os._exit(1)  # the worker process dies in the middle of its task
+        return train_sweep_batch(items, batched, threads)
+
+    points = _small_points(reference=False)
+    store = RunStore(tmp_path / "store")
+    sweep = RaySweep(points, out=tmp_path / "f.json", batched=False, store=store, task=dies_on_first_attempt)
+    events = list(sweep.run())
+    assert len(os.listdir(marks)) == 2  # both tasks died once
+    assert [k for k, _ in events].count("row") == 2 and sweep.failed == []
+    assert sweep.state == "finished"
+    rows = read_frontier(tmp_path / "f.json")
+    local = list(run_sweep(points, batched=False))
+    assert [(r["epsilon"], r["accuracy"]) for r in rows] == [(r["epsilon"], r["accuracy"]) for r in local]
+    # points trained alone come back with their event stream: finished runs in the store
+    for point in points:
+        run_id = store.find_finished(point.config.config_hash())
+        assert run_id is not None
+        kinds = [e["type"] for e in store.read_events(run_id, 0, touch=False)]
+        assert kinds[0] == "start" and kinds.count("round") == 2 and kinds[-1] == "end"
+
+
+def test_task_that_always_dies_is_reported_naming_its_runs(local_ray, tmp_path):
+    attempts = tmp_path / "attempts"
+    attempts.mkdir()
+
+    def eps10_always_dies(items, batched, threads):
+        if items[0]["epsilon"] == 10.0:
+            (attempts / str(len(list(attempts.iterdir())))).touch()
+            os._exit(3)
+        return train_sweep_batch(items, batched, threads)
+
+    out = tmp_path / "f.json"
+    points = _small_points(reference=False)
+    sweep = RaySweep(points, out=out, batched=False, task=eps10_always_dies)
+    events = list(sweep.run())
+    assert len(list(attempts.iterdir())) == 2  # first try + one retry
+    (failed,) = sweep.failed
+    assert failed["runs"] == ["ldp_fl ε=10 seed 0"]
+    assert "died" in failed["error"].lower() or "exit" in failed["error"].lower()
+    assert ("failed", failed) in events and sweep.state == "failed"
+    kept = read_frontier(out)
+    assert [(r["method"], r["epsilon"]) for r in kept] == [("ldp_fl", 1.0)]
+    # a rerun trains only the missing point
+    again = RaySweep(points, out=out, batched=False)
+    events = list(again.run())
+    assert again.skipped == 1 and [k for k, _ in events].count("row") == 1
+    assert [r["epsilon"] for r in read_frontier(out)] == [1.0, 10.0]
+
+
+def test_cli_reports_failed_runs_and_exits_1(local_ray, tmp_path, monkeypatch):
+    import fedcore.distributed.sweep as ray_sweep
+
+    def refuses(items, batched, threads):
+        raise RuntimeError("no GPU memory left")
+
+    monkeypatch.setattr(ray_sweep, "train_sweep_batch", refuses)
+    code, stdout, stderr = _cli(["sweep", "--preset", "demo", "--methods", "ldp_fl", "--epsilons", "1",
+                                 "--seeds", "1", "--no-reference", "--set", "rounds=1", "--set", "num_clients=4",
+                                 "--out", str(tmp_path / "f.json"), "--ray"])
+    assert code == 1
+    assert "FAILED after a retry: 1 run(s): ldp_fl ε=1 seed 0 -- RuntimeError: no GPU memory left" in stderr
+    assert "Traceback" not in stderr and "wrote 0 rows" in stdout
+
+
+def test_cancel_stops_the_cluster_tasks(local_ray, tmp_path):
+    import time
+
+    spec = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=TINY, reference=False)
+    handle = SweepHandle(RaySweep(spec.points(), address="local", out=tmp_path / "f.json", task=_sleeps))
+    deadline = time.time() + 60
+    while handle.progress()["state"] != "running" and time.time() < deadline:
+        time.sleep(0.1)
+    progress = handle.progress()
+    assert progress["state"] == "running" and progress["total"] == 1 and progress["cluster"]["CPU"] == 2
+    handle.cancel()
+    assert handle.wait(30)
+    assert handle.progress()["state"] == "cancelled" and handle.progress()["done"] == 0
+
+
+def _sleeps(items, batched, threads):
+    import time
+
+    time.sleep(120)
+    return []
+
+
+def test_reproduce_on_ray_writes_the_same_record(local_ray, tmp_path):
+    args = ["reproduce", "pldp", "--quick", "--tables", "digits_iid", "--seeds", "1", "--set", "rounds=2"]
+    code, _, _ = _cli(args + ["--out", str(tmp_path / "local")])
+    assert code == 0
+    code, stdout, _ = _cli(args + ["--out", str(tmp_path / "ray"), "--ray"])
+    assert code == 0 and "ray: " in stdout
+    local = json.loads((tmp_path / "local" / "pldp.json").read_text())
+    remote = json.loads((tmp_path / "ray" / "pldp.json").read_text())
+    finals = lambda rec: {r["key"]: r.get("finals") for r in rec["tables"][0]["rows"]}  # noqa: E731
+    assert finals(remote) == finals(local) and any(finals(local).values())
+    assert (tmp_path / "ray" / "pldp.md").exists()
+    # rerun: every run is already in <out>/pldp.runs.json
+    code, stdout, _ = _cli(args + ["--out", str(tmp_path / "ray"), "--ray"])
+    assert code == 0 and "ray: 0 run(s)" in stdout
+
+
+def test_batches_follow_the_lockstep_key():
+    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
+    batches = sweep_batches(points, max_batch=3)
+    assert sum(len(b) for b in batches) == 12 and max(len(b) for b in batches) == 3
+    assert sweep_batches(points, batched=False) == [[p] for p in points]
+
+
+@pytest.mark.parametrize("address", ["local", "auto", "10.0.0.5:6379", "ray://head:10001"])
+def test_addresses_accepted(address):
+    assert check_address(address) == address
+
+
+def test_bad_address_is_one_line(tmp_path):
+    with pytest.raises(FedcoreError, match="--ray 'not an address'"):
+        check_address("not an address")
+    code, _, stderr = _cli(["sweep", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1", "--ray", "nowhere",
+                            "--out", str(tmp_path / "f.json")])
+    assert code == 2 and len(stderr.strip().splitlines()) == 1 and "--ray" in stderr
+
+
+def test_host_setting_names_the_cluster(monkeypatch):
+    monkeypatch.delenv("FEDCORE_RAY_ADDRESS", raising=False)
+    assert configured_address() == "local"
+    monkeypatch.setenv("FEDCORE_RAY_ADDRESS", "ray://head:10001")
+    assert configured_address() == "ray://head:10001"
