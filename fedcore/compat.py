@@ -1,7 +1,8 @@
 """Which mechanism / aggregator / model combinations make sense, checked at config time.
 
 Each rule is a sentence a person can act on; ``check_compatibility`` raises the first
-violated one as a ``ConfigError``.
+violated one as a ``ConfigError``. (Batch norm against per-sample clipping needs the built
+model: :func:`fedcore.engine.setup.prepare` checks it.)
 """
 from __future__ import annotations
 
@@ -25,14 +26,6 @@ def check_compatibility(cfg) -> None:
         raise ConfigError("privacy.aggregator", cfg.privacy.aggregator,
                           f"cannot combine sign uploads from {cfg.privacy.mechanism}"
                           + (f" ({why})" if why else "") + "; use one of: " + ", ".join(usable))
-    if mech.per_sample and _model_has_batch_norm(cfg):
-        raise ConfigError("model", cfg.model, f"uses batch norm, which mixes samples and breaks "
-                          f"{cfg.privacy.mechanism}'s per-sample clipping; pick a model without it")
     for extra in getattr(mech, "compat_rules", ()) + getattr(agg, "compat_rules", ()):
         extra(cfg)
 
-
-def _model_has_batch_norm(cfg) -> bool:
-    from .models import MODELS
-
-    return bool(getattr(MODELS.get(cfg.model), "batch_norm", False))

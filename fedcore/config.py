@@ -23,8 +23,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constraints import (Boolean, Choice, Interval, Mapping, PerClient, Text, check, check_fields,
-                          setting)
+from .constraints import Choice, Interval, Mapping, PerClient, Text, check_fields, setting
 from .errors import ConfigError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -46,23 +45,33 @@ _DELTA = Interval(float, 0, 1, closed="neither", step=1e-6)
 class PartitionConfig:
     """How the training set is split across clients (METHODS section 6).
 
-    ``kind`` picks the partitioner; the other fields are its parameters (each
-    partitioner reads only the ones it needs).
+    ``kind`` picks the partitioner; ``options`` holds its settings, declared by the
+    partitioner's own ``Options`` (checked by :func:`fedcore.resolve.resolve`).
+    ``--set partition.alpha=0.3`` is shorthand for ``partition.options.alpha``.
     """
 
     kind: str = setting("iid", _NAME, "partitioner (see `python -m fedcore list`)")
-    alpha: float = setting(0.5, Interval(float, 0, 1e6, closed="right", suggested=(0.01, 10.0), step=0.1),
-                           "Dirichlet concentration (small = skewed)")
-    min_size: int = setting(10, Interval(int, 0, 1_000_000), "Dirichlet: minimum samples per client")
-    shards_per_client: int = setting(2, Interval(int, 1, 10_000), "McMahan shards per client")
-    classes_per_client: int = setting(2, Interval(int, 1, 10_000), "classes per client (k-class, mixed)")
-    iid_fraction: float = setting(0.8, Interval(float, 0, 1, suggested=(0.0, 1.0), step=0.05),
-                                  "mixed: fraction of IID clients")
-    size_cv: float = setting(0.55, Interval(float, 0, 10, suggested=(0.0, 3.0), step=0.05),
-                             "k-class: coefficient of variation of client sizes")
+    options: dict = setting({}, Mapping(), "the partitioner's options")
 
     def validate(self, prefix: str = "partition") -> None:
         check_fields(self, prefix)
+
+
+LEGACY_PARTITION_FIELDS = {"dirichlet": ("alpha", "min_size"), "shards": ("shards_per_client",),
+                           "kclass": ("classes_per_client", "size_cv"),
+                           "mixed": ("iid_fraction", "classes_per_client")}
+"""Run records written before partitioners had options kept every parameter flat under
+``partition``; reading one keeps the parameters its kind used (the others had no effect)."""
+
+
+def _migrate_partition(data: dict) -> dict:
+    legacy = {"alpha", "min_size", "shards_per_client", "classes_per_client", "iid_fraction", "size_cv"}
+    if not legacy & set(data) or "options" in data:
+        return data
+    used = LEGACY_PARTITION_FIELDS.get(data.get("kind", "iid"), ())
+    out = {k: v for k, v in data.items() if k not in legacy}
+    out["options"] = {k: data[k] for k in used if k in data}
+    return out
 
 
 @dataclass(frozen=True)
@@ -237,8 +246,9 @@ class RunConfig:
         for key, raw in overrides.items():
             key = str(key)
             ftype, option = field_type(key)
-            if option is not None:  # privacy.mechanism_options.clip
-                flat[option] = {**(flat.get(option) or {}), key[len(option) + 1:]: parse_value(raw, None, key)}
+            if option is not None:  # privacy.mechanism_options.clip, partition.alpha
+                name = key.rpartition(".")[2]
+                flat[option] = {**(flat.get(option) or {}), name: parse_value(raw, None, key)}
             else:
                 flat[key] = parse_value(raw, ftype, key)
         return RunConfig.from_dict(unflatten(flat))
@@ -286,6 +296,8 @@ def field_type(key: str) -> tuple[Any, str | None]:
     for i, part in enumerate(parts):
         hints = typing.get_type_hints(cls)
         path = ".".join(parts[: i + 1])
+        if cls is PartitionConfig and part not in hints and i == len(parts) - 1:
+            return None, "partition.options"  # shorthand: partition.alpha = partition.options.alpha
         if part not in hints:
             raise ConfigError(path, "", "unknown field; known: " + ", ".join(hints)) from None
         t = hints[part]
@@ -360,6 +372,8 @@ def _build(cls, data: Any, prefix: str):
         return data
     if not isinstance(data, dict):
         raise ConfigError(prefix or "config", _cut(data), "must be a mapping of field names to values")
+    if cls is PartitionConfig:
+        data = _migrate_partition(data)
     hints = typing.get_type_hints(cls)
     unknown = sorted(set(map(str, data)) - set(hints))
     if unknown:

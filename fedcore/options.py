@@ -30,27 +30,35 @@ class Configurable:
 
     @classmethod
     def parse_options(cls, options: dict, prefix: str = "options"):
-        hints = typing.get_type_hints(cls.Options)
-        for key in options:
-            if key not in hints:
-                known = ", ".join(hints) or "(none)"
-                raise ConfigError(f"{prefix}.{key}", options[key], f"unknown option; known: {known}")
-        kwargs = {}
-        for key, value in options.items():
-            expected = hints[key]
-            if expected is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            kwargs[key] = value
-        opts = cls.Options(**kwargs)
-        check_fields(opts, prefix)
-        for f in dataclasses.fields(opts):
-            value, expected = getattr(opts, f.name), hints[f.name]
-            if expected in (int, float, str, bool) and not _isinstance(value, expected):
-                raise ConfigError(f"{prefix}.{f.name}", value, f"must be of type {expected.__name__}")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ConfigError(f"{prefix}.{f.name}", value, "must be a finite number")
+        return parse_options(cls.Options, options, prefix)
+
+
+def parse_options(options_cls: type, options: dict, prefix: str = "options"):
+    """``options_cls(**options)``, checked: unknown names, types, declared constraints, then
+    the class's own ``validate(prefix)`` for rules that join two options."""
+    if not isinstance(options, dict):
+        raise ConfigError(prefix, options, "must be a mapping of option names to values")
+    hints = typing.get_type_hints(options_cls)
+    for key in options:
+        if key not in hints:
+            known = ", ".join(hints) or "(none)"
+            raise ConfigError(f"{prefix}.{key}", options[key], f"unknown option; known: {known}")
+    kwargs = {}
+    for key, value in options.items():
+        if hints[key] is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        kwargs[key] = value
+    opts = options_cls(**kwargs)
+    check_fields(opts, prefix)
+    for f in dataclasses.fields(opts):
+        value, expected = getattr(opts, f.name), hints[f.name]
+        if expected in (int, float, str, bool) and not _isinstance(value, expected):
+            raise ConfigError(f"{prefix}.{f.name}", value, f"must be of type {expected.__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{prefix}.{f.name}", value, "must be a finite number")
+    if hasattr(opts, "validate"):
         opts.validate(prefix)
-        return opts
+    return opts
 
 
 def _isinstance(value, expected) -> bool:

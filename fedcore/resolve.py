@@ -37,7 +37,9 @@ def resolve(cfg: RunConfig) -> RunConfig:
         check_name(name, value, registry)
     if cfg.method:
         check_name("method", cfg.method, METHODS, empty_ok=True)
-    PARTITIONERS.get(cfg.partition.kind)  # partition parameters are checked by RunConfig
+    from .partition import partitioner_options
+
+    partitioner_options(cfg.partition.kind, cfg.partition.options)
     for kind, registry in (("mechanism", MECHANISMS), ("aggregator", AGGREGATORS)):
         component = registry.get(getattr(cfg.privacy, kind))
         component.parse_options(getattr(cfg.privacy, f"{kind}_options"), f"privacy.{kind}_options")

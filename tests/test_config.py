@@ -31,7 +31,8 @@ def test_hash_is_stable_and_changes_with_any_field():
     ({"participation": 1.5}, "participation", "(0, 1]"),
     ({"dataset": "imagenet"}, "dataset", "digits"),
     ({"partition.kind": "zipf"}, "partition.kind", "dirichlet"),
-    ({"partition.alpha": 0}, "partition.alpha", "(0,"),
+    ({"partition.kind": "dirichlet", "partition.alpha": 0}, "partition.alpha", "(0,"),
+    ({"partition.alpha": 0.3}, "partition.alpha", "not an option of the iid partitioner"),
     ({"local.optimizer": "adam"}, "local.optimizer", "sgd"),
     ({"privacy.mechanism": "magic"}, "privacy.mechanism", "none"),
 ])

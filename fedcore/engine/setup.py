@@ -17,10 +17,11 @@ from ..data import load_dataset
 from ..errors import ConfigError
 from ..mechanisms import MECHANISMS, Mechanism
 from ..models import build_model, has_batch_norm
-from ..partition import Partition, make_partition
+from ..partition import Partition
 from .device import resolve_device
 from .flat import layer_slices
 from .plan import pad_client_indices
+from .split import split_data
 
 
 @dataclass
@@ -41,36 +42,15 @@ class RunSetup:
     aggregator: Aggregator
 
 
-def _subsample(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    return np.sort(rng.permutation(n)[:size]) if 0 < size < n else np.arange(n)
-
-
 def prepare(cfg: RunConfig) -> RunSetup:
     """Load data onto the device, split it, build the model and the components."""
     device = resolve_device(cfg.device)
     data = load_dataset(cfg.dataset, device=device)
-    for name, size, have in (("train_size", cfg.train_size, len(data.y_train)),
-                             ("test_size", cfg.test_size, len(data.y_test))):
-        if size > have:
-            raise ConfigError(name, size, f"must be <= {have}, the number of samples {cfg.dataset} has "
-                                          f"(0 = all)")
-    rng = np.random.default_rng(cfg.seed)
-    tr = torch.as_tensor(_subsample(len(data.y_train), cfg.train_size, rng), device=device)
-    te = torch.as_tensor(_subsample(len(data.y_test), cfg.test_size, rng), device=device)
+    split = split_data(cfg, data.y_train.cpu().numpy(), len(data.y_test), data.num_classes)
+    tr = torch.as_tensor(split.train_rows, device=device)
+    te = torch.as_tensor(split.test_rows, device=device)
     x_train, y_train = data.x_train[tr], data.y_train[tr]
-    if cfg.num_clients > len(y_train):
-        raise ConfigError("num_clients", cfg.num_clients,
-                          f"must be <= {len(y_train)}, the number of training samples of {cfg.dataset}")
-    p = cfg.partition
-    partition = make_partition(p.kind, y_train.cpu().numpy(), cfg.num_clients,
-                               num_classes=data.num_classes, seed=cfg.seed,
-                               alpha=p.alpha, min_size=p.min_size, shards_per_client=p.shards_per_client,
-                               classes_per_client=p.classes_per_client, iid_fraction=p.iid_fraction,
-                               size_cv=p.size_cv)
-    empty = [i for i, ix in enumerate(partition.indices) if len(ix) == 0]
-    if empty:
-        raise ConfigError("partition.kind", p.kind, f"left client {empty[0]} without data; "
-                          "use fewer clients or another partition")
+    partition = split.partition
     padded, counts = pad_client_indices(partition.indices, device)
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)

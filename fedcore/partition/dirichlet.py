@@ -3,16 +3,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
+from ..constraints import Interval, setting
 from ..errors import ConfigError, PartitionError
 from .base import Partition, check_labels
-from .registry import PARTITIONERS
+from .registry import register_partitioner
 
 MAX_ATTEMPTS = 10
 """Resampling rounds before giving up on ``min_size`` (flwr-datasets uses 10 too)."""
 
 
-@PARTITIONERS.register(
+@dataclass(frozen=True)
+class DirichletOptions:
+    """Options of the dirichlet partitioner (``partition.NAME`` in the config)."""
+
+    alpha: float = setting(0.5, Interval(float, 0, 1e6, closed="right", step=0.1),
+                           "Dirichlet concentration: small = skewed label mix per client (0.1), large = nearly IID (1000)")
+    min_size: int = setting(10, Interval(int, 0, 1_000_000), "smallest acceptable client size (resampled, then an error)")
+
+
+@register_partitioner(
     "dirichlet",
+    options=DirichletOptions,
     summary="Per class, client shares ~ Dir(alpha): small alpha = few classes per client.",
     paper="Hsu et al. 2019; Yurochkin et al. 2019; flwr-datasets DirichletPartitioner; "
           "PLDP-FL (seed 000) non-IID setting",

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Partition, check_labels
-from .registry import PARTITIONERS
+from .registry import register_partitioner
 
 
-@PARTITIONERS.register(
+@register_partitioner(
     "iid",
     summary="Shuffle, then equal split: every client sees the global label mix.",
     paper="McMahan et al. 2017 (FedAvg); KDP-FL (seed 003) IID setting",

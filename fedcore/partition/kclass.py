@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
+from ..constraints import Interval, setting
 from ..errors import ConfigError, PartitionError
 from .base import Partition, check_labels
-from .registry import PARTITIONERS
+from .registry import register_partitioner
 
 
 def lognormal_sizes(rng: np.random.Generator, n: int, cv: float) -> np.ndarray:
@@ -36,8 +39,18 @@ def lognormal_sizes(rng: np.random.Generator, n: int, cv: float) -> np.ndarray:
     return np.exp(hi * (z - z.max()))
 
 
-@PARTITIONERS.register(
+@dataclass(frozen=True)
+class KClassOptions:
+    """Options of the kclass partitioner (``partition.NAME`` in the config)."""
+
+    classes_per_client: int = setting(2, Interval(int, 1, 10_000), "classes each client holds")
+    size_cv: float = setting(0.55, Interval(float, 0, 10, suggested=(0.0, 3.0), step=0.05),
+                             "coefficient of variation of the (lognormal) client sizes; 0 = equal")
+
+
+@register_partitioner(
     "kclass",
+    options=KClassOptions,
     summary="Each client holds classes_per_client classes; sizes lognormal with CV size_cv.",
     paper="KDP-FL (seed 003) non-IID setting",
 )

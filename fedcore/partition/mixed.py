@@ -3,14 +3,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
+from ..constraints import Interval, setting
 from ..errors import ConfigError, PartitionError
 from .base import Partition, check_labels
 from .kclass import assign_classes, check_classes_per_client, draw_counts
-from .registry import PARTITIONERS
+from .registry import register_partitioner
 
 
-@PARTITIONERS.register(
+@dataclass(frozen=True)
+class MixedOptions:
+    """Options of the mixed partitioner (``partition.NAME`` in the config)."""
+
+    iid_fraction: float = setting(0.8, Interval(float, 0, 1, suggested=(0.0, 1.0), step=0.05),
+                                  "fraction of clients with IID data")
+    classes_per_client: int = setting(2, Interval(int, 1, 10_000), "classes each non-IID client holds")
+
+
+@register_partitioner(
     "mixed",
+    options=MixedOptions,
     summary="A fraction iid_fraction of clients get IID data, the rest classes_per_client classes.",
     paper="HW-DPFL (seed 002): 80% of clients IID, the rest non-IID",
 )

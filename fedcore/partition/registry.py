@@ -1,8 +1,25 @@
 """The partitioner registry; each partition module registers its function here.
 
-A partitioner is ``fn(labels, num_clients, num_classes, rng, **its params) -> Partition``;
-:func:`fedcore.partition.make_partition` seeds ``rng`` and picks its params.
+A partitioner is ``fn(labels, num_clients, num_classes, rng, **options) -> Partition`` and
+declares its options as a dataclass (``fn.Options``, with :func:`fedcore.constraints.setting`
+fields), like mechanisms and aggregators do: the config, the CLI's ``--set partition.NAME``,
+the dashboard's form and the validation all read that one declaration.
 """
+from __future__ import annotations
+
+from typing import Callable
+
+from ..options import NoOptions
 from ..registry import Registry
 
 PARTITIONERS = Registry("partitioner")
+
+
+def register_partitioner(name: str, *, summary: str, paper: str = "", options: type = NoOptions) -> Callable:
+    """Decorator: register partitioner ``fn`` under ``name`` with its ``Options`` dataclass."""
+
+    def decorate(fn: Callable) -> Callable:
+        fn.Options = options
+        return PARTITIONERS.register(name, summary=summary, paper=paper)(fn)
+
+    return decorate

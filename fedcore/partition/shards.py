@@ -3,13 +3,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
+from ..constraints import Interval, setting
 from ..errors import ConfigError, PartitionError
 from .base import Partition, check_labels
-from .registry import PARTITIONERS
+from .registry import register_partitioner
 
 
-@PARTITIONERS.register(
+@dataclass(frozen=True)
+class ShardsOptions:
+    """Options of the shards partitioner (``partition.NAME`` in the config)."""
+
+    shards_per_client: int = setting(2, Interval(int, 1, 10_000), "label-sorted shards dealt to each client")
+
+
+@register_partitioner(
     "shards",
+    options=ShardsOptions,
     summary="Sort by label, cut into equal shards, each client gets shards_per_client of them.",
     paper="McMahan et al. 2017 (FedAvg) pathological non-IID; ULDP-FED (seed 004)",
 )

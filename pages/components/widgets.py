@@ -34,7 +34,6 @@ EPSILON = constraint_of(PrivacyConfig, "epsilon").inner
 DELTA = constraint_of(PrivacyConfig, "delta").inner
 MAX_CLIENT_SLIDERS = 20
 """Up to this many clients, each gets an epsilon slider; more get an editable table."""
-PARTITION_SHARED = ("labels", "num_clients", "num_classes", "rng")
 
 
 # --- binding a widget to a config field ----------------------------------------------------
@@ -190,31 +189,14 @@ def federation(flat: dict) -> None:
         number(flat, "seed", "Seed")
 
 
-PARTITION_LABELS = {
-    "alpha": "Dirichlet alpha (small = skewed)",
-    "min_size": "Minimum samples per client",
-    "shards_per_client": "Shards per client",
-    "classes_per_client": "Classes per client",
-    "iid_fraction": "Fraction of IID clients",
-    "size_cv": "Size spread (coefficient of variation)",
-}
-
-
-def partitioner_parameters(kind: str) -> list[str]:
-    """The parameters partitioner ``kind`` reads (beyond labels, clients, classes, rng)."""
-    if kind not in PARTITIONERS:
-        return []
-    fn = PARTITIONERS.get(kind)
-    return [p for p in inspect.signature(fn).parameters if p not in PARTITION_SHARED]
-
-
 def partition(flat: dict) -> None:
-    kind = bind(st.selectbox, flat, "partition.kind", "Partition", options=PARTITIONERS.names())
+    """The partitioner picker and its options form (from the partitioner's ``Options``)."""
+    kind = bind(st.selectbox, flat, "partition.kind", "Partition", options=PARTITIONERS.names(),
+                on_change=_new_component("partition.kind", "partition.options"))
     entry_caption(PARTITIONERS, kind)
-    for name in partitioner_parameters(kind):
-        if f"partition.{name}" in flat:
-            label = PARTITION_LABELS.get(name) or name.replace("_", " ").capitalize()
-            number(flat, f"partition.{name}", label, slider=name in ("iid_fraction", "size_cv"))
+    if kind in PARTITIONERS:
+        flat["partition.options"] = options_form(PARTITIONERS.get(kind), flat.get("partition.options") or {},
+                                                 f"popt.{kind}", kind)
 
 
 def local_training(flat: dict) -> None:
@@ -231,14 +213,24 @@ def local_training(flat: dict) -> None:
         number(flat, "privacy.server_lr", "Server step", help="eta_s in W <- W + eta_s * f(uploads)")
 
 
-def _mark_custom(field: str, options_field: str):
-    """on_change of a mechanism / aggregator picker: new options, no recipe."""
+def _new_component(field: str, options_field: str):
+    """on_change of a partitioner picker: the new component starts from its own defaults."""
 
     def callback():
         flat = st.session_state["pg.flat"]
         flat[field] = st.session_state[state.WIDGET_PREFIX + field]
         flat[options_field] = {}
-        flat["method"] = ""
+
+    return callback
+
+
+def _mark_custom(field: str, options_field: str):
+    """on_change of a mechanism / aggregator picker: new options, no recipe."""
+    new = _new_component(field, options_field)
+
+    def callback():
+        new()
+        st.session_state["pg.flat"]["method"] = ""
         st.session_state.pop(state.WIDGET_PREFIX + "method", None)
 
     return callback
@@ -297,50 +289,44 @@ def options_form(cls, current: dict, key: str, name: str = "") -> dict:
         for f in fields:
             default = getattr(defaults, f.name)
             value = current.get(f.name, default)
-            value = _option_input(cls, f.name, hints[f.name], value, default, f"{state.WIDGET_PREFIX}{key}.{f.name}")
+            value = _option_input(cls, f.name, hints[f.name], value, f"{state.WIDGET_PREFIX}{key}.{f.name}")
             if value != default or f.name in current:  # a value the config names stays named
                 out[f.name] = value
     return out
 
 
-def _option_input(cls, name: str, t, value, default, key: str):
+def _option_input(cls, name: str, t, value, key: str):
+    """One option's input: a picker for a declared choice, a number for a number (its declared
+    interval gives the slider hint and step, never a clamp), a checkbox, free text."""
     label = name.replace("_", " ")
-    if key not in st.session_state:
-        st.session_state[key] = value
+    constraint, help_text = constraint_of(cls.Options, name), help_of(cls.Options, name)
     inner = _optional_inner(t)
     if inner in (int, float):
         auto_key = key + ".auto"
         if auto_key not in st.session_state:
             st.session_state[auto_key] = value is None
-        auto = st.checkbox(f"{label}: automatic", key=auto_key)
-        if auto:
+        if st.checkbox(f"{label}: automatic", key=auto_key):
             return None
-        if st.session_state[key] is None:
-            st.session_state[key] = inner(0)
+        value = inner(0) if value is None else value
         t = inner
+        constraint = constraint.inner if isinstance(constraint, OptionalOf) else constraint
+    if t in (int, float):
+        interval = constraint if isinstance(constraint, Interval) else Interval(t, None, None)
+        store = {name: t(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value}
+        return number_widget(store, name, label, interval, help_text, slider=interval.suggested is not None, key=key)
+    if key not in st.session_state:
+        st.session_state[key] = value
     if t is bool:
-        return st.checkbox(label, key=key)
-    if t is int:
-        st.session_state[key] = int(st.session_state[key])
-        return st.number_input(label, key=key, step=1)
-    if t is float:
-        st.session_state[key] = float(st.session_state[key])
-        return st.number_input(label, key=key, step=_step(default), format="%g")
+        return st.checkbox(label, key=key, help=help_text or None)
     if t is str:
         choices = option_choices(cls, name)
         if choices:
             if st.session_state[key] not in choices:
-                st.session_state[key] = choices[0]
-            return st.selectbox(label, choices, key=key)
-        return st.text_input(label, key=key)
+                choices = [st.session_state[key], *choices]  # shown, and named by the validation
+            return st.selectbox(label, choices, key=key, help=help_text or None)
+        return st.text_input(label, key=key, help=help_text or None)
     st.caption(f"{label} = {value!r} (set via the URL or CLI)")
     return value
-
-
-def _step(default) -> float:
-    if not isinstance(default, (int, float)) or default == 0:
-        return 0.01
-    return float(10 ** math.floor(math.log10(abs(default)) - 1))
 
 
 # --- budgets -------------------------------------------------------------------------------
