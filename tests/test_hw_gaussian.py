@@ -76,5 +76,27 @@ def test_options_are_validated():
     cls = MECHANISMS.get("hw_gaussian")
     with pytest.raises(ConfigError, match="noise"):
         cls.parse_options({"noise": "per_step"})
+    with pytest.raises(ConfigError, match="clip_gradients"):
+        cls.parse_options({"placement": "step", "clip_gradients": False})
     with pytest.raises(ConfigError, match="sigma"):
         cls.parse_options({"sigma": 0})
+
+
+def test_step_placement_reads_sigma_as_a_dp_sgd_multiplier():
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+    level = make_mechanism(placement="step", noise="level", sigma=0.5)
+    assert level.threat_model == "record"
+    assert level.step_noise_std(torch.tensor([0, 1])).tolist() == [0.5, 0.5]      # sigma G, G = 1
+    up = level.privatize(torch.ones(2, 3), torch.tensor([0, 1]), 1, torch.Generator().manual_seed(0))
+    assert torch.equal(up.values, torch.ones(2, 3))                              # the noise is in training
+    assert up.gaussian.steps.tolist() == [4, 4] and up.gaussian.sample_rate.tolist() == [0.125, 0.125]
+    assert up.noise_std.tolist() == pytest.approx([0.1 * 0.5 / 10 * 2] * 2)      # lr z G / b * sqrt(E)
+    cal = make_mechanism(placement="step")                                        # eps (1, 4), T = 10, E = 4
+    for i, eps in enumerate((1.0, 4.0)):
+        acc = rdp_lib.RdpAccountant()
+        event = dp_accounting.PoissonSampledDpEvent(0.125, dp_accounting.GaussianDpEvent(float(cal.multiplier_[i])))
+        acc.compose(event, 40)
+        assert acc.get_epsilon(1e-5) == pytest.approx(eps, rel=0.02)
+    assert make_mechanism().threat_model == "local"
