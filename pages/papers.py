@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import charts, routing, state
+from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.presets import preset_config
 from fedcore.reproduce import report, results
-from fedcore.reproduce.presets import PAPERS
+from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 
 routing.through_router()
 
@@ -21,6 +22,29 @@ def open_in_playground(name: str) -> None:
     state.load_config(preset_config(name), name)
     state.show_run(None)
     st.switch_page(state.PLAYGROUND, query_params={"preset": name})
+
+
+def privacy_summary(paper_key: str, tables: list[dict]) -> None:
+    """Who is trusted, our rigorous headline ε, and the paper's own figure, labelled."""
+    threats = {}
+    for t in tables:
+        for r in t["rows"]:
+            if r.get("threat_model") and r["threat_model"] != "none" and r.get("epsilon_headline"):
+                threats.setdefault(r["threat_model"], []).append(r)
+    lines = []
+    for kind, rows in threats.items():
+        values = [v for r in rows for v in r["epsilon_headline"]]
+        low = None if any(v is None for v in values) else min(values)
+        high = None if any(v is None for v in values) else max(values)
+        span = format_epsilon(high) if low == high else f"{format_epsilon(low)} – {format_epsilon(high)}"
+        lines.append(f"- **{THREAT_MODEL_NAMES[kind]}**: {threat_model_text(kind)} "
+                     f"Headline ε of our runs (rigorous, dp-accounting; largest over clients): **{span}**.")
+    if not lines:
+        lines.append("- Headline ε: not recorded for these runs (rerun `python -m fedcore reproduce` to add it).")
+    lines.append(f"- **Paper's claim** (not a rigorous bound unless it matches the headline): "
+                 f"{PAPER_PRIVACY_CLAIMS.get(paper_key, '–')}")
+    lines.append("- A run without noise has ε = ∞ (no guarantee), never 0.")
+    st.markdown("\n".join(lines))
 
 
 def show_table(paper_key: str, table: dict) -> None:
@@ -56,6 +80,8 @@ for tab, paper in zip(tabs, PAPERS.values()):
         else:
             st.caption(f"Mode: **{record['mode']}** · seeds {record['seeds']} · {record['device']} · "
                        f"{record['created']} · `{record['command']}`")
+
+        privacy_summary(paper.key, ran)
 
         presets = [r["preset"] for t in ran + rest for r in t["rows"]]
         titles = {r["preset"]: f"{t['title']} — {r['label']}" for t in ran + rest for r in t["rows"]}

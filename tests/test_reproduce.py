@@ -213,6 +213,12 @@ def test_papers_page_shows_each_paper_our_table_claims_and_plot(papers_page):
     assert [t.label for t in at.tabs] == ["PLDP-FL", "LDP-FL", "HW-DPFL", "KDP-FL", "ULDP-FED"]
     text = "\n".join(m.value for m in at.markdown)
     assert "C ≥ B ≥ A (final accuracy): **" in text
+    # privacy: the threat model in words, our headline epsilon, the paper's claim labelled as such
+    assert "**local DP**" in text and "Headline ε of our runs" in text and "**Paper's claim**" in text
+    assert "ε = ∞" in text
+    first = at.dataframe[0].value
+    cells = dict(zip(first["preset"], first["headline ε (threat model)"]))
+    assert cells["pldp_digits_iid_nonoise"] == "∞ (no privacy)" and "(local DP)" in cells["pldp_digits_iid_a"]
     charts = at.get("plotly_chart")
     spec = json.loads(charts[0].proto.spec)
     assert spec["layout"]["uirevision"] == "papers-pldp-digits_iid"

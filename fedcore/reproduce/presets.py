@@ -431,3 +431,19 @@ register_paper(Paper(
                     in_quick=False, uldp={"beta": 0.08, "max_participations": 80},
                     quick={}, quick_notes="", quick_target=None),
     ), seeds=3, quick_seeds=1))
+
+
+# --- privacy as each paper states it (shown beside our headline epsilon, labelled) ------------
+PAPER_PRIVACY_CLAIMS = {
+    "pldp": "each client's ε_i (e.g. {1, 5, 10}) over R rounds, from its closed-form σ_i; the rigorous RDP "
+            "figure for the clipped update (L2 sensitivity 2c√d) is far larger (see the headline column).",
+    "ldp_fl": "ε per weight per round, resting on the splitting-and-shuffling assumption (anonymity); "
+              "without it the composed figure is d·T·ε.",
+    "hw_dpfl": "Theorem 2's moments-accountant total ε·sqrt(T ln(1/δ) / (2 ln(1.25γ/δ))); the experiments set σ "
+               "directly and report no ε.",
+    "kdp_fl": "ε ∈ {1, 5}, δ = 1e-5 from the moments accountant with q = C·B·E/|D| (eq. 4), with the noise added "
+              "once per round (Eq. 3), whose true sensitivity is 2·E·M, not M.",
+    "uldp": "ε = 10 per user (Theorem 3, σ_k = 2qC_k·sqrt(r ln(1/δ))/ε = 0.96 at C_k = 2). dp-accounting (RDP) "
+            "gives ε ≥ 28.6 even counting only the r = 50 subsampled participations, 97.8 over T = 300 Poisson "
+            "rounds (63.7 by PLD), and 177 without amplification, as local DP requires.",
+}
