@@ -22,6 +22,13 @@ import numpy as np
 import pandas as pd
 
 BASIC = "basic composition"
+HEADLINE = "headline ε"
+"""The view of ``RoundEvent.epsilon_headline``: the tightest rigorous bound for the run's
+threat model (``None`` in an event = ∞: nothing noised). The default everywhere."""
+NO_NOISE = "none"
+"""``threat_model`` of a run that adds no noise: every ε view reads ∞, never 0."""
+PAPER_PREFIX = "paper"
+"""``epsilon_accountant`` labels starting with this are a paper's own claim."""
 
 
 def round_events(events: Iterable[dict]) -> list[dict]:
@@ -45,11 +52,14 @@ def rounds_table(events: Iterable[dict]) -> pd.DataFrame:
     rows = []
     for e in round_events(events):
         eps = np.asarray(e.get("epsilon_spent") or [0.0], dtype=float)
+        if e.get("threat_model") == NO_NOISE:
+            eps = np.full_like(eps, np.inf)
         row = {"round": e["round"], "accuracy": e.get("accuracy"), "loss": e.get("loss"),
                "seconds": e.get("seconds"), "elapsed": e.get("elapsed"),
                "selected": len(e.get("selected", [])), "uploaded": len(e.get("uploaded", [])),
                "eps_max": float(eps.max()), "eps_mean": float(eps.mean()),
                "method_events": len(e.get("events", []))}
+        row["eps_headline"] = _headline_of(e)
         for view, values in (e.get("epsilon_accountant") or {}).items():
             finite = [v for v in values if v is not None]
             row[f"eps_max.{view}"] = max(finite) if finite else None
@@ -61,10 +71,44 @@ def rounds_table(events: Iterable[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=None if rows else columns)
 
 
+def _headline_of(event: dict) -> Optional[float]:
+    """A round's headline ε as a float: ``inf`` when nothing is noised, None when the event
+    predates the headline (unknown)."""
+    if not event.get("epsilon_headline"):
+        return None
+    return _decode(event.get("epsilon_headline_run"))
+
+
+def _decode(x) -> float:
+    return float("inf") if x is None else float(x)
+
+
+def privacy_summary(events: Iterable[dict]) -> dict:
+    """The run's privacy in one fold: ``threat_model``, ``headline`` (largest client's
+    rigorous ε after the last round; ``inf`` = no guarantee; None = unknown) and
+    ``claims`` (each paper's own figure, largest client, labelled).
+
+    >>> privacy_summary([{"type": "round", "round": 1, "threat_model": "none",
+    ...                   "epsilon_headline": [None], "epsilon_headline_run": None}])
+    {'threat_model': 'none', 'headline': inf, 'claims': {}}
+    """
+    rounds = round_events(events)
+    if not rounds:
+        return {"threat_model": "", "headline": None, "claims": {}}
+    last = rounds[-1]
+    claims = {}
+    for label, values in (last.get("epsilon_accountant") or {}).items():
+        finite = [v for v in values if v is not None]
+        if label.startswith(PAPER_PREFIX) and finite:
+            claims[label] = max(finite)
+    return {"threat_model": last.get("threat_model", ""), "headline": _headline_of(last), "claims": claims}
+
+
 def accountant_views(events: Iterable[dict]) -> list[str]:
-    """``[BASIC, <labelled views in order of appearance>]``."""
-    views = [BASIC]
-    for e in round_events(events):
+    """``[HEADLINE (when the events carry it), BASIC, <labelled views in order of appearance>]``."""
+    rounds = round_events(events)
+    views = [HEADLINE, BASIC] if any(e.get("epsilon_headline") for e in rounds) else [BASIC]
+    for e in rounds:
         for view in e.get("epsilon_accountant") or {}:
             if view not in views:
                 views.append(view)
@@ -75,11 +119,19 @@ def epsilon_matrix(events: Iterable[dict], view: str = BASIC) -> tuple[list[int]
     """Rounds and the ``[rounds, clients]`` cumulative epsilon of ``view`` (NaN: undefined)."""
     rounds, rows = [], []
     for e in round_events(events):
-        values = e.get("epsilon_spent") if view == BASIC else (e.get("epsilon_accountant") or {}).get(view)
+        if view == HEADLINE:
+            values = e.get("epsilon_headline") or None
+            missing = np.inf  # headline None = nothing noised
+        else:
+            values = e.get("epsilon_spent") if view == BASIC else (e.get("epsilon_accountant") or {}).get(view)
+            missing = np.nan
         if values is None:
             continue
         rounds.append(e["round"])
-        rows.append([np.nan if v is None else float(v) for v in values])
+        if e.get("threat_model") == NO_NOISE:  # nothing noised: no ledger may read 0
+            rows.append([np.inf] * len(values))
+            continue
+        rows.append([missing if v is None else float(v) for v in values])
     return rounds, np.asarray(rows, dtype=float) if rows else np.empty((0, 0))
 
 
@@ -132,7 +184,8 @@ def _short(value) -> str:
 
 # --- across runs ------------------------------------------------------------------------
 def final_epsilon(events: Iterable[dict], view: str = BASIC) -> Optional[float]:
-    """The largest per-client cumulative epsilon after the last round (None if undefined)."""
+    """The largest per-client cumulative epsilon after the last round (None if undefined;
+    ``inf`` under :data:`HEADLINE` when nothing is noised)."""
     _, matrix = epsilon_matrix(events, view)
     if matrix.size == 0 or np.all(np.isnan(matrix[-1])):
         return None

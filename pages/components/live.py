@@ -10,8 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from fedcore.runner import ACTIVE, TERMINAL
-from fedcore.runner.results import (BASIC, accountant_views, end_event, epsilon_matrix, method_events_table,
-                                    rounds_table, start_event, weights_matrix)
+from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
+from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, end_event, epsilon_matrix,
+                                    method_events_table, privacy_summary, rounds_table, start_event,
+                                    weights_matrix)
 
 from . import charts, host, pacing, state
 
@@ -19,7 +21,8 @@ POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
 MAX_CLIENT_LINES = 20
 """Up to this many clients the epsilon chart draws one line each; more: a heatmap."""
-VIEW_NAMES = {BASIC: "basic composition", "rdp": "RDP accountant"}
+VIEW_NAMES = {HEADLINE: "headline ε (rigorous, for the threat model)", BASIC: "basic composition",
+              "rdp": "RDP accountant"}
 
 
 def run_view(run_id: str, key: str = "run") -> None:
@@ -100,8 +103,28 @@ def status_block(record: dict, events: list[dict]) -> None:
     cols = st.columns(4)
     cols[0].metric("Test accuracy", _fmt(last["accuracy"]))
     cols[1].metric("Test loss", _fmt(last["loss"]))
-    cols[2].metric("Largest ε spent (basic)", _fmt(last["eps_max"], ".3g"))
+    privacy = privacy_summary(events)
+    cols[2].metric("Headline ε (largest client)", format_epsilon(privacy["headline"])
+                   if privacy["headline"] is not None else _fmt(last["eps_max"], ".3g"),
+                   help="The tightest rigorous bound for this threat model, from dp-accounting "
+                        "(∞: nothing is noised, no guarantee).")
     cols[3].metric("Seconds per round", _fmt(table["seconds"].median()))
+    privacy_caption(privacy, (start or {}).get("device"))
+
+
+def privacy_caption(privacy: dict, device) -> None:
+    """Who is trusted, in words, the paper's own claim beside the headline, and the device."""
+    kind = privacy["threat_model"]
+    parts = []
+    if kind:
+        parts.append(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
+    for label, value in privacy["claims"].items():
+        parts.append(f"Paper's claim ({label.removeprefix('paper').strip(' ()') or 'paper'}): "
+                     f"ε = {format_epsilon(value)}, not a rigorous bound.")
+    if device:
+        parts.append(f"Trained on `{device}`.")
+    if parts:
+        st.caption("  \n".join(parts))
 
 
 def _fmt(value, spec: str = ".3f") -> str:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 import pandas as pd
 import streamlit as st
 
+from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
 from fedcore.config import OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig
 from fedcore.constraints import Choice, Interval, OptionalOf, constraint_of, help_of
@@ -243,12 +244,25 @@ def mechanism_and_aggregator(flat: dict) -> None:
     entry_caption(MECHANISMS, mech)
     flat["privacy.mechanism_options"] = options_form(
         MECHANISMS.get(mech), flat.get("privacy.mechanism_options") or {}, f"mopt.{mech}", mech)
+    threat_caption(mech, flat["privacy.mechanism_options"])
     agg = bind(st.selectbox, flat, "privacy.aggregator", "Aggregator (server side)",
                options=AGGREGATORS.names(),
                on_change=_mark_custom("privacy.aggregator", "privacy.aggregator_options"))
     entry_caption(AGGREGATORS, agg)
     flat["privacy.aggregator_options"] = options_form(
         AGGREGATORS.get(agg), flat.get("privacy.aggregator_options") or {}, f"aopt.{agg}", agg)
+
+
+def threat_caption(mech: str, options: dict) -> None:
+    """Who is trusted under this mechanism and these options, in words."""
+    if mech not in MECHANISMS:
+        return
+    cls = MECHANISMS.get(mech)
+    try:
+        kind = cls.threat_model_for(cls.parse_options(options, "privacy.mechanism_options"))
+    except FedcoreError:
+        return  # the config names the bad option
+    st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
 
 
 # --- option forms from Options dataclasses -------------------------------------------------
