@@ -154,10 +154,10 @@ def test_steinke_bound_from_scores():
 
 def test_canary_audit_sees_an_unnoised_run_and_not_a_noised_one():
     base = dict(dataset="digits", model="logreg", num_clients=4, rounds=2, local={"lr": 0.5})
-    plain = canary_run(RunConfig(**base), canaries=60)
+    plain = canary_run(RunConfig(**base), canaries=40)
     assert plain.accountant_epsilon == math.inf and plain.epsilon_lower > 1.0
     noised = RunConfig(**base, privacy={"mechanism": "dp_sgd", "epsilon": (1.0,), "aggregator": "mean"})
-    r = canary_run(noised, unit="record", canaries=60)
+    r = canary_run(noised, unit="record", canaries=40)
     assert r.epsilon_lower <= r.accountant_epsilon < math.inf
     assert r.mean_cosine_in > r.mean_cosine_out or r.epsilon_lower == 0.0
 

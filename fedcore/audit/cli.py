@@ -56,8 +56,9 @@ def cmd_audit(args) -> int:
     print(f"  paper's claim      eps = {claim}")
     print(f"  accountant (upper) eps = {_fmt(r.accountant_epsilon)}  [{r.accountant_basis}]")
     ceiling = f"; the most these draws can show is {_fmt(r.ceiling)}" if r.ceiling is not None else ""
+    estimate = f"; {r.estimate_basis}: {_fmt(r.audited_estimate)}" if r.audited_estimate is not None else ""
     print(f"  audited (lower)    eps >= {_fmt(r.audited_epsilon)}  with {r.confidence:.0%} confidence "
-          f"(estimate {_fmt(r.audited_estimate)}{ceiling})")
+          f"({r.kind}{ceiling}{estimate})")
     print(f"  {r.verdict()}  ({r.seconds:.1f} s)")
     payload = {"preset": args.preset, "config": cfg.to_dict(), **r.to_dict()}
     Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")

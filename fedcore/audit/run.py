@@ -49,7 +49,7 @@ class AuditResult:
     accountant_basis: str
     audited_epsilon: float
     confidence: float
-    audited_estimate: float
+    audited_estimate: Optional[float]
     estimate_basis: str
     ceiling: Optional[float]
     seconds: float
@@ -140,14 +140,20 @@ def audit_run(cfg, *, trials: int = 20000, canaries: int = 200, kind: str = "aut
     unit = unit or ("record" if threat == "record" else "client")
     audit = canary_run(cfg, unit=unit, canaries=canaries, seed=seed, confidence=confidence, client=client)
     claim, label = paper_claim(audit.claims)
+    accountant, basis = audit.accountant_epsilon, audit.accountant_basis
+    if unit == "client" and threat == "record":      # a record-level guarantee says nothing about a whole client
+        accountant = math.inf
+        basis = (f"none at this scope: the ledger's {audit.accountant_epsilon:.4g} protects one training record, "
+                 "not a whole client (group privacy over all its records)")
+        claim, label = None, ""
     scope = (f"whole run, final model only: one {'client' if unit == 'client' else 'training record'} "
              f"({audit.canaries} canaries, {audit.inserted} inserted)")
     return AuditResult(
         method=cfg.method, mechanism=name, threat_model=threat, kind=f"canary ({unit})", scope=scope,
         delta=audit.delta, paper_claim=claim, paper_claim_label=label,
-        accountant_epsilon=audit.accountant_epsilon, accountant_basis=audit.accountant_basis,
+        accountant_epsilon=accountant, accountant_basis=basis,
         audited_epsilon=audit.epsilon_lower, confidence=confidence, audited_estimate=audit.epsilon_estimate,
-        estimate_basis="Andrew et al. 2024: Gaussian fit to canary cosines (an estimate, not a bound)",
+        estimate_basis="Andrew et al. 2024: Gaussian fit to the canary cosines (an estimate, not a bound)",
         ceiling=None, seconds=audit.seconds, settings={"canaries": canaries, "unit": unit, "seed": seed},
         detail={"guesses": audit.guesses, "correct": audit.correct, "mean_cosine_in": audit.mean_cosine_in,
                 "mean_cosine_out": audit.mean_cosine_out, "final_accuracy": audit.final_accuracy,
@@ -178,10 +184,11 @@ def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> Au
         scope=f"one report: client {who}'s upload in one round ({r.dim} parameters)",
         delta=r.delta, paper_claim=claim, paper_claim_label=label, accountant_epsilon=r.accountant_epsilon,
         accountant_basis=r.accountant_basis, audited_epsilon=r.epsilon_lower, confidence=confidence,
-        audited_estimate=r.epsilon_estimate, estimate_basis="the same test's raw error rates (no interval)",
+        audited_estimate=None, estimate_basis="",
         ceiling=r.ceiling, seconds=r.seconds, settings={"trials": trials, "dim": r.dim, "client": who, "seed": seed},
         detail={"inputs": r.inputs, "fpr": t.fpr, "fnr": t.fnr, "fpr_upper": t.fpr_upper, "fnr_upper": t.fnr_upper,
-                "threshold": t.threshold, "draws": t.draws, "ledger_claims": r.claims})
+                "threshold": t.threshold, "draws": t.draws, "ledger_claims": r.claims,
+                "estimate_at_50pct_confidence": r.epsilon_estimate})
 
 
 def audit_release(name: str, epsilon: float, delta: float = 1e-5, settings: Optional[dict] = None,

@@ -73,8 +73,8 @@ class ThresholdAudit:
     """The outcome of :func:`threshold_audit`.
 
     ``epsilon_lower``: eps ruled out with ``confidence``; ``epsilon_estimate``: the same
-    formula on the evaluation rates, (k + 1/2) / (n + 1) so that a zero count stays finite
-    (a point estimate, not a bound);
+    formula with the rates' median (50 %) Clopper-Pearson limits, a central estimate that
+    stays finite at zero counts (not a bound);
     ``fpr`` / ``fnr``: the evaluation rates; ``fpr_upper`` / ``fnr_upper``: their limits;
     ``threshold`` and ``direction`` (+1: guess "world 1" when the score is above it).
     """
@@ -134,7 +134,8 @@ def threshold_audit(scores0, scores1, delta: float, confidence: float = CONFIDEN
     fnr_up = float(clopper_pearson_upper(fn, n1, alpha / 2))
     return ThresholdAudit(
         epsilon_lower=float(epsilon_from_rates(fpr_up, fnr_up, delta)),
-        epsilon_estimate=float(epsilon_from_rates((fp + 0.5) / (n0 + 1), (fn + 0.5) / (n1 + 1), delta)),
+        epsilon_estimate=float(epsilon_from_rates(clopper_pearson_upper(fp, n0, 0.5),
+                                                  clopper_pearson_upper(fn, n1, 0.5), delta)),
         fpr=fp / n0, fnr=fn / n1, fpr_upper=fpr_up, fnr_upper=fnr_up,
         threshold=threshold, direction=direction, draws=len(s0) + len(s1), confidence=confidence)
 

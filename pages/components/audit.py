@@ -97,9 +97,24 @@ def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, s
                    help=f"Best threshold test on {DRAWS:,} draws per input; the most these draws can show "
                         f"is {_fmt(r['ceiling'])}.")
     st.plotly_chart(bounds_chart(r["lower"], r["upper"], r["ceiling"], claim), key="mech-audit", width="stretch")
-    st.caption(f"Inputs: {r['inputs']}. The attacker's error rates: FPR {r['fpr']:.4f}, FNR {r['fnr']:.4f} "
-               f"(point estimate of ε {_fmt(r['estimate'])}). One release of one number, δ = {delta:.0e}.")
+    st.caption(f"Inputs: {r['inputs']}. The attacker's error rates on the held-out draws: FPR {r['fpr']:.4f}, "
+               f"FNR {r['fnr']:.4f}. One release of one number, δ = {delta:.0e}.")
     if r["lower"] > r["upper"]:
         st.error("The audited lower bound exceeds the accountant's ε: the accounting or the mechanism is wrong.")
     elif claim is not None and r["lower"] > claim:
         st.warning("The audited lower bound exceeds the paper's claimed ε: the claim does not hold for this release.")
+
+
+def three_numbers(result: dict, key: str = "audit") -> None:
+    """The three numbers of any :meth:`fedcore.audit.run.AuditResult.to_dict` (a run, a frontier
+    point): the paper's claim, the accountant's upper bound and the audited lower bound."""
+    def shown(name):
+        return "∞" if result.get(name + "_infinite") else _fmt(result.get(name)) if result.get(name) is not None else "—"
+
+    cols = st.columns(3)
+    cols[0].metric("paper's claim", shown("paper_claim"), help=result.get("paper_claim_label") or "none stated")
+    cols[1].metric("accountant's ε (upper bound)", shown("accountant_epsilon"), help=result.get("accountant_basis"))
+    cols[2].metric(f"audited ε (lower bound, {result.get('confidence', 0.95):.0%})", shown("audited_epsilon"),
+                   help=f"{result.get('kind')}" + (f"; {result.get('estimate_basis')}: {shown('audited_estimate')}"
+                                                    if result.get("audited_estimate") is not None else ""))
+    st.caption(f"Scope: {result.get('scope')}. {result.get('verdict', '')}.")
