@@ -53,7 +53,8 @@ def show_table(paper_key: str, table: dict) -> None:
         st.warning(table["status"])
     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
     for c in table["claims"]:
-        st.markdown(f"{ICONS[c['holds']]} {c['claim']}: **{report.HOLDS[c['holds']]}** — {c['detail']}")
+        icon = ICONS[None] if report.verdict(c) == "inconclusive" else ICONS[c["holds"]]
+        st.markdown(f"{icon} {c['claim']}: **{report.verdict(c)}** — {c['detail']}")
     series = results.accuracy_series(table)
     if series:
         st.plotly_chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),

@@ -115,6 +115,17 @@ def test_faster_claim_compares_rounds_to_target_of_the_seed_mean_curve():
     assert claim.check({"dsdp": never, "dp": never}, LABELS, target=0.95)["holds"] is False
 
 
+def test_an_ordering_within_the_seed_std_is_reported_as_inconclusive():
+    from fedcore.reproduce.report import claim_lines
+
+    c = Claim("order", ("k", "d"))
+    close = c.check({"k": RowStats([0.239, 0.191]), "d": RowStats([0.240, 0.189])}, {"k": "KDP", "d": "DP"})
+    assert close["holds"] and close["within_noise"]
+    assert "**inconclusive**" in claim_lines({"claims": [close]})[0]
+    clear = c.check({"k": RowStats([0.50, 0.52]), "d": RowStats([0.30, 0.31])}, {"k": "KDP", "d": "DP"})
+    assert "**holds**" in claim_lines({"claims": [clear]})[0]
+
+
 def test_claim_with_missing_results_is_not_checked():
     r = Claim("order", ("c", "a")).check({"a": RowStats([0.5])}, LABELS)
     assert r["holds"] is None and "C" in r["detail"]

@@ -59,8 +59,16 @@ def table_rows(table: dict) -> list[dict]:
     return out
 
 
+def verdict(claim: dict) -> str:
+    """"holds" / "does not hold" / "not checked", or "inconclusive" when an ordering holds
+    only by a gap smaller than the seed std (it could flip with other seeds)."""
+    if claim.get("holds") and claim.get("within_noise"):
+        return "inconclusive"
+    return HOLDS[claim.get("holds")]
+
+
 def claim_lines(table: dict) -> list[str]:
-    return [f"- {c['claim']}: **{HOLDS[c['holds']]}** — {c['detail']}" for c in table.get("claims", [])]
+    return [f"- {c['claim']}: **{verdict(c)}** — {c['detail']}" for c in table.get("claims", [])]
 
 
 def _md_table(rows: list[dict]) -> str:
