@@ -39,8 +39,26 @@ register_preset("mnist_cnn_100", summary="MNIST, ULDP-FED CNN, 100 IID clients, 
 
 # Demo-scale settings per method: what a preset changes when a method is picked on it
 # (Playground one-click, ``python -m fedcore sweep``). Only run-scale settings (clients,
-# rounds, learning rate, local steps, clip); the papers' method definitions stay as they are.
-METHOD_SETTINGS: dict[str, dict[str, dict]] = {"demo": {}}
+# rounds, learning rate, local steps, participation); the papers' method definitions (mechanism,
+# aggregator and their options) stay as they are. Chosen on digits so that the frontier
+# teaches: near chance at eps = 0.1, within a few points of no privacy at eps = 100
+# (docs/benchmarks.md, "Frontier"; measured with ``python -m fedcore sweep --preset demo``).
+# - PLDP-FL: sigma_i is an absolute per-coordinate std that grows with sqrt(R), so few rounds
+#   of long local training (large updates) carry the signal: 3 rounds x 10 epochs, lr 2.
+# - HW-DPFL: Theorem 1's sigma ~ gamma * 2 eta E G with gamma = E b / n_k, i.e. it grows with
+#   E^2 b while the signal grows with E: one step of a batch of 8 per round, 80 rounds.
+# - KDP-FL: per-sample clipping to M = 1 shrinks the steps; lr 2 makes up for it.
+# - ULDP-FED (central reading): the sum's noise z C is shared by the sampled users; with 10
+#   clients, q = 0.1 samples one user per round, so every user takes part (q = 1).
+_PLDP_DEMO = {"rounds": 3, "local.epochs": 10, "local.lr": 2.0}
+_ULDP_DEMO = {"participation": 1.0}
+METHOD_SETTINGS: dict[str, dict[str, dict]] = {"demo": {
+    "pldp_a": _PLDP_DEMO, "pldp_b": _PLDP_DEMO, "pldp_c": _PLDP_DEMO,
+    "hw_dpfl": {"rounds": 80, "local.steps": 1, "local.batch_size": 8, "local.lr": 1.5},
+    "kdp_fl": {"local.lr": 2.0},
+    **{m: _ULDP_DEMO for m in ("dp_fedavg", "ddp_fedavg", "sdp_fedavg", "cdp_fedavg", "dsdp_fedavg",
+                               "dcdp_fedavg")},
+}}
 
 
 def preset_method_settings(preset: str, method: str) -> dict:
