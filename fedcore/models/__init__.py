@@ -32,9 +32,7 @@ import torch
 from torch import nn
 
 from fedcore.errors import ConfigError
-from fedcore.registry import Registry
-
-MODELS = Registry("model")
+from fedcore.models.registry import MODELS
 
 
 def build_model(name: str, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:

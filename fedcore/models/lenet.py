@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from fedcore.models import MODELS
+from fedcore.models.registry import MODELS
 from fedcore.models.convnet import ConvPoolNet
 
 

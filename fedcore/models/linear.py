@@ -11,7 +11,7 @@ from typing import Sequence
 
 from torch import nn
 
-from fedcore.models import MODELS
+from fedcore.models.registry import MODELS
 
 
 class FlatMLP(nn.Sequential):

@@ -5,7 +5,7 @@ import math
 
 from torch import nn
 
-from fedcore.models import MODELS
+from fedcore.models.registry import MODELS
 from fedcore.models.convnet import require_image
 
 GROUPS = 32
