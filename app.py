@@ -8,7 +8,8 @@ import streamlit as st
 
 HERE = Path(__file__).resolve().parent
 
-st.set_page_config(page_title="FL Privacy Lab", page_icon=":material/shield_lock:", layout="wide")
+# a local icon file: a material icon here would make every browser fetch it from Google's servers
+st.set_page_config(page_title="FL Privacy Lab", page_icon=str(HERE / "assets" / "icon.png"), layout="wide")
 # less empty space above each page's title (the menu sits in the top bar)
 st.html("<style>[data-testid='stMainBlockContainer'] {padding-top: 3.5rem;}</style>")
 

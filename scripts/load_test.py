@@ -12,7 +12,8 @@ waits until every session shows its own finished run. Meanwhile a thread asks
 - time to first point: Run pressed -> the first point on that session's accuracy chart;
 - queue wait: the run's creation -> a worker took it (from the run store);
 - lost results: sessions that never showed their own finished run;
-- first click -> last finish, and the load average.
+- first click -> last finish, the CPU seconds the server process itself used meanwhile
+  (a figure that other load on the machine does not inflate), and the load average.
 
 Bounded: at most 32 sessions and 900 s; never leaves the machine::
 
@@ -91,6 +92,28 @@ def niced_chromium(folder: Path, niceness: int) -> str:
     return str(wrapper)
 
 
+def server_pid(url: str):
+    """The pid of the streamlit process serving ``url``'s port (None if not found here)."""
+    port = str(urllib.parse.urlparse(url).port)
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(args) and port.encode() in args:
+            return int(proc.name)
+    return None
+
+
+def cpu_seconds(pid) -> float:
+    """User + system CPU seconds of ``pid`` so far (0 when unknown)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -121,6 +144,8 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workd
         for pg in pages:
             pg.get_by_role("button", name="Run").wait_for()
             pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')")
+        pid = server_pid(url)
+        cpu0 = cpu_seconds(pid)
         t_first_click = time.time()
         for pg in pages:
             pg.get_by_role("button", name="Run").click()
@@ -142,6 +167,8 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workd
             run_id = pg.evaluate("new URLSearchParams(location.search).get('run')")
             out["sessions"].append({"seed": 1000 + i, "run": run_id, **lt})
         out["first_click"] = t_first_click
+        out["server_cpu_s"] = cpu_seconds(pid) - cpu0 if pid else None
+        out["server_wall_s"] = time.time() - t_first_click
         browser.close()
     return out
 
@@ -177,6 +204,9 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
         "queue_wait_median_s": round(statistics.median(waits), 2) if waits else None,
         "queue_wait_max_s": round(max(waits), 2) if waits else None,
         "first_click_to_last_finish_s": round(t_end - t0, 1),
+        "server_cpu_s": round(data["server_cpu_s"], 1) if data.get("server_cpu_s") is not None else None,
+        "server_cpu_share": (round(data["server_cpu_s"] / data["server_wall_s"], 2)
+                             if data.get("server_cpu_s") is not None else None),
         "lost_results": len(lost), "lost": lost,
         "load_average": round(os.getloadavg()[0], 2),
     }
@@ -226,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['health_failures']} failed)",
         f"time to first point: median {summary['first_point_median_s']} s, max {summary['first_point_max_s']} s",
         f"queue wait: median {summary['queue_wait_median_s']} s, max {summary['queue_wait_max_s']} s",
-        f"first click -> last finish: {summary['first_click_to_last_finish_s']} s",
+        f"first click -> last finish: {summary['first_click_to_last_finish_s']} s; server process CPU "
+        f"{summary['server_cpu_s']} s ({summary['server_cpu_share']} of one core)",
         f"lost results: {summary['lost_results']}" + (f" {summary['lost']}" if summary["lost"] else ""),
     ]
     print("\n".join(lines), flush=True)

@@ -26,18 +26,22 @@ TOUCH_EVERY_S = 5.0
 _MARKDOWN = re.compile(r"([\\`*{}\[\]()#!|<>$:~])")
 """Characters that could make a link, an image, code, an icon, a colour or maths in
 Streamlit's markdown (``_`` is left alone: ``num_clients`` must stay readable)."""
+_AUTOLINK = re.compile(r"(?i)\\?:/|www\.|@")
 
 
 def plain(text, limit: int = ECHO_LIMIT) -> str:
     """``text`` truncated to ``limit`` characters, one line, every markdown character escaped.
 
-    >>> print(plain("**Session expired.** [Log in](http://x)"))
-    \\*\\*Session expired.\\*\\* \\[Log in\\]\\(http\\://x\\)
+    >>> plain("**Session expired.** [Log in](http://x)")
+    '\\\\*\\\\*Session expired.\\\\*\\\\* \\\\[Log in\\\\]\\\\(http\\\\:\\u2060//x\\\\)'
     """
     text = " ".join(str(text).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return _MARKDOWN.sub(r"\\\1", text)
+    text = _MARKDOWN.sub(r"\\\1", text)
+    # GitHub-flavoured markdown links bare addresses even when escaped ("http\://x",
+    # "www.x", "a@b.c"): an invisible word joiner (U+2060) breaks each pattern
+    return _AUTOLINK.sub(lambda m: m.group(0)[:-1] + "\u2060" + m.group(0)[-1], text)
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,0 +1,229 @@
+"""A shared dashboard in a real browser, with several sessions (separate browser contexts):
+
+- B opens A's run by its link: it sees it read-only, without Stop, and cannot list or
+  delete it in History; A's page keeps its Stop;
+- with one worker slot, B's own run waits and shows its queue position;
+- a session that closes its page has its run stopped after the grace period;
+- a phishing link and links that used to raise render as plain text / warnings, never
+  markdown links, images or tracebacks;
+- host limits refuse a run with their message, from a link and from the UI;
+- the load test (scripts/load_test.py) at 4 sessions: every session sees its own result.
+
+Server settings: FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=4, FEDCORE_MAX_ROUNDS=5000,
+FEDCORE_MAX_ACTIVE_PER_OWNER=2.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT / "scripts"))
+from dashboard_server import dashboard_server  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "4", "FEDCORE_MAX_ROUNDS": "5000",
+        "FEDCORE_MAX_ACTIVE_PER_OWNER": "2", "FEDCORE_LIMITS": ""}
+SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
+"""A demo slow enough (several seconds of training) that it is still running while we look."""
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                       "the browser test never downloads a browser")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    for name, value in HOST.items():
+        mp.setenv(name, value)
+    store = tmp_path_factory.mktemp("store")
+    try:
+        with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
+            yield url, store
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def browser(server):  # noqa: ARG001  (the server must be up first)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def session(browser):
+    """A new browser session: its own context (cookies), so its own Streamlit session."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    return page
+
+
+def settle(pg, seconds: float = 1.0) -> None:
+    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
+    time.sleep(seconds)
+
+
+def round_counter(pg) -> int:
+    bars = pg.locator("[data-testid=stProgress]")
+    if not bars.count():
+        return 0
+    m = re.search(r"Round (\d+) /", bars.first.inner_text())
+    return int(m.group(1)) if m else 0
+
+
+def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(interval)
+
+
+def run_param(pg) -> str:
+    return pg.evaluate("new URLSearchParams(location.search).get('run') || ''")
+
+
+def store_record(store, run_id):
+    from fedcore.runner import RunStore
+
+    return RunStore(store).get_run(run_id)
+
+
+def test_a_link_shares_a_run_read_only_and_the_queue_shows_position(browser, server):
+    url, store = server
+    a = session(browser)
+    a.goto(url + SLOW + "&seed=1")
+    settle(a, 0.5)
+    a.get_by_role("button", name="Run").click()
+    wait_until(lambda: round_counter(a) >= 1, 120, "A's run never showed a round")
+    wait_until(lambda: run_param(a) != "", 30, "A's URL never named its run")
+    a_run = run_param(a)
+    assert a.get_by_role("button", name="Stop").is_enabled()
+
+    # B opens A's link: the run is on screen, read-only
+    b = session(browser)
+    b.goto(a.evaluate("location.href"))
+    b.get_by_text("shared run, read-only").wait_for()
+    wait_until(lambda: round_counter(b) >= 1, 60, "B does not see A's run training")
+    assert b.get_by_role("button", name="Stop").count() == 0
+    settle(b, 0.5)
+    b.screenshot(path=str(Path(store).parent / "shared_read_only.png"))
+
+    # B's History lists only B's runs: A's run cannot be picked or deleted there
+    b.get_by_role("link", name="History").click()
+    b.get_by_role("heading", name="Run history").wait_for()
+    b.get_by_text("No runs yet").wait_for()
+
+    # B starts a run of its own: one worker slot, so it waits, showing its place in the queue
+    b.goto(url + SLOW + "&seed=2")
+    settle(b, 0.5)
+    b.get_by_role("button", name="Run").click()
+    b.get_by_text(re.compile(r"Queued: position 1 of 1")).wait_for(timeout=60_000)
+    b_run = run_param(b)
+    assert b_run and b_run != a_run
+    assert store_record(store, b_run)["status"] == "queued"
+
+    # A still controls its run; stopping it lets B's run start
+    assert store_record(store, a_run)["status"] == "running"
+    a.get_by_role("button", name="Stop").click()
+    a.get_by_text("Stopped after").wait_for(timeout=30_000)
+    wait_until(lambda: round_counter(b) >= 1, 120, "B's queued run never started after A's stopped")
+    assert store_record(store, b_run)["owner"] != store_record(store, a_run)["owner"]
+    b.get_by_role("button", name="Stop").click()
+    b.get_by_text("Stopped after").wait_for(timeout=30_000)
+    a.context.close()
+    b.context.close()
+
+
+def test_a_closed_sessions_run_is_stopped_after_the_grace_period(browser, server):
+    url, store = server
+    c = session(browser)
+    c.goto(url + SLOW + "&seed=3")
+    settle(c, 0.5)
+    c.get_by_role("button", name="Run").click()
+    wait_until(lambda: round_counter(c) >= 1, 120, "C's run never showed a round")
+    run_id = run_param(c)
+    c.context.close()  # the owner leaves
+    t_closed = time.monotonic()
+    wait_until(lambda: store_record(store, run_id)["status"] != "running", 60,
+               "the closed session's run kept training")
+    record = store_record(store, run_id)
+    assert record["status"] == "stopped" and "owner's page was closed" in record["reason"]
+    assert time.monotonic() - t_closed >= 2.0  # not before (about) its grace period
+
+
+PHISHING = "/?preset=demo&dataset=**Session expired.** [Log in again](http://evil.example/login)"
+IMAGE = "/?preset=demo&dataset=![x](http://127.0.0.1:9/pixel.png)"
+
+
+@pytest.mark.parametrize("path, shown", [
+    (PHISHING, "Session expired"),
+    (IMAGE, "pixel.png"),
+    ("/?preset=demo&privacy=123", "could not be loaded"),
+    ("/?preset=demo&seed=" + "9" * 5000, "could not be loaded"),
+    ("/?preset=demo&run=**nope**](http://evil.example)", "nope"),
+])
+def test_link_values_render_as_plain_text_never_markdown_or_tracebacks(browser, server, path, shown):
+    url, _ = server
+    pg = session(browser)
+    requests = []
+    pg.on("request", lambda r: requests.append(r.url))
+    pg.goto(url + path)
+    pg.get_by_role("button", name="Run").wait_for()
+    settle(pg, 1.0)
+    alerts = pg.locator("[data-testid=stAlertContainer]")
+    assert any(shown in alerts.nth(i).inner_text() for i in range(alerts.count())), path
+    assert pg.locator("a[href*='evil.example']").count() == 0
+    assert pg.locator("img[src*='127.0.0.1:9']").count() == 0
+    from urllib.parse import urlparse
+
+    outside = [r for r in requests if urlparse(r).netloc != urlparse(url).netloc]
+    assert not outside, outside  # no image or link fetched from another host
+    assert pg.locator("[data-testid=stException]").count() == 0
+    assert "Traceback" not in pg.locator("body").inner_text()
+    pg.context.close()
+
+
+def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
+    url, _ = server
+    pg = session(browser)
+    pg.goto(url + "/?preset=demo&rounds=6000")
+    pg.get_by_text(re.compile(r"Not allowed on this server.*max_rounds")).wait_for()
+    assert pg.get_by_role("button", name="Run").is_disabled()
+
+    # from the UI: Compare's "Run seeds" asks for 3 runs; a visitor may have 2 at once
+    pg.goto(url + SLOW + "&seed=40")
+    settle(pg, 0.5)
+    pg.get_by_role("link", name="Compare").click()
+    pg.get_by_text("Run several seeds").click()
+    pg.get_by_role("button", name="Run seeds").click()
+    pg.get_by_text(re.compile(r"max_active_per_owner")).wait_for(timeout=60_000)
+    settle(pg, 0.5)
+    from fedcore.runner import RunStore
+
+    store = RunStore(Path(server[1]))
+    mine = [r for r in store.list_runs() if r["config"]["seed"] in (40, 41, 42)]
+    assert len(mine) == 2  # the third was refused, not queued
+    for r in mine:
+        store.request_stop(r["id"])
+    pg.context.close()
+
+
+def test_the_load_test_runs_four_sessions_without_losing_a_result():
+    from load_test import run_load_test
+
+    summary = run_load_test(sessions=4, rounds=30, timeout=400)
+    print("\nload test, 4 sessions:", {k: v for k, v in summary.items() if k != "lost"})
+    assert summary["lost_results"] == 0, summary["lost"]
+    assert summary["health_failures"] == 0
+    assert summary["first_point_median_s"] is not None
