@@ -172,6 +172,16 @@ def test_reproduce_writes_the_json_record_with_per_round_curves(tiny_run):
     assert 0.0 <= rows["c"]["signals"]["empty_round"] <= 1.0 and rows["c_max"]["signals"]["empty_round"] == 0.0
 
 
+def test_rerunning_some_tables_keeps_the_others(tmp_path):
+    assert main(["reproduce", "pldp", "--quick", "--tables", "digits_iid", "--seeds", "1",
+                 "--set", "rounds=1", "--out", str(tmp_path)]) == 0
+    assert main(["reproduce", "pldp", "--quick", "--tables", "mnist_iid", "--seeds", "1",
+                 "--set", "rounds=1", "--set", "train_size=300", "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "pldp.json").read_text())
+    assert [t["key"] for t in record["tables"]] == ["digits_iid", "mnist_iid"]
+    assert all(t["seeds"] == [0] and "rounds=1" in t["mode"] for t in record["tables"])
+
+
 def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):
     md = (tiny_run / "pldp.md").read_text()
     assert "paper vs ours" in md and QUICK_LABEL in md

@@ -83,6 +83,8 @@ def _md_table(rows: list[dict]) -> str:
 
 def table_markdown(table: dict, level: str = "##") -> str:
     parts = [f"{level} {table['title']}", ""]
+    if table.get("mode"):
+        parts += [f"*{table['mode']} · seeds {table.get('seeds')} · {table.get('created', '')}*", ""]
     if table["status"] != "ran":
         parts += [f"*{table['status']}*", ""]
     parts += [_md_table(table_rows(table)), ""]

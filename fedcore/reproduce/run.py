@@ -200,6 +200,8 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     ``tables``: table keys to run (default: all, or those marked for ``quick``).
     ``extra``: config overrides applied to every run after the quick ones (tests use
     ``{"rounds": 2}``); a run with ``extra`` is labelled as such.
+    With ``tables`` given, the other tables of an existing ``<out>/<paper>.json`` are kept
+    (each table records the mode, seeds and date it ran with).
     """
     from ..engine.device import resolve_device
     from .report import markdown
@@ -224,15 +226,30 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     memo = {} if memo is None else memo  # results trained elsewhere (Ray: fedcore.distributed.reproduce)
     for table in chosen:
         log(f"- {table.key}: {table.title}")
-        record["tables"].append(run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo))
+        done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo)
+        done.update({"mode": label, "seeds": seed_list, "created": record["created"]})
+        record["tables"].append(done)
     record["elapsed_s"] = time.perf_counter() - t0
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if tables and (out / f"{paper.key}.json").exists():
+        record = _merge(json.loads((out / f"{paper.key}.json").read_text()), record, paper)
     (out / f"{paper.key}.json").write_text(json.dumps(record, indent=1))
     (out / f"{paper.key}.md").write_text(markdown(record))
     log(f"wrote {out / (paper.key + '.json')} and {out / (paper.key + '.md')} "
         f"in {record['elapsed_s']:.0f}s")
     return record
+
+
+def _merge(old: dict, new: dict, paper: Paper) -> dict:
+    """``new`` with the tables of ``old`` that it did not run, in the paper's table order."""
+    tables = {t["key"]: {"mode": old.get("mode"), "seeds": old.get("seeds"), "created": old.get("created"), **t}
+              for t in old.get("tables", [])}
+    tables.update({t["key"]: t for t in new["tables"]})
+    order = [t.key for t in paper.tables]
+    new["tables"] = [tables[k] for k in order if k in tables]
+    new["mode"] = "mixed (see each table)" if len({t.get("mode") for t in new["tables"]}) > 1 else new["mode"]
+    return new
 
 
 def _paper(key: str) -> Paper:
