@@ -219,3 +219,13 @@ def test_host_setting_names_the_cluster(monkeypatch):
     assert configured_address() == "local"
     monkeypatch.setenv("FEDCORE_RAY_ADDRESS", "ray://head:10001")
     assert configured_address() == "ray://head:10001"
+
+
+def test_without_ray_the_flag_says_how_to_install_it(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    code, _, stderr = _cli(["sweep", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1", "--no-reference",
+                            "--out", str(tmp_path / "f.json"), "--ray"])
+    assert code == 2 and "pip install -r requirements-ray.txt" in stderr
+    assert len(stderr.strip().splitlines()) == 1 and not (tmp_path / "f.json").exists()
