@@ -18,6 +18,7 @@ if str(ROOT) not in sys.path:           # `streamlit run pages/mechanisms.py` on
 
 from fedcore import teaching  # noqa: E402
 from fedcore.errors import ConfigError  # noqa: E402
+from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text  # noqa: E402
 from fedcore.mechanisms import MECHANISMS  # noqa: E402
 from pages.components import routing  # noqa: E402
 
@@ -40,12 +41,16 @@ def _layout(fig: go.Figure, key: str, **kw) -> go.Figure:
 
 
 def output_chart(name: str, law: teaching.OutputLaw, samples: np.ndarray, w: float, clip: tuple) -> go.Figure:
-    """The released value's distribution: empirical draws against the analytic law."""
+    """The released value's distribution: empirical draws against the analytic law.
+
+    A law on signs (its support is ±1 whatever ``w``: the error it is judged by is a wrong
+    sign) is drawn as two categories; any other law on the real line, beside the clip range."""
+    signs = teaching.scalar_demo(name).error == teaching.SIGN_ERROR
     fig = go.Figure()
     empirical = f"empirical ({len(samples):,} draws)"
     if law.kind == "mass":
         freq = teaching.mass_frequencies(samples, law.points)
-        if name == "ldp_sign":      # signs live on another scale than w: categories, grouped
+        if signs:                   # signs live on another scale than w: categories, grouped
             x, width, offsets = [f"{p:+g}" for p in law.points], None, (None, None)
             fig.update_layout(barmode="group", bargap=0.3)
         else:                       # two-point: on the real line, beside the clip range and w
@@ -58,7 +63,7 @@ def output_chart(name: str, law: teaching.OutputLaw, samples: np.ndarray, w: flo
                                  text=[f"{v:.3f}" for v in y], textposition="outside", textfont=dict(size=12),
                                  hovertemplate="%{x}: P = %{y:.4f}<extra></extra>"))
         fig.update_yaxes(title_text="probability", range=[0, 1.12])
-        if name == "ldp_sign":
+        if signs:
             fig.update_xaxes(title_text="released sign", type="category")
         else:
             fig.update_xaxes(title_text="released value", range=law.plot_range(), zeroline=False)
@@ -73,7 +78,7 @@ def output_chart(name: str, law: teaching.OutputLaw, samples: np.ndarray, w: flo
                                  mode="lines", line=dict(color=ORANGE, width=2.5)))
         fig.update_xaxes(title_text="released value", range=[lo, hi])
         fig.update_yaxes(title_text="density", rangemode="tozero")
-    if name != "ldp_sign":       # the input's scale: clip range and true w, named in the legend
+    if not signs:                # the input's scale: clip range and true w, named in the legend
         fig.add_vrect(x0=clip[0], x1=clip[1], fillcolor=GREY, opacity=0.15, line_width=0, layer="below")
         fig.add_vline(x=w, line=dict(color="black", dash="dash", width=1.5))
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"true w = {w:.3g}",
@@ -114,15 +119,23 @@ def kept(key: str, default):
 with st.sidebar:
     st.header("Release one number")
     linked = st.query_params.get("mechanism")      # ?mechanism=laplace opens that demo
-    name = st.selectbox("Mechanism", list(teaching.SCALAR_DEMOS),
-                        key=kept("mech.name", linked if linked in teaching.SCALAR_DEMOS else "two_point"),
-                        help="Registered mechanisms that can release a single number. dp_sgd and "
-                             "hw_gaussian calibrate to what local training can move, so they are not shown.")
+    demos = teaching.SCALAR_DEMOS
+    name = st.selectbox("Mechanism", MECHANISMS.names(),
+                        key=kept("mech.name", linked if linked in MECHANISMS else "two_point"),
+                        format_func=lambda m: m if m in demos else f"{m} (no one-number demo)",
+                        help="Every registered mechanism. Those that calibrate to what local training can "
+                             "move (dp_sgd, hw_gaussian) or add nothing (none) supply no one-number law.")
     st.query_params["mechanism"] = name
-    demo = teaching.scalar_demo(name)
     entry = MECHANISMS.entry(name)
     summary = entry.summary.replace("*", r"\*")       # a literal product, not markdown emphasis
-    st.caption(f"{summary}  \n*Paper:* {entry.paper}")
+    st.caption(f"{summary}  \n*Paper:* {entry.paper or '–'}")
+    kind = MECHANISMS.get(name).threat_model
+    st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
+    if name not in demos:
+        st.info(f"**{name}** supplies no one-number law, so this page has nothing to draw for it; "
+                "the Playground trains it.")
+        st.stop()
+    demo = teaching.scalar_demo(name)
     eps = st.select_slider("Privacy budget ε", options=list(teaching.EPSILON_CHOICES), key=kept("mech.eps", 1.0),
                            format_func=lambda v: f"{v:g}",
                            help="Per release of this one number. Smaller ε: more privacy, more noise.")

@@ -40,7 +40,7 @@ def test_page_opens_on_two_point_with_both_charts_and_the_reading(page):
     assert not page.exception and not page.error
     assert page.selectbox(key="mech.name").value == "two_point"
     figs = figures(page)
-    assert set(figs) == {"mech-output", "mech-error"}
+    assert set(figs) == {"mech-output", "mech-error", "mech-audit"}   # mech-audit: the audited-privacy section
     assert trace_names(figs["mech-output"])[:2] == ["empirical (20,000 draws)", "analytic"]
     assert {"analytic", "current ε = 1"} <= set(trace_names(figs["mech-error"]))
     assert page.subheader[0].value == "What ε = 1 means here"
@@ -64,7 +64,7 @@ def test_every_mechanism_renders_its_law_curve_and_guarantee(name):
     at.selectbox(key="mech.name").set_value(name).run()
     assert not at.exception and not at.error
     figs = figures(at)
-    assert set(figs) == {"mech-output", "mech-error"}
+    assert {"mech-output", "mech-error"} <= set(figs)   # + "mech-audit" where a one-release audit applies
     demo = teaching.SCALAR_DEMOS[name]
     assert [s.label for s in at.select_slider].count("δ") == (1 if demo.needs_delta else 0)
     assert ("(ε, δ)-LDP" if demo.needs_delta else "Pure ε-LDP") in page_text(at)
@@ -124,8 +124,17 @@ def test_clip_setting_moves_the_w_range_and_keeps_w_inside():
 
 def test_link_opens_the_named_mechanism_and_ignores_unknown_ones():
     assert open_page(mechanism="laplace").selectbox(key="mech.name").value == "laplace"
-    at = open_page(mechanism="dp_sgd")
+    at = open_page(mechanism="nonsense")
     assert at.selectbox(key="mech.name").value == "two_point" and not at.exception
+
+
+def test_a_mechanism_without_a_scalar_law_is_listed_but_never_borrows_another_law():
+    at = open_page(mechanism="dp_sgd")
+    assert at.selectbox(key="mech.name").value == "dp_sgd" and not at.exception
+    assert "supplies no one-number law" in at.info[0].value
+    assert not at.get("plotly_chart")
+    with pytest.raises(teaching.NoScalarDemo, match="dp_sgd.*supplies no one-number demo"):
+        teaching.output_law("dp_sgd", 0.1, 1.0)
 
 
 def test_uldp_page_warns_that_the_exact_delta_exceeds_the_claim():

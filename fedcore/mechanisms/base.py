@@ -8,6 +8,8 @@ rounds (e.g. ULDP-FED's stored noisy updates) and emit :class:`MethodEvent` reco
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
@@ -71,6 +73,7 @@ class Mechanism(Configurable):
     upload_kind: ClassVar[str] = "real"      # "real" or "sign"
     shuffled: ClassVar[bool] = False          # uploads cannot be tied to clients (LDP-FL)
     per_sample: ClassVar[bool] = False        # clips per-sample gradients (no batch norm)
+    scalar: ClassVar[Optional["ScalarLaw"]] = None  # its one-number law (the Mechanisms page), if any
 
     def __init__(self, options, ctx: RunContext):
         self.options = options
@@ -112,3 +115,7 @@ class Mechanism(Configurable):
 
         ULDP-FED's recall compares against the previous global noisy update.
         """
+
+
+if TYPE_CHECKING:
+    from .scalar import ScalarLaw

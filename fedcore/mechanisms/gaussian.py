@@ -42,6 +42,10 @@ import torch
 
 from ..accounting.ledger import GaussianRecord
 from ..errors import ConfigError
+import numpy as np
+
+from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
+                     exact_delta_check, g)
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
@@ -113,3 +117,34 @@ class GaussianMechanism(Mechanism):
             claims={"paper (PLDP-FL)": per_round},
             signals={"clipped_fraction": float((updates.abs() > c).float().mean()),
                      "noise_std_mean": float(sigma.mean())})
+
+
+# --- one number (the Mechanisms page) ---------------------------------------------------------
+class GaussianScalar(ScalarLaw):
+    """One number in ``[-c, c]`` with PLDP-FL's sigma over R rounds (unscaled by the clip)."""
+
+    demo = ScalarDemo("gaussian", "approximate", VARIANCE, (
+        Knob("clip", "clip c (range [-c, c])", 0.1, 10.0, 2.0, 0.1, "PLDP-FL: c = 2 (Fashion-MNIST)"),
+        Knob("sample_rate", "record sampling rate q", 0.05, 0.95, 0.8, 0.05,
+             "PLDP-FL's q; the calibration divides by 1 - q"),
+        Knob("rounds", "rounds R the budget covers", 1, 100, 1, 1,
+             "sigma grows like sqrt(R): the whole budget is split over R rounds", integer=True)))
+
+    def scale(self, epsilon, delta, options, rounds):
+        eps = torch.as_tensor(np.asarray(epsilon, dtype=np.float64))
+        return pldp_sigma(eps, torch.full_like(eps, float(delta)), options["sample_rate"], rounds).numpy()
+
+    def reading(self, r: Release) -> EpsilonReading:
+        exact_line, warning = exact_delta_check(r)
+        q = r.options["sample_rate"]
+        return EpsilonReading(
+            f"**(ε, δ)-LDP** for the whole run of R = {r.rounds} round(s) with record sampling q = {g(q)} "
+            "(PLDP-FL's calibration, Sec. 3.1; noise not scaled by the clip range, as in the paper).",
+            approximate_meaning(r),
+            (f"σ = √(4q²R/(1−q)·(2 ln(1/δ)/ε² + 1/ε)) = **{g(r.law.scale)}**.", exact_line,
+             f"Per round the ledger charges ε/R = {g(r.epsilon / r.rounds)} (basic composition)."),
+            warning + (" The paper's claim relies on amplification by sampling q and on σ being a noise "
+                       "multiplier for sensitivity 1." if warning else ""))
+
+
+GaussianMechanism.scalar = GaussianScalar()

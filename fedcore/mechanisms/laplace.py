@@ -20,6 +20,11 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import ConfigError
+import math
+
+import numpy as np
+
+from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
@@ -66,3 +71,35 @@ class LaplaceMechanism(Mechanism):
         rigorous = eps * max(1.0, 2 * c * self.ctx.num_params / self.l1_sensitivity)
         return Upload(values=noisy, clients=clients, noise_std=scale * 2 ** 0.5, spent=eps, pure_epsilon=rigorous,
                       signals={"clipped_fraction": float((updates.abs() > c).float().mean())})
+
+
+# --- one number (the Mechanisms page) ---------------------------------------------------------
+class LaplaceScalar(ScalarLaw):
+    """One number in ``[-c, c]``: L1 sensitivity ``2 c``, scale ``b = 2 c / eps``."""
+
+    demo = ScalarDemo("laplace", "pure", VARIANCE, (
+        Knob("clip", "clip c (range [-c, c])", 0.01, 1.0, 0.05, 0.01,
+             "L1 sensitivity of one number in [-c, c] is 2c"),))
+
+    def scale(self, epsilon, delta, options, rounds):
+        return 2 * options["clip"] / np.asarray(epsilon, dtype=float)
+
+    def law(self, wc, epsilon, scale, options, hi):
+        return OutputLaw("laplace", wc, 2 * scale ** 2, scale, "b")
+
+    def error(self, wc, epsilon, scale, options, hi):
+        return 2 * scale ** 2
+
+    def reading(self, r: Release) -> EpsilonReading:
+        sens, law = r.hi - r.lo, r.law
+        return EpsilonReading(
+            f"**Pure ε-LDP** (Laplace mechanism): noise scale b = Δ₁/ε = {g(sens)}/{g(r.epsilon)} = "
+            f"{g(law.scale)} for one number in [{g(r.lo)}, {g(r.hi)}].",
+            pure_meaning(r),
+            (f"Moving the input by Δ multiplies the density of any output by at most e^(Δ/b); the widest "
+             f"move is Δ₁ = {g(sens)}, giving e^({g(sens)}/{g(law.scale)}) = {g(math.exp(r.epsilon))} = e^ε.",
+             f"Noise standard deviation √2·b = {g(math.sqrt(law.variance))}: at this ε the released value "
+             f"is w ± {g(math.sqrt(law.variance))} for a range of width {g(sens)}."))
+
+
+LaplaceMechanism.scalar = LaplaceScalar()

@@ -42,6 +42,11 @@ import torch
 
 from ..accounting.ledger import GaussianRecord
 from ..errors import ConfigError
+import numpy as np
+from scipy.special import ndtr
+
+from .scalar import (SIGN_ERROR, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw,
+                     approximate_meaning, g)
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
@@ -122,3 +127,71 @@ class LdpSignMechanism(Mechanism):
                       gaussian=GaussianRecord(noise_multiplier=sigma / self.box_diameter),
                       claims={"paper (PLDP-FL)": per_round},
                       signals={**signals, "noise_std_mean": float(sigma.mean())})
+
+
+# --- one number (the Mechanisms page) ---------------------------------------------------------
+def ldp_sign_p_plus(w, sigma):
+    """PLDP-FL Sec. 3.1 (seed 000; Jin et al. 2020): ``P(+1) = Phi(w / sigma)``, ``w`` clipped."""
+    return ndtr(np.asarray(w, dtype=float) / np.asarray(sigma, dtype=float))
+
+
+def sign_error(w, sigma):
+    """Probability that ``ldp_sign`` releases the wrong sign: ``Phi(-|w| / sigma)``.
+
+    The true sign of ``w = 0`` is taken as ``+1`` (the mechanism's tie rule), so the error
+    is 1/2 there, as the formula gives.
+    """
+    return ndtr(-np.abs(np.asarray(w, dtype=float)) / np.asarray(sigma, dtype=float))
+
+
+def empirical_sign_error(signs, w: float) -> float:
+    """Fraction of released signs that differ from the sign of ``w`` (``+1`` for ``w >= 0``)."""
+    truth = 1.0 if w >= 0 else -1.0
+    return float(np.mean(np.asarray(signs) != truth))
+
+
+class LdpSignScalar(ScalarLaw):
+    """One number in ``[-c, c]`` released as a sign; the demo sets ``Delta_2 = 2 c``."""
+
+    demo = ScalarDemo("ldp_sign", "approximate", SIGN_ERROR, (
+        Knob("clip", "clip c (range [-c, c])", 0.1, 10.0, 4.0, 0.1,
+             "PLDP-FL non-IID MNIST: c = 4; the demo sets Delta_2 = 2c, the width of the range"),))
+
+    def options(self, values):
+        o = super().options(values)
+        return {**o, "l2_sensitivity": 2 * o["clip"]}
+
+    def scale(self, epsilon, delta, options, rounds):
+        eps = torch.as_tensor(np.asarray(epsilon, dtype=np.float64))
+        return ldp_sign_sigma(eps, torch.full_like(eps, float(delta)), options["l2_sensitivity"]).numpy()
+
+    def law(self, wc, epsilon, scale, options, hi):
+        p_plus = float(ldp_sign_p_plus(wc, scale))
+        mean = 2 * p_plus - 1
+        return OutputLaw("mass", mean, 1 - mean ** 2, scale, "σ", (-1.0, 1.0), (1 - p_plus, p_plus))
+
+    def error(self, wc, epsilon, scale, options, hi):
+        return sign_error(wc, scale)
+
+    def empirical(self, draws, w):
+        return np.array([empirical_sign_error(row, w) for row in draws])
+
+    def reading(self, r: Release) -> EpsilonReading:
+        sens, law = r.hi - r.lo, r.law
+        p_lo, p_hi = float(ndtr(r.lo / law.scale)), float(ndtr(r.hi / law.scale))
+        eps_bit = math.log(p_hi / p_lo)
+        root = math.sqrt(2 * math.log(1.25 / r.delta))
+        worked = (f"σ = Δ₂·√(2 ln(1.25/δ))/ε = {g(sens)}·{g(root)}/{g(r.epsilon)} "
+                  f"= {g(law.scale)} (classical Gaussian calibration, Dwork & Roth Thm A.1"
+                  + (", which is only proven for ε < 1)." if r.epsilon >= 1 else ")."),
+                  f"Only one bit leaves the client: P(+1) ranges from Φ({g(r.lo)}/σ) = {g(p_lo)} to "
+                  f"Φ({g(r.hi)}/σ) = {g(p_hi)}. So the released sign is in fact pure ε′-LDP with "
+                  f"ε′ = ln({g(p_hi)}/{g(p_lo)}) = **{g(eps_bit)}** (post-processing never hurts).",
+                  f"For w = {g(r.wc)}: P(+1) = {g(law.probs[1])}, P(wrong sign) = "
+                  f"{g(float(sign_error(r.wc, law.scale)))}.")
+        return EpsilonReading(
+            f"**(ε, δ)-LDP** per round (PLDP-FL, Sec. 3.1): ε = {g(r.epsilon)}, δ = {r.delta:.0e}, "
+            "as a post-processing of the Gaussian mechanism.", approximate_meaning(r), worked)
+
+
+LdpSignMechanism.scalar = LdpSignScalar()

@@ -60,6 +60,9 @@ import torch
 
 from ..constraints import Choice, setting
 from ..errors import ConfigError
+import numpy as np
+
+from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
@@ -175,3 +178,64 @@ class TwoPointMechanism(Mechanism):
     def after_round(self, global_update, round) -> None:
         if global_update is not None:
             self._previous = global_update.detach() / self.ctx.server_lr
+
+
+# --- one number (the Mechanisms page) ---------------------------------------------------------
+def two_point_law(w, epsilon, center: float, radius: float):
+    """LDP-FL Eq. 2 (seed 001): outputs ``c -+ r (e^eps + 1)/(e^eps - 1)`` and their probabilities.
+
+    ``P(high) = [(w - c)(e^eps - 1) + r (e^eps + 1)] / [2 r (e^eps + 1)]``; returns
+    ``(low, high, p_low, p_high)``, broadcasting over arrays.
+    """
+    w, eps = np.asarray(w, dtype=float), np.asarray(epsilon, dtype=float)
+    e = np.exp(eps)
+    magnitude = radius * (e + 1) / (e - 1)
+    p_high = ((w - center) * (e - 1) + radius * (e + 1)) / (2 * radius * (e + 1))
+    return center - magnitude, center + magnitude, 1 - p_high, p_high
+
+
+def two_point_variance(w, epsilon, center: float, radius: float):
+    """LDP-FL Sec. 4.3 (seed 001): ``Var[w*] = r^2 ((e^eps + 1)/(e^eps - 1))^2 - (w - c)^2``."""
+    e = np.exp(np.asarray(epsilon, dtype=float))
+    return radius ** 2 * ((e + 1) / (e - 1)) ** 2 - (np.asarray(w, dtype=float) - center) ** 2
+
+
+class TwoPointScalar(ScalarLaw):
+    """One weight in ``[-r, r]`` (no shuffling: it only permutes who sent which value)."""
+
+    demo = ScalarDemo("two_point", "pure", VARIANCE, (
+        Knob("radius", "clip radius r (range [-r, r])", 0.01, 1.0, 0.075, 0.005,
+             "LDP-FL uses r = 0.075 on MNIST and Fashion-MNIST"),), fixed={"shuffle": False})
+
+    def clip_range(self, options):
+        return -options["radius"], options["radius"]
+
+    def scale(self, epsilon, delta, options, rounds):
+        return two_point_law(0.0, epsilon, 0.0, options["radius"])[1]
+
+    def law(self, wc, epsilon, scale, options, hi):
+        low, high, p_low, p_high = two_point_law(wc, epsilon, 0.0, hi)
+        return OutputLaw("mass", wc, float(two_point_variance(wc, epsilon, 0.0, hi)), scale,
+                         "output magnitude r(e^ε+1)/(e^ε-1)", (float(low), float(high)),
+                         (float(p_low), float(p_high)))
+
+    def error(self, wc, epsilon, scale, options, hi):
+        return two_point_variance(wc, epsilon, 0.0, hi)
+
+    def reading(self, r: Release) -> EpsilonReading:
+        ratio = math.exp(r.epsilon)
+        p_min, p_max = 1 / (ratio + 1), ratio / (ratio + 1)
+        law = r.law
+        return EpsilonReading(
+            f"**Pure ε-LDP** per weight (LDP-FL, Theorem 1): ε = {g(r.epsilon)} for each released number.",
+            pure_meaning(r),
+            (f"The only possible outputs are ±{g(law.points[1])}, whatever the input.",
+             f"P(output = +{g(law.points[1])}) ranges from 1/(e^ε+1) = {g(p_min)} (input {g(r.lo)}) "
+             f"to e^ε/(e^ε+1) = {g(p_max)} (input {g(r.hi)}): ratio {g(p_max / p_min)} = e^ε.",
+             f"For w = {g(law.mean)}: P(+) = {g(law.probs[1])}, so the server's estimate is unbiased "
+             f"but has standard deviation {g(math.sqrt(law.variance))}.",
+             "A client's d weights over T rounds compose to d·T·ε; LDP-FL's splitting and shuffling "
+             "argue for ε per weight instead (the run ledger shows both)."))
+
+
+TwoPointMechanism.scalar = TwoPointScalar()

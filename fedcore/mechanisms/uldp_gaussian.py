@@ -101,6 +101,8 @@ from ..accounting.ledger import GaussianRecord
 from ..accounting.uldp_budget import UldpBudget
 from ..errors import ConfigError
 from ..events import MethodEvent
+from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
+                     exact_delta_check, g)
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 from .uldp_recall import SIMILARITIES, STORAGE_DTYPES, NoisyUpdateHistory, similarity_fn
@@ -364,3 +366,37 @@ class UldpGaussian(Mechanism):
     def after_round(self, global_update, round) -> None:
         if global_update is not None:
             self.previous = (global_update / self.ctx.server_lr).detach().to(torch.float32).clone()
+
+
+# --- one number (the Mechanisms page) ---------------------------------------------------------
+class UldpScalar(ScalarLaw):
+    """One user's first upload under the literal (local) reading, with its whole budget
+    (``r = T = 1``, no recall): ``sigma_1 = z C_1``, ``C_1 = C_0 e^-beta``."""
+
+    demo = ScalarDemo("uldp_gaussian", "approximate", VARIANCE, (
+        Knob("clip0", "initial clip C_0", 0.1, 10.0, 2.0, 0.1, "ULDP-FED: C_0 = 2"),
+        Knob("beta", "clip decay beta", 0.0, 0.2, 0.06, 0.01, "first participation: C_1 = C_0 exp(-beta)")),
+        fixed={"recall": "none", "max_participations": 1, "reading": "local"})
+
+    def clip_range(self, options):
+        c1 = float(decayed_clip(options["clip0"], options["beta"], torch.tensor(1)))
+        return -c1, c1
+
+    def scale(self, epsilon, delta, options, rounds):
+        eps = torch.as_tensor(np.asarray(epsilon, dtype=np.float64))
+        return (gaussian_multiplier(eps, torch.full_like(eps, float(delta))) * self.clip_range(options)[1]).numpy()
+
+    def reading(self, r: Release) -> EpsilonReading:
+        exact_line, warning = exact_delta_check(r)
+        c1 = r.hi
+        return EpsilonReading(
+            f"**(ε, δ)-LDP** per release (ULDP-FED, eq. 10 with the classical calibration, local reading): "
+            f"ε = {g(r.epsilon)}, δ = {r.delta:.0e}; a user's budget is split over its r participations (here r = 1).",
+            approximate_meaning(r),
+            (f"Clip C₁ = C₀·e^(−β) = {g(c1)}; σ = z·C₁ with z = √(2 ln(1.25/δ))/ε = "
+             f"{g(r.law.scale / c1)}, so σ = **{g(r.law.scale)}**.", exact_line),
+            warning + (" ULDP-FED calibrates σ = z·C_k, i.e. to sensitivity C_k; two users' clipped updates can "
+                       "be 2·C_k apart." if warning else ""))
+
+
+UldpGaussian.scalar = UldpScalar()
