@@ -11,7 +11,7 @@ import streamlit as st
 from fedcore.audit.run import audit_release
 from fedcore.errors import ConfigError
 
-DRAWS = 20000
+DRAWS = 10000
 
 EXPLANATION = """\
 The **accountant's ε is an upper bound**: a proof that *no* attacker, however clever, can learn
