@@ -229,3 +229,12 @@ def test_without_ray_the_flag_says_how_to_install_it(monkeypatch, tmp_path):
                             "--out", str(tmp_path / "f.json"), "--ray"])
     assert code == 2 and "pip install -r requirements-ray.txt" in stderr
     assert len(stderr.strip().splitlines()) == 1 and not (tmp_path / "f.json").exists()
+
+
+def test_unreachable_cluster_is_refused_at_once():
+    from fedcore.distributed.cluster import reachable
+
+    with pytest.raises(FedcoreError, match=r"--ray 127.0.0.1:1: nothing answers there"):
+        reachable("127.0.0.1:1", timeout=2)
+    with pytest.raises(FedcoreError, match=r"--ray ray://127.0.0.1:1: nothing answers"):
+        reachable("ray://127.0.0.1:1", timeout=2)

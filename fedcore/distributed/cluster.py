@@ -70,6 +70,8 @@ def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None):
     address = check_address(address)
     if ray.is_initialized():
         return ray
+    if address not in (LOCAL, "auto"):
+        reachable(address)
     try:
         if address == LOCAL:
             ray.init(num_cpus=num_cpus, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE,
@@ -82,6 +84,20 @@ def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None):
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise FedcoreError(f"--ray {address}: cannot connect to the Ray cluster ({first[:160]})") from None
     return ray
+
+
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse, in one line, a ``HOST:PORT`` / ``ray://HOST:PORT`` nobody answers on within
+    ``timeout`` seconds (``ray.init`` itself would keep retrying for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise FedcoreError(f"--ray {address}: nothing answers there ({exc.strerror or exc}); is the cluster's "
+                           "head running (`ray start --head`)?") from None
 
 
 def cluster_resources() -> dict:
