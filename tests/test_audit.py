@@ -197,3 +197,10 @@ def test_mechanisms_page_audit_of_one_release_and_its_chart():
     assert any(n.startswith("audited lower bound") for n in names) and any(n.startswith("paper's claim") for n in names)
     with pytest.raises(Exception, match="no distinguishing probe"):
         audit_release("dp_sgd", 1.0)
+
+
+def test_too_large_an_audit_is_refused_with_a_clear_error():
+    from fedcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--dim"):
+        audit("laplace", {"clip": 1.0}, ctx=context(dim=200_000), trials=10_000)

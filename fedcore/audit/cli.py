@@ -61,6 +61,6 @@ def cmd_audit(args) -> int:
           f"({r.kind}{ceiling}{estimate})")
     print(f"  {r.verdict()}  ({r.seconds:.1f} s)")
     payload = {"preset": args.preset, "config": cfg.to_dict(), **r.to_dict()}
-    Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")
+    Path(args.out).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     print(f"wrote {args.out}")
     return 0

@@ -45,6 +45,7 @@ from .stats import CONFIDENCE, ThresholdAudit, max_auditable_epsilon, threshold_
 
 OVERSHOOT = 4.0        # probe inputs lie this many clip widths out; a correct mechanism clips them
 CHUNK_ELEMENTS = 4_000_000   # draws x dim per privatize call (memory)
+MAX_ELEMENTS = 2_000_000_000   # draws x dim of one audit (time)
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,10 @@ def distinguish(mech_cls, options, ctx, probe: Probe, *, name: str, client: int,
     dim = dim or ctx.num_params
     if trials < 8:
         raise ConfigError("trials", trials, "must be >= 8 (draws per input)")
+    if 2 * trials * dim > MAX_ELEMENTS:
+        raise ConfigError("trials", trials, f"x {dim} parameters is more than this audit draws "
+                          f"({MAX_ELEMENTS:.0e} numbers, minutes on a CPU); lower --trials or audit the mechanism on a smaller "
+                          "model with --dim")
     per_call = max(1, min(trials, CHUNK_ELEMENTS // dim))
     gen = torch.Generator().manual_seed(seed)
     first = mech_cls(options, replicate_context(ctx, client, 1, dim))

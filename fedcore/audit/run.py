@@ -82,7 +82,18 @@ class AuditResult:
                 out[key + "_infinite"] = True
         out.update(accountant_violated=self.accountant_violated, claim_refuted=self.claim_refuted,
                    verdict=self.verdict())
-        return out
+        return _finite(out)
+
+
+def _finite(value):
+    """Strict JSON: non-finite floats inside nested details become None."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def threat_model_of(cfg) -> str:
