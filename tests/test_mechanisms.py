@@ -350,10 +350,22 @@ def test_client_weighted_aggregators_include_fedavg_and_weighted():
 
 
 def test_dp_sgd_refuses_a_model_with_batch_norm(monkeypatch):
-    monkeypatch.setattr(MODELS.get("mlp"), "batch_norm", True, raising=False)
+    from torch import nn
+
+    from fedcore.engine.setup import prepare
+    from fedcore.registry import Entry
+
+    def bn_mlp(input_shape, num_classes):
+        width = int(np.prod(input_shape))
+        return nn.Sequential(nn.Flatten(), nn.Linear(width, 16), nn.BatchNorm1d(16), nn.ReLU(),
+                             nn.Linear(16, num_classes))
+
+    monkeypatch.setitem(MODELS._entries, "bn_mlp", Entry("bn_mlp", bn_mlp, "batch-norm MLP (test)"))
     with pytest.raises(ConfigError, match="batch norm"):
-        _config(**{"model": "mlp", "privacy.mechanism": "dp_sgd", "privacy.aggregator": "mean"})
-    _config(**{"model": "mlp", "privacy.mechanism": "gaussian", "privacy.aggregator": "mean"})
+        prepare(_config(**{"model": "bn_mlp", "privacy.mechanism": "dp_sgd", "privacy.aggregator": "mean"}))
+    prepare(_config(**{"model": "bn_mlp", "privacy.mechanism": "gaussian", "privacy.aggregator": "mean"}))
+    prepare(_config(**{"model": "bn_mlp", "privacy.mechanism": "hw_gaussian", "privacy.aggregator": "mean",
+                       "privacy.mechanism_options": {"clip_gradients": False}}))
 
 
 @pytest.mark.parametrize("name,options,message", [

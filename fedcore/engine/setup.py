@@ -54,7 +54,9 @@ def prepare(cfg: RunConfig) -> RunSetup:
     padded, counts = pad_client_indices(partition.indices, device)
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)
-    if has_batch_norm(model) and MECHANISMS.get(cfg.privacy.mechanism).per_sample:
+    mech_cls = MECHANISMS.get(cfg.privacy.mechanism)
+    if has_batch_norm(model) and mech_cls.traits_for(
+            mech_cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options")).per_sample:
         raise ConfigError("model", cfg.model, "uses batch norm, which mixes samples and breaks "
                           "per-sample clipping (DP-SGD); pick a model without it")
     params = {k: v.detach().clone() for k, v in model.named_parameters()}

@@ -52,6 +52,17 @@ class Upload:
     signals: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Traits:
+    """A mechanism's traits under given options: ``shuffled`` (uploads cannot be tied to
+    clients), ``upload_kind`` (``"real"`` or ``"sign"``), ``per_sample`` (clips per-sample
+    gradients, so batch norm is ruled out)."""
+
+    shuffled: bool
+    upload_kind: str
+    per_sample: bool
+
+
 class Mechanism(Configurable):
     """Base class. Subclasses set ``Options`` and implement :meth:`privatize`.
 
@@ -94,6 +105,12 @@ class Mechanism(Configurable):
     def threat_model_for(cls, options) -> str:
         """The threat model under ``options`` (default: the class attribute)."""
         return cls.threat_model
+
+    @classmethod
+    def traits_for(cls, options) -> "Traits":
+        """What the compatibility rules need to know, under ``options`` (default: the class
+        attributes ``shuffled``, ``upload_kind``, ``per_sample``)."""
+        return Traits(shuffled=cls.shuffled, upload_kind=cls.upload_kind, per_sample=cls.per_sample)
 
     def privatize(self, updates: torch.Tensor, clients: torch.Tensor, round: int,
                   gen: torch.Generator) -> Upload:

@@ -60,7 +60,7 @@ import torch
 from ..constraints import Choice, setting
 from ..accounting.ledger import GaussianRecord
 from ..errors import ConfigError
-from .base import Mechanism, Upload
+from .base import Mechanism, Traits, Upload
 from .registry import MECHANISMS
 
 NOISE_MODES = ("calibrated", "level")
@@ -110,6 +110,11 @@ class HwGaussianMechanism(Mechanism):
     """sigma_k fixed for the run (``sigma_`` [N]); per-sample gradient clipping at G."""
 
     per_sample = True
+
+    @classmethod
+    def traits_for(cls, options) -> Traits:
+        """Per-sample clipping only with ``clip_gradients`` (batch norm is fine without it)."""
+        return Traits(shuffled=False, upload_kind="real", per_sample=options.clip_gradients)
 
     @dataclass(frozen=True)
     class Options:

@@ -17,9 +17,9 @@ anonymously, so the server receives, for each parameter position, the *multiset*
 clients' values. Simulated faithfully: each column of the ``[m, d]`` upload is permuted
 independently across clients, and the upload is marked unlinkable. Averaging is
 unaffected; rules that weight clients (fedavg, PLDP-FL's B and C, Hellinger) are
-impossible, and :func:`shuffling_needs_unlinkable_aggregator` (a compat rule) refuses them
-at configuration time. The ``shuffled`` class attribute stays False because shuffling is an
-option; the instance attribute reflects it.
+impossible, and the compatibility rules refuse them at configuration time: they read
+``traits_for(options)``, whose ``shuffled`` follows the ``shuffle`` option (the class
+attribute stays False; the instance attribute reflects the option).
 
 Budget per round, what the ledger shows:
 
@@ -63,7 +63,7 @@ from ..errors import ConfigError
 import numpy as np
 
 from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
-from .base import Mechanism, Upload
+from .base import Mechanism, Traits, Upload
 from .registry import MECHANISMS
 
 LAYER_RANGES = ("previous_global", "own_update")
@@ -88,25 +88,15 @@ def shuffle_columns(values: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return values.gather(0, keys.argsort(dim=0))
 
 
-def shuffling_needs_unlinkable_aggregator(cfg) -> None:
-    """Compat rule: shuffled uploads cannot feed a rule that must know who sent what."""
-    from ..aggregators import AGGREGATORS
-
-    pc = cfg.privacy
-    if pc.mechanism_options.get("shuffle", True) and AGGREGATORS.get(pc.aggregator).needs_linkable:
-        raise ConfigError("privacy.aggregator", pc.aggregator,
-                          "needs to know which client sent which update, but two_point with "
-                          "shuffle=true splits every update into single weights and shuffles them "
-                          "anonymously (LDP-FL), so no value can be tied to a client; use 'mean', "
-                          "or set privacy.mechanism_options.shuffle=false")
-
-
 @MECHANISMS.register("two_point", summary="Each weight becomes one of two values c +- r(e^eps+1)/(e^eps-1), "
                      "then weights are split and shuffled (LDP-FL).", paper="LDP-FL (seed 001), Eq. 2")
 class TwoPointMechanism(Mechanism):
     """Clip to ``[c - r, c + r]``, randomise each weight to two points, shuffle columns."""
 
-    compat_rules = (shuffling_needs_unlinkable_aggregator,)
+    @classmethod
+    def traits_for(cls, options) -> Traits:
+        """Shuffled exactly when ``shuffle`` is on (LDP-FL); then no upload is tied to a client."""
+        return Traits(shuffled=options.shuffle, upload_kind="real", per_sample=False)
 
     @dataclass(frozen=True)
     class Options:
