@@ -60,6 +60,14 @@ def test_a_central_record_charges_every_covered_client_not_only_uploaders():
     assert eps[3] == 0.0
 
 
+def test_the_grid_rounds_multipliers_down_so_epsilon_only_grows():
+    exact, grid = Ledger(1, np.array([1e-5])), Ledger(1, np.array([1e-5]))
+    for z in (1.234, 1.2345, 1.236):
+        exact.record(torch.tensor([0]), None, GaussianRecord(torch.tensor([z]), 0.1))
+        grid.record(torch.tensor([0]), None, GaussianRecord(torch.tensor([z]), 0.1, grid=True))
+    assert exact.headline()[0] <= grid.headline()[0] <= 1.05 * exact.headline()[0]
+
+
 def test_nothing_noised_is_infinite_never_zero():
     ledger = Ledger(3, np.full(3, 1e-5), threat_model="none")
     assert np.isinf(ledger.headline()).all()           # even before anyone uploaded

@@ -37,13 +37,21 @@ class GaussianRecord:
     ``sample_rate`` the Poisson rate of each step (1: no amplification; a number or ``[k]``); ``steps`` how many
     such steps the round composed (DP-SGD: local steps, a number or ``[k]``; update-level
     Gaussian: 1). ``clients`` ``[k]``: the clients covered; None means the round's uploaders
-    (aligned with ``Upload.clients``).
+    (aligned with ``Upload.clients``). ``grid``: round each multiplier *down* to a 1 %
+    geometric grid before composing (a slightly larger epsilon, never a smaller one), so
+    that records whose multipliers change every round (ULDP-FED's central reading) reuse
+    dp-accounting's curves instead of computing new ones each round.
     """
 
     noise_multiplier: torch.Tensor
     sample_rate: Union[float, torch.Tensor, np.ndarray] = 1.0
     steps: Union[int, float, torch.Tensor, np.ndarray] = 1
     clients: Optional[torch.Tensor] = None
+    grid: bool = False
+
+
+GRID = 1.01
+"""Ratio of consecutive multipliers on the conservative grid of ``GaussianRecord.grid``."""
 
 
 def _numpy(x) -> np.ndarray:
@@ -89,6 +97,8 @@ class Ledger:
         if gaussian is not None:
             gids = ids if gaussian.clients is None else gaussian.clients.cpu().numpy().astype(np.int64)
             z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
+            if gaussian.grid:
+                z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
             self._compose(gids, z, q, steps)

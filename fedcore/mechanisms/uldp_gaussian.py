@@ -15,7 +15,8 @@ Two readings of who adds how much noise (option ``reading``; METHODS section 5, 
   The ledger charges, every round, every user that could have been sampled (fewer than
   r participations so far) the subsampled Gaussian with multiplier
   ``sigma_sum / C_i``: ``sigma_sum = sqrt(sum_{j in U^t} z_j^2 C_j^2 / |U^t|)`` is the std
-  of the sum's noise, ``C_i`` the clip user i would use. This assumes the sum is released
+  of the sum's noise, ``C_i`` the clip user i would use (rounded down to a 1 % grid, so the
+  figure errs on the safe side and dp-accounting's curves are reused). This assumes the sum is released
   with equal weights (the paper's MNIST users all hold 600 images; the ``uldp``
   aggregator's n_i weights then coincide). Needs ``sampling: poisson``.
 - ``"local"`` (the literal per-user reading; threat model *local*): every upload carries
@@ -327,7 +328,7 @@ class UldpGaussian(Mechanism):
             if o.sensitivity == "ldp":
                 multiplier = multiplier / 2.0
             gaussian = GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation,
-                                      clients=users)
+                                      clients=users, grid=True)
         else:
             gaussian = GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1)
         return Upload(values=values, clients=clients, noise_std=noise_std, spent=spent,

@@ -396,7 +396,8 @@ def _uldp_table(ds: str, name: str, title: str, *, base: dict, reported: dict, t
               Claim("order", ("dcdp", "dp"), text="DCDP-FedAvg ≥ DP-FedAvg (final accuracy)"))
     return Table(name, title, tuple(rows), claims=claims, notes=ULDP_NOTES + notes, quick=quick,
                  quick_notes=quick_notes, in_quick=in_quick, reference="dp", target=target,
-                 quick_target=quick_target)
+                 quick_target=quick_target,
+                 quick_rows=("dp", "ddp", "dsdp", "dcdp", "ddp_local", "dsdp_local"))
 
 
 register_paper(Paper(
@@ -418,7 +419,7 @@ register_paper(Paper(
                                 "since the noise of the average shrinks with the users per round), 1,000 test "
                                 "images, 40 rounds (budgets are split over min(r, rounds left), so r = 50 never "
                                 "binds); target accuracy 0.50 instead of 0.95 (unreachable in 40 rounds on this "
-                                "data).",
+                                "data); only DP, DDP, DSDP, DCDP (central) and DDP, DSDP (local) run.",
                     quick_target=0.50),
         _uldp_table("cifar10", "cifar10", "CIFAR-10, 1000 users x 50 images (IID), ε = 10, T = 500",
                     base={"dataset": "cifar10", "model": "lenet5", "num_clients": 1000, "rounds": 500,
