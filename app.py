@@ -19,7 +19,7 @@ pages = [
 ]
 # pages written by other parts of the project join the menu once their file exists
 for name, title, icon in (("mechanisms", "Mechanisms", ":material/tune:"),
-                          ("papers", "Papers", ":material/menu_book:")):
+                          ("papers", "Papers", ":material/menu_book:"), ("frontier", "Frontier", ":material/show_chart:")):
     if (HERE / "pages" / f"{name}.py").exists():
         pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
 pages.append(st.Page("pages/history.py", title="History", icon=":material/history:"))

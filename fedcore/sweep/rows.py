@@ -157,3 +157,36 @@ def summary_table(rows: Iterable[dict]) -> str:
             parts.append(text)
         lines.append(f"| {m} | {threat} | " + " | ".join(parts) + " |")
     return "\n".join(lines)
+
+
+CHANCE_BAND = 0.3
+"""The issue's bar for "the trade-off is visible": accuracy at the smallest ε <= 0.3 ..."""
+NEAR_REFERENCE = 0.05
+"""... and at the largest ε within 5 points of the method's no-privacy reference."""
+
+
+def trade_off(rows: Iterable[dict]) -> dict[str, dict]:
+    """Per method: does the frontier show the trade-off, and the figures that say why not.
+
+    ``{"low": acc at the smallest target ε, "high": acc at the largest, "reference": no-privacy
+    acc, "gap": reference - high, "visible": low <= 0.3 and gap <= 0.05, "inflation": headline /
+    target ε at the smallest target (how much more ε the run really spends than its label),
+    "threat_model"}``; methods without both ends are left out.
+    """
+    stats = summarize(rows)
+    out = {}
+    for m in dict.fromkeys(s["method"] for s in stats):
+        mine = [s for s in stats if s["method"] == m]
+        private = sorted((s for s in mine if s["epsilon"] is not None), key=lambda s: s["epsilon"])
+        ref = next((s for s in mine if s["epsilon"] is None), None)
+        if not private or ref is None:
+            continue
+        low, high = private[0], private[-1]
+        gap = ref["accuracy_mean"] - high["accuracy_mean"]
+        head = low["headline_mean"]
+        out[m] = {"low": low["accuracy_mean"], "low_epsilon": low["epsilon"], "high": high["accuracy_mean"],
+                  "high_epsilon": high["epsilon"], "reference": ref["accuracy_mean"], "gap": gap,
+                  "visible": low["accuracy_mean"] <= CHANCE_BAND and gap <= NEAR_REFERENCE,
+                  "inflation": None if head is None or not low["epsilon"] else head / low["epsilon"],
+                  "threat_model": low["threat_model"]}
+    return out

@@ -1,0 +1,135 @@
+"""Frontier: accuracy against the privacy actually spent, for several methods at once.
+
+Pick methods, a range of target ε and seeds; the sweep trains in a background process
+(``fedcore.sweep.job``: runs x clients in one vmap) and its points appear as they finish.
+The link (``?preset=&methods=&eps=&seeds=``) restores the view, and a finished frontier
+reopens at once.
+"""
+import pandas as pd
+import streamlit as st
+
+from fedcore.catalog import METHODS
+from fedcore.errors import FedcoreError
+from fedcore.presets import PRESETS
+from fedcore.sweep.papers import paper_points
+from fedcore.sweep.rows import rows_csv, trade_off
+from fedcore.sweep.spec import DEFAULT_METHODS, SweepSpec
+from pages.components import frontier as fr
+from pages.components import routing
+
+routing.through_router()
+
+st.title("Privacy–accuracy frontier")
+st.caption("Each point is a training run; the x axis is the **headline ε** it spent — the tightest rigorous "
+           "bound for its threat model, the largest over clients — not the ε it was configured with.")
+
+if "fr.init" not in st.session_state:
+    st.session_state["fr.init"] = True
+    try:
+        linked = fr.from_link(st.query_params)
+    except FedcoreError as exc:
+        st.session_state["fr.link_error"] = str(exc)
+        linked = {}
+    st.session_state["fr.preset"] = linked.get("preset", "demo")
+    st.session_state["fr.methods"] = linked.get("methods", list(DEFAULT_METHODS))
+    st.session_state["fr.range0"] = linked.get("range", fr.DEFAULT_RANGE)  # the slider's value= (a range)
+    st.session_state["fr.seeds"] = linked.get("seeds", 3)
+if st.session_state.get("fr.link_error"):
+    st.warning(f"The link's settings were not used: {st.session_state['fr.link_error']}", icon=":material/link_off:")
+
+c1, c2 = st.columns([1, 3])
+preset = c1.selectbox("Experiment (preset)", PRESETS.names(), key="fr.preset",
+                      help="Every method starts from this preset, with its demo-scale settings.")
+methods = c2.multiselect("Methods", [m for m in METHODS.names()], key="fr.methods",
+                         help="Each method also gets its no-privacy reference (the dashed line).")
+c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+picked = c1.select_slider(
+    "Target ε range", options=list(fr.EPS_GRID), value=st.session_state["fr.range0"], key="fr.range",
+    format_func=fr._fmt,
+    help="ε (epsilon) bounds how much one client's (or one record's) data can change what others see: "
+         "smaller ε = more noise = more privacy. The target is what each method is configured with; the "
+         "chart places each run at the ε it really spent. See the Mechanisms page for what ε means.")
+c1.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
+seeds = c2.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
+low, high = picked if isinstance(picked, (tuple, list)) else (picked, picked)
+eps = fr.epsilons_in(low, high)
+st.query_params.update(fr.to_link(preset, methods, eps, int(seeds)))
+
+spec = error = None
+if not methods:
+    st.info("Pick at least one method.")
+    st.stop()
+try:
+    spec = SweepSpec(preset=preset, methods=tuple(methods), epsilons=eps, seeds=int(seeds))
+    total = len(spec.points())
+except FedcoreError as exc:
+    st.error(f"These settings cannot run: {exc}", icon=":material/error:")
+    st.stop()
+
+from fedcore.sweep.job import spec_key  # noqa: E402
+
+jobs = fr.jobs()
+from fedcore.distributed.jobs import configured_address, ray_installed, ray_jobs  # noqa: E402
+
+if ray_installed() and st.toggle("Train on the Ray cluster", key="fr.ray",
+                                 help=f"Send the sweep to Ray at '{configured_address()}' (host setting "
+                                      "FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop cancels it."):
+    jobs = ray_jobs(jobs.folder)
+key = spec_key(spec)
+state = jobs.status(key)
+train = c3.button("Train frontier" if state["status"] != "finished" else "Trained",
+                  disabled=state["status"] in ("finished", "running", "starting"), type="primary",
+                  icon=":material/play_arrow:", key="fr.train")
+st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy) × {int(seeds)} seed(s), "
+           "trained together in batches in the background.")
+if train:
+    try:
+        jobs.start(spec)
+        st.rerun()
+    except FedcoreError as exc:
+        st.error(str(exc), icon=":material/hourglass_top:")
+
+live = state["status"] in ("starting", "running")
+
+
+@st.fragment(run_every=1.0 if live else None)
+def view():
+    now = jobs.status(key)
+    rows = jobs.rows(key)
+    if now["status"] in ("starting", "running"):
+        left, right = st.columns([4, 1], vertical_alignment="center")
+        left.progress(min(1.0, len(rows) / max(1, now.get("total") or total)),
+                      text=f"Training: {len(rows)} of {now.get('total') or total} runs done")
+        if right.button("Stop", icon=":material/stop:", key="fr.stop"):
+            jobs.stop(key)
+    elif now["status"] == "failed":
+        st.error(f"The sweep failed: {now.get('error', 'unknown error')}", icon=":material/error:")
+    elif now["status"] == "stopped":
+        st.warning(f"Stopped after {len(rows)} of {now.get('total') or total} runs.", icon=":material/stop_circle:")
+    if (now["status"] in ("finished", "stopped", "failed")) != (state["status"] in ("finished", "stopped", "failed")):
+        st.rerun()  # the run ended: redraw the whole page (Train button, no polling)
+    if not rows:
+        if now["status"] == "none":
+            st.info("Press **Train frontier** to train these runs.", icon=":material/play_arrow:")
+        return
+    paper = paper_points(preset)
+    st.plotly_chart(fr.figure(rows, paper, f"frontier-{key}"), key="fr-chart", width="stretch",
+                    config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
+                                                     "scale": 2}, "displaylogo": False})
+    st.dataframe(pd.DataFrame(fr.table(rows)), hide_index=True, width="stretch")
+    if paper:
+        st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "
+                   "for this preset's experiment.")
+    d1, d2 = st.columns([1, 3], vertical_alignment="center")
+    d1.download_button("CSV", rows_csv(rows), file_name=f"frontier-{preset}.csv", mime="text/csv",
+                       icon=":material/download:", key="fr.csv")
+    d2.caption("PNG: the camera icon at the chart's top right saves the chart as a PNG in the browser "
+               "(kaleido, Plotly's server-side image export, is not installed; the browser export works offline).")
+    if now["status"] == "finished":
+        for method, check in trade_off(rows).items():
+            text = fr.lesson(method, check)
+            if text:
+                st.info(text, icon=":material/school:")
+
+
+view()
