@@ -11,47 +11,7 @@ import sys
 from pathlib import Path
 
 from .errors import FedcoreError
-
-
-def build_config(preset: str | None, config_file: str | None, sets: list[str]):
-    """Preset (or defaults) <- JSON file <- ``--set`` overrides, validated at each step."""
-    from .config import RunConfig
-    from .methods import apply_method, consistent_method
-    from .presets import preset_config
-    from .resolve import resolve
-
-    cfg = preset_config(preset) if preset else RunConfig()
-    if config_file:
-        cfg = RunConfig.from_dict({**cfg.to_dict(), **read_config_file(config_file)})
-    overrides = {}
-    for item in sets:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=5")
-        overrides[key.strip()] = value.strip()
-    if "method" in overrides:
-        return resolve(apply_method(cfg, overrides.pop("method"), overrides))
-    return resolve(consistent_method(cfg.with_overrides(overrides)) if overrides else cfg)
-
-
-def read_config_file(path: str) -> dict:
-    """A ``--config`` file: a strict-JSON object of config fields (no NaN / Infinity)."""
-    from .config import _refuse_constant
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise FedcoreError(f"--config {path}: not a UTF-8 text file; expected a JSON object of config fields")
-    except OSError as exc:
-        raise FedcoreError(f"--config {path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise FedcoreError(f"--config {path}: not valid JSON ({str(exc)[:80]})") from None
-    if not isinstance(data, dict):
-        raise FedcoreError(f"--config {path}: holds a JSON {type(data).__name__.replace('NoneType', 'null')}; "
-                           "expected an object of config fields, e.g. {\"rounds\": 5}")
-    return data
+from .layering import build_config, read_config_file  # noqa: F401  (the CLI's layering)
 
 
 def _bar(done: int, total: int, width: int = 20) -> str:

@@ -40,7 +40,7 @@ def _fmt(x) -> str:
 
 
 def cmd_audit(args) -> int:
-    from ..cli import build_config
+    from ..layering import build_config
     from .run import audit_run
 
     for name, value, low in (("--trials", args.trials, 8), ("--canaries", args.canaries, 20)):

@@ -21,9 +21,13 @@ def command_line(args) -> str:
 
 
 def run(args) -> int:
-    from ..cli import build_config
+    from ..layering import build_config
     from ..engine.device import resolve_device
 
+    if "frontier" in args.workloads:
+        from .frontier import run_frontier_bench
+
+        return run_frontier_bench(args)
     device = resolve_device(args.device)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in systems if s not in SYSTEMS]

@@ -1,7 +1,7 @@
 """What a sweep trains: methods x target epsilons x seeds, plus no-privacy references.
 
 Each method's config is layered exactly as ``python -m fedcore run`` layers one run
-(:func:`fedcore.cli.build_config`): the preset, then the method's recipe together with the
+(:func:`fedcore.layering.build_config`): the preset, then the method's recipe together with the
 preset's demo-scale settings for that method (:func:`fedcore.presets.preset_method_settings`;
 the papers' method definitions are untouched), then the ``--set`` overrides, then the
 point's own ``privacy.epsilon`` (one value for every client) and ``seed``.
@@ -69,7 +69,7 @@ class SweepSpec:
 
     def method_config(self, method: str):
         """The method's config before the point's epsilon and seed (see the module doc)."""
-        from ..cli import build_config
+        from ..layering import build_config
         from ..presets import preset_method_settings
 
         tuned = [f"{k}={_set_value(v)}" for k, v in preset_method_settings(self.preset, method).items()]
