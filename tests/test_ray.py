@@ -238,3 +238,28 @@ def test_unreachable_cluster_is_refused_at_once():
         reachable("127.0.0.1:1", timeout=2)
     with pytest.raises(FedcoreError, match=r"--ray ray://127.0.0.1:1: nothing answers"):
         reachable("ray://127.0.0.1:1", timeout=2)
+
+
+def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
+    import time
+
+    from fedcore.distributed.jobs import RaySweepJobs, ray_installed
+
+    assert ray_installed()
+    jobs = RaySweepJobs(tmp_path, "local")
+    spec = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=TINY)
+    key = jobs.start(spec)
+    assert jobs.start(spec) == key  # a running sweep is not started twice
+    deadline = time.time() + 120
+    while jobs.status(key)["status"] in ("starting", "running") and time.time() < deadline:
+        time.sleep(0.2)
+    status = jobs.status(key)
+    assert status["status"] == "finished" and status["done"] == status["total"] == 2
+    assert status["cluster"]["CPU"] == 2
+    assert [r["epsilon"] for r in jobs.rows(key)] == [None, 1.0]
+    assert read_frontier(tmp_path / f"{key}.json") == jobs.rows(key)
+    # a fresh server finds the rows in the file; starting again trains nothing
+    again = RaySweepJobs(tmp_path, "local")
+    assert again.status(key)["status"] == "none" and len(again.rows(key)) == 2
+    again.start(spec)
+    assert again._handles[key].wait(60) and again._handles[key].sweep.skipped == 2
