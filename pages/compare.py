@@ -58,6 +58,8 @@ live = any(by_id[i]["status"] in ACTIVE for i in selected)
 
 @st.fragment(run_every=1.0 if live else None)
 def comparison():
+    if live and not any((state.manager().store.get_run(i) or {}).get("status") in ACTIVE for i in selected):
+        st.rerun()  # the whole page: the run picker's labels ("running · acc ...") and the timer
     series, points, summary = compare.build(selected, group=group, view=view)
     left, right = st.columns([3, 2])
     left.plotly_chart(charts.compare_accuracy(series, "compare"), key="cmp-acc", width="stretch")

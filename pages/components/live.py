@@ -42,16 +42,25 @@ def run_view(run_id: str, key: str = "run") -> None:
         st.info(f"Run {host.plain(run_id)} is not in the store (deleted?).")
         return
     active = record["status"] in ACTIVE
-    live_charts = True
-    if active:
-        live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
-                                help="Turn off to zoom or pan while it trains: each chart update "
-                                     "redraws the chart and resets the zoom. The round counter keeps going.")
-    poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
-    st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts)
-    if not live_charts:
-        _chart(run_id, key, accuracy_chart)
-    st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, detail_charts)
+    # One keyed block per run, its children at the same positions whether the run is live or
+    # over: a new run's view replaces the previous run's at once (no old result box under
+    # "Round 0"), and the page's rerun when a run ends overwrites the live elements in place
+    # (no faded duplicates below the final charts).
+    with st.container(key=f"{key}-run-{run_id}"):
+        live_charts = True
+        if active:
+            live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
+                                    help="Turn off to zoom or pan while it trains: each chart update "
+                                         "redraws the chart and resets the zoom. The round counter keeps going.")
+        else:
+            st.empty()  # the toggle's place
+        poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
+        st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts)
+        holder = st.empty()  # the paused accuracy chart's place
+        if not live_charts:
+            with holder.container():
+                _chart(run_id, key, accuracy_chart)
+        st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, detail_charts)
 
 
 def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) -> None:
