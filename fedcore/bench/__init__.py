@@ -14,13 +14,14 @@ import argparse
 import os
 import sys
 
-WORKLOAD_CHOICES = ("W1", "W2", "W3", "W4", "all", "startup")
+WORKLOAD_CHOICES = ("W1", "W2", "W3", "W4", "all", "startup", "frontier")
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``python -m fedcore bench``."""
     p.add_argument("workloads", nargs="*", default=["W1"], metavar="WORKLOAD", choices=WORKLOAD_CHOICES,
-                   help="W1 W2 W3 W4, all, or startup (time to the demo's first round); default W1")
+                   help="W1 W2 W3 W4, all, startup (time to the demo's first round) or frontier (an eps sweep "
+                        "in lockstep batches vs one by one); default W1")
     p.add_argument("--systems", default="fedcore,loop,flower", help="comma-separated: fedcore,loop,flower")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--threads", type=int, default=1,

@@ -28,6 +28,10 @@ def run(args) -> int:
         from .frontier import run_frontier_bench
 
         return run_frontier_bench(args)
+    if "frontier" in args.workloads:
+        from .frontier import run_frontier_bench
+
+        return run_frontier_bench(args)
     device = resolve_device(args.device)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in systems if s not in SYSTEMS]
