@@ -9,7 +9,7 @@
 - host limits refuse a run with their message, from a link and from the UI;
 - the load test (scripts/load_test.py) at 4 sessions: every session sees its own result.
 
-Server settings: FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=4, FEDCORE_MAX_ROUNDS=5000,
+Server settings: FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=10, FEDCORE_MAX_ROUNDS=5000,
 FEDCORE_MAX_ACTIVE_PER_OWNER=2.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dashboard_server import dashboard_server  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "4", "FEDCORE_MAX_ROUNDS": "5000",
+HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "10", "FEDCORE_MAX_ROUNDS": "5000",
         "FEDCORE_MAX_ACTIVE_PER_OWNER": "2", "FEDCORE_LIMITS": ""}
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
 """A demo slow enough (several seconds of training) that it is still running while we look."""
@@ -128,7 +128,13 @@ def test_a_link_shares_a_run_read_only_and_the_queue_shows_position(browser, ser
     b.goto(url + SLOW + "&seed=2")
     settle(b, 0.5)
     b.get_by_role("button", name="Run").click()
-    b.get_by_text(re.compile(r"Queued: position 1 of 1")).wait_for(timeout=60_000)
+    try:
+        b.get_by_text(re.compile(r"Queued: position 1 of 1")).wait_for(timeout=60_000)
+    except Exception:
+        b.screenshot(path="/tmp/queue_fail.png")
+        from fedcore.runner import RunStore
+
+        raise AssertionError([(r["id"], r["status"], r.get("reason")) for r in RunStore(store).list_runs()])
     b_run = run_param(b)
     assert b_run and b_run != a_run
     assert store_record(store, b_run)["status"] == "queued"
@@ -159,7 +165,7 @@ def test_a_closed_sessions_run_is_stopped_after_the_grace_period(browser, server
                "the closed session's run kept training")
     record = store_record(store, run_id)
     assert record["status"] == "stopped" and "owner's page was closed" in record["reason"]
-    assert time.monotonic() - t_closed >= 2.0  # not before (about) its grace period
+    assert time.monotonic() - t_closed >= 8.0  # not before (about) its grace period
 
 
 PHISHING = "/?preset=demo&dataset=**Session expired.** [Log in again](http://evil.example/login)"

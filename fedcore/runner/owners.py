@@ -1,8 +1,10 @@
 """Who may see and control a run on a shared dashboard.
 
 Every run started from the dashboard records its ``owner``: ``"user:<e-mail>"`` when the
-host configured sign-in (Streamlit's ``st.login``), else ``"session:<id>"``, the browser
-session (a tab) that pressed Run. Runs started by scripts or the CLI have no owner.
+host configured sign-in (Streamlit's ``st.login``), else ``"browser:<key>"``, the browser
+session that pressed Run (a hash of the browser's own session cookie, so a reload or a
+reconnect keeps it; ``"session:<id>"``, one page's connection, where no cookie is set).
+Runs started by scripts or the CLI have no owner.
 
 - Only the owner, or a host admin (``admins`` in :class:`~fedcore.runner.limits.HostLimits`),
   may **stop** or **delete** a run; an ownerless run only an admin.
@@ -35,11 +37,13 @@ class Viewer:
     admin: bool = False
 
     @classmethod
-    def from_identity(cls, email: Optional[str], session_id: str, admins: Iterable[str] = ()) -> "Viewer":
-        """The signed-in user when there is one, else the browser session."""
+    def from_identity(cls, email: Optional[str], session_id: str, admins: Iterable[str] = (),
+                      kind: str = "session") -> "Viewer":
+        """The signed-in user when there is one, else the browser (``kind="browser"``) or
+        page session (``kind="session"``) with key ``session_id``."""
         if email:
             return cls(f"user:{email.strip().lower()}", email.strip().lower() in {a.lower() for a in admins})
-        return cls(f"session:{session_id}")
+        return cls(f"{kind}:{session_id}")
 
 
 class NotYourRun(FedcoreError):

@@ -50,11 +50,29 @@ def limits() -> HostLimits:
     return dashboard_limits()
 
 
+XSRF_COOKIE = "_streamlit_xsrf"
+
+
 def _session_id() -> str:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "local"
+
+
+def _browser_key():
+    """A stable, non-reversible key of this browser: a hash of the random token in
+    Streamlit's XSRF cookie (kept across reloads and reconnects); None without the cookie."""
+    import hashlib
+
+    try:
+        from streamlit.web.server.starlette.starlette_app_utils import decode_xsrf_token_string
+
+        raw = st.context.cookies.get(XSRF_COOKIE)
+        token = decode_xsrf_token_string(raw)[0] if raw else None
+    except Exception:  # noqa: BLE001  (another server flavour, XSRF protection off)
+        return None
+    return hashlib.sha256(b"fedcore-owner:" + token).hexdigest()[:24] if token else None
 
 
 def sign_in_configured() -> bool:
@@ -72,7 +90,11 @@ def signed_in_email():
 
 
 def viewer() -> Viewer:
-    """Who is looking: ``user:<e-mail>`` when signed in, else ``session:<this session's id>``."""
+    """Who is looking: ``user:<e-mail>`` when signed in, else ``browser:<key>`` (this
+    browser's cookie), else ``session:<this page session's id>``."""
+    key = _browser_key()
+    if key:
+        return Viewer.from_identity(signed_in_email(), key, limits().admins, kind="browser")
     return Viewer.from_identity(signed_in_email(), _session_id(), limits().admins)
 
 
@@ -86,7 +108,7 @@ def keep_alive(record: dict) -> None:
         return
     beats = st.session_state.setdefault("host.beats", {})
     now = time.monotonic()
-    every = min(TOUCH_EVERY_S, (record.get("grace_s") or TOUCH_EVERY_S * 4) / 4)
+    every = min(TOUCH_EVERY_S, (record.get("grace_s") or TOUCH_EVERY_S * 8) / 8)
     if now - beats.get(record["id"], 0.0) >= every:
         from . import state
 
