@@ -25,6 +25,10 @@ def cmd_run(args) -> int:
     from .events import RoundEvent, RunFinished, RunStarted, to_dict
 
     cfg = build_config(args.preset, args.config, args.set or [])
+    if getattr(args, "limits", None):  # a host's limits, only when asked (README, "Hosting")
+        from .runner.limits import HostLimits, check_submission, read_toml
+
+        check_submission(cfg, HostLimits.from_mapping(read_toml(Path(args.limits)), source=args.limits))
     out = open(args.out, "w") if args.out else None
     headline, threat = None, ""
     try:
@@ -79,6 +83,7 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a field by dotted name, e.g. --set partition.alpha=0.3")
     run.add_argument("--out", help="write the events as JSON lines to this file")
+    run.add_argument("--limits", metavar="HOST.TOML", help="refuse the run if it exceeds this host limits file")
     run.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="print every registry")
     ls.set_defaults(func=cmd_list)

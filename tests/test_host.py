@@ -269,3 +269,42 @@ def test_a_damaged_store_is_moved_aside_and_reported(tmp_path):
     fresh = RunStore(tmp_path, check=True)
     assert fresh.list_runs() == [] and "damaged" in fresh.problem
     assert list(tmp_path.glob("cache.db.damaged-*"))
+
+
+def test_the_cli_keeps_no_limits_unless_given_a_limits_file(tmp_path, capsys):
+    from fedcore.cli import main
+
+    (tmp_path / "host.toml").write_text("[limits]\nmax_rounds = 2\n")
+    assert main(["run", "--preset", "demo", "--set", "rounds=3", "--limits", str(tmp_path / "host.toml")]) == 2
+    assert "host limit max_rounds" in capsys.readouterr().err
+    assert main(["run", "--preset", "demo", "--set", "rounds=3"]) == 0
+
+
+def test_the_cpu_requirements_pin_the_same_packages_as_the_default_ones():
+    def pins(name):
+        lines = (Path(__file__).resolve().parents[1] / name).read_text().splitlines()
+        return dict(line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+
+    default, cpu = pins("requirements.txt"), pins("requirements-cpu.txt")
+    assert set(default) == set(cpu)
+    for name, version in default.items():
+        assert cpu[name] in (version, version + "+cpu"), name
+    assert cpu["torch"].endswith("+cpu") and cpu["torchvision"].endswith("+cpu")
+
+
+def test_docker_compose_names_every_host_setting_and_they_parse():
+    import dataclasses
+
+    yaml = pytest.importorskip("yaml")
+    root = Path(__file__).resolve().parents[1]
+    service = yaml.safe_load((root / "docker-compose.yml").read_text())["services"]["lab"]
+    env = {k: str(v) for k, v in service["environment"].items()}
+    limits = HostLimits.from_env(env, defaults=SHARED_DEFAULTS)
+    assert limits.max_running == 2 and limits.datasets == ("digits", "mnist", "fashion_mnist")
+    assert limits.models is None and limits.admins == ()
+    readme = (root / "README.md").read_text()
+    for f in dataclasses.fields(HostLimits):
+        assert f"FEDCORE_{f.name.upper()}" in env, f.name
+        assert f"FEDCORE_{f.name.upper()}" in readme, f"README does not name {f.name}"
+    assert any(v.startswith("runs:") for v in service["volumes"]) and service["user"] != "0"
+    assert "_stcore/health" in " ".join(service["healthcheck"]["test"])
