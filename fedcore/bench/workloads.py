@@ -28,8 +28,10 @@ _W2 = {"dataset": "mnist", "model": "cnn_uldp", "num_clients": 100, "partition.k
 # dp_fedavg = fixed clip C0 = 2, no recall, the classical Gaussian calibration of each
 # round's share of the budget; every client every round (like the no-noise case, so the
 # two differ only by the mechanism). eps = 100 over 5 rounds keeps the model learning.
+# Fixed sampling needs ULDP's local reading (the central one amplifies by Poisson
+# sampling); it is also what Flower's LocalDpMod does.
 _W2_NOISE = {**_W2, "method": "dp_fedavg", "sampling": "fixed", "participation": 1.0,
-             "privacy.epsilon": [100.0], "privacy.delta": [1e-5]}
+             "privacy.epsilon": [100.0], "privacy.delta": [1e-5], "privacy.mechanism_options.reading": "local"}
 _W3 = {"dataset": "mnist", "model": "cnn_uldp", "num_clients": 1000, "partition.kind": "shards",
        "partition.shards_per_client": 2, "rounds": 300, "local.epochs": 1, "local.batch_size": 10,
        "local.lr": 0.05, "method": "dsdp_fedavg", "privacy.epsilon": [10.0], "privacy.delta": [1e-5]}

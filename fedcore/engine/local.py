@@ -25,6 +25,7 @@ arithmetic.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
@@ -96,13 +97,46 @@ def client_chunk(model: torch.nn.Module, input_shape: tuple, batch_size: int) ->
     return max(1, CPU_CHUNK_BYTES // (4 * batch_size * max(1, sum(floats))))
 
 
-def _chunked(grad_fn, chunk: int, params, buffers, x, y, mask):
-    """``grad_fn`` over clients ``[0, chunk)``, ``[chunk, 2 chunk)``, ..., concatenated."""
-    if chunk >= x.shape[0]:
-        return grad_fn(params, buffers, x, y, mask)
-    parts = [grad_fn({k: v[i:i + chunk] for k, v in params.items()}, buffers,
-                     x[i:i + chunk], y[i:i + chunk], mask[i:i + chunk]) for i in range(0, x.shape[0], chunk)]
-    return {k: torch.cat([p[k] for p in parts]) for k in params}
+def _schedule(plan: BatchPlan) -> tuple[Optional[torch.Tensor], Optional[list[int]], list[int]]:
+    """Which rows each step needs: ``(order, live, width)``.
+
+    ``order`` (None = keep the order) sorts the clients by their number of active steps,
+    longest first, so that the clients active at step ``s`` are the first ``live[s]`` rows
+    (a client that finished its epoch idles until the next one: within an epoch the
+    active clients are always the longer ones). ``width[s]`` is the batch width step ``s``
+    needs: trailing batch positions that are padding for every client are dropped (10
+    samples per client at batch 32 use 10 of 32). If the active pattern is not such a
+    prefix (a plan built by hand), ``live`` is None: every step takes all rows, masked by
+    ``active``. One host sync per round.
+    """
+    m, steps = plan.active.shape
+    used = plan.mask.sum(0) > 0                                   # [S, B]: position used by someone
+    pos = torch.arange(1, used.shape[1] + 1, device=used.device)
+    width = (used * pos).amax(1).clamp(min=1).tolist()
+    per_client = plan.active.sum(1)
+    order = torch.argsort(per_client, descending=True, stable=True)
+    active = plan.active[order] > 0
+    if m > 1 and bool((active[1:] & ~active[:-1]).any()):         # not a prefix at some step
+        return None, None, width
+    live = active.sum(0).tolist()
+    if bool((order == torch.arange(m, device=order.device)).all()):
+        order = None
+    return order, live, width
+
+
+def _flat_buffer(start: dict[str, torch.Tensor], m: int, stacked: bool) -> tuple[torch.Tensor, dict]:
+    """One ``[m, d]`` buffer holding every client's parameters, and ``{name: [m, ...]}``
+    views of it in :func:`~fedcore.engine.flat.layer_slices` order (so that
+    :func:`~fedcore.engine.flat.flatten_stacked` returns the buffer without copying)."""
+    shapes = {k: tuple(v.shape[1:] if stacked else v.shape) for k, v in start.items()}
+    first = next(iter(start.values()))
+    flat = torch.empty(m, sum(math.prod(sh) for sh in shapes.values()), dtype=first.dtype, device=first.device)
+    views, col = {}, 0
+    for k, sh in shapes.items():
+        n = math.prod(sh)
+        views[k] = flat[:, col:col + n].view(m, *sh)
+        col += n
+    return flat, views
 
 
 def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all: torch.Tensor,
@@ -111,41 +145,85 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                   chunk: Optional[int] = None, stacked_start: bool = False,
                   noise_std: Optional[torch.Tensor] = None,
                   gen: Optional[torch.Generator] = None) -> dict[str, torch.Tensor]:
-    """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``.
+    """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``
+    (views of one ``[m, d]`` buffer).
 
     ``stacked_start``: ``start`` already holds one row per client (``{name: [m, ...]}``),
     e.g. the clients of several runs trained together (:mod:`fedcore.engine.lockstep`).
 
     Plain SGD: ``w <- w - lr (g + wd w)``; momentum (PyTorch's form): ``v <- mu v + g + wd w``,
-    ``w <- w - lr v``. Clients inactive at a step keep their weights and momentum.
+    ``w <- w - lr v`` (:func:`_sgd_update`). Clients inactive at a step keep their weights
+    and momentum.
     ``chunk``: clients per vmap call (default all; see :func:`client_chunk`).
     ``noise_std`` ``[m]``: per-step DP-SGD noise on each client's clipped gradient sum
     (the gradients must be per-sample clipped), drawn from ``gen`` (or ``gen(shape, step)``
     when callable: :mod:`fedcore.engine.lockstep` draws each run's rows from its own generator).
+
+    Only what a step needs is computed (:func:`_schedule`): the clients still active (the
+    rows are sorted by steps, so those are a prefix of the buffer, updated in place) and
+    the batch positions someone uses; each chunk gathers its own samples. Noise is still
+    drawn for all ``m`` clients at every step, so the draws are those of a dense step.
     """
     m = plan.index.shape[0]
     chunk = chunk or m
     buffers = dict(model.named_buffers())
     grad_fn = grad_fn or client_gradient_fn(model, clip)
-    params = ({k: v.detach() for k, v in start.items()} if stacked_start else
-              {k: v.detach().unsqueeze(0).repeat(m, *([1] * v.dim())) for k, v in start.items()})
-    velocity = {k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum" else None
+    order, live, width = _schedule(plan)
+    prefix = live is not None
+    live = live or [m] * plan.steps
+    flat, params = _flat_buffer(start, m, stacked_start)
+    with torch.no_grad():
+        for k, v in start.items():
+            params[k].copy_(v[order] if stacked_start and order is not None else
+                            v if stacked_start else v.unsqueeze(0).expand_as(params[k]))
+    velocity = ({k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum"
+                else None)
+    index, mask, active = ((plan.index, plan.mask, plan.active) if order is None else
+                           (plan.index[order], plan.mask[order], plan.active[order]))
     with torch.no_grad():
         for s in range(plan.steps):
-            idx = plan.index[:, s]
-            grads = _chunked(grad_fn, chunk, params, buffers, x_all[idx], y_all[idx], plan.mask[:, s])
+            k_s, w = live[s], width[s]
+            z = scale = None
             if noise_std is not None:
+                z = {k: (gen(p.shape, s) if callable(gen) else  # lockstep: each run's own generator
+                         torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
+                     for k, p in params.items()}
                 scale = noise_std.to(plan.mask.dtype) / plan.mask[:, s].sum(1).clamp(min=1.0)
-                for k, g in grads.items():
-                    z = (gen(g.shape, s) if callable(gen) else  # lockstep: each run's own generator
-                         torch.randn(g.shape, generator=gen, device=g.device, dtype=g.dtype))
-                    grads[k] = g + scale.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z
-            act = plan.active[:, s]
-            for k, p in params.items():
-                a = act.view(-1, *([1] * (p.dim() - 1)))
-                g = grads[k] + local.weight_decay * p if local.weight_decay else grads[k]
-                if velocity is not None:
-                    velocity[k] = torch.where(a > 0, local.momentum * velocity[k] + g, velocity[k])
-                    g = velocity[k]
-                params[k] = p - local.lr * a * g
+                if order is not None:
+                    z = {k: v[order] for k, v in z.items()}
+                    scale = scale[order]
+            for i in range(0, k_s, chunk):
+                rows = slice(i, min(i + chunk, k_s))
+                idx = index[rows, s, :w]
+                part = {k: p[rows] for k, p in params.items()}
+                grads = grad_fn(part, buffers, x_all[idx], y_all[idx], mask[rows, s, :w])
+                if z is not None:
+                    c = scale[rows]
+                    grads = {k: g + c.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z[k][rows]
+                             for k, g in grads.items()}
+                a = None if prefix else active[rows, s]
+                for k, p in part.items():
+                    _sgd_update(p, grads[k], a, local, None if velocity is None else velocity[k][rows])
+    if order is not None:  # back to the callers' client order
+        out, params = _flat_buffer(start, m, stacked_start)
+        out.index_copy_(0, order, flat)
     return params
+
+
+def _sgd_update(p: torch.Tensor, g: torch.Tensor, a: Optional[torch.Tensor], local: LocalConfig,
+                v: Optional[torch.Tensor]) -> None:
+    """One in-place SGD (or momentum) step of the clients ``p`` (rows) with gradients ``g``,
+    in ``torch.optim.SGD``'s arithmetic (``g + wd p``, ``v <- mu v + g``, ``p <- p - lr v``
+    as one fused ``add_``). ``a`` [rows] (None = all active) masks the rows that idle."""
+    if local.weight_decay:
+        g = g.add(p, alpha=local.weight_decay)
+    if a is None:
+        if v is not None:
+            g = v.mul_(local.momentum).add_(g)
+        p.add_(g, alpha=-local.lr)
+        return
+    a = a.view(-1, *([1] * (p.dim() - 1))) > 0
+    if v is not None:
+        v.copy_(torch.where(a, v * local.momentum + g, v))
+        g = v
+    p.copy_(torch.where(a, p.add(g, alpha=-local.lr), p))

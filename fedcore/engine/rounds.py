@@ -62,9 +62,13 @@ class ServerResult:
 def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor, sel: torch.Tensor,
                  rnd: int, gen: torch.Generator) -> ServerResult:
     """Privatize, aggregate and apply the updates ``client_flat [m, d] - global_flat``
-    of clients ``sel``; updates ``s.params`` and ``s.mechanism``'s state, records in ``ledger``."""
+    of clients ``sel``; updates ``s.params`` and ``s.mechanism``'s state, records in ``ledger``.
+
+    ``client_flat`` is consumed: the updates are computed in its place (at thousands of
+    clients a fresh ``[m, d]`` tensor costs more in page faults than the subtraction),
+    so the callers pass the trained parameters they no longer need."""
     cfg = s.cfg
-    updates = client_flat - global_flat
+    updates = client_flat.sub_(global_flat)
     upload = s.mechanism.privatize(updates, sel, rnd, gen)
     result = s.aggregator.aggregate(upload, rnd)
     step = None
