@@ -6,7 +6,8 @@ events), the data split the config produces, and the config itself.
 """
 import streamlit as st
 
-from pages.components import host, live, preview, routing, state, widgets
+from fedcore.config import RunConfig
+from pages.components import audit, host, live, preview, routing, state, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
@@ -81,6 +82,8 @@ with tab_run:
             st.caption(f"Showing run `{run_id}` ({record['label']}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg")
+        if record["status"] == "finished":
+            audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:
         if run_id:
             host.warn_link("No such run here (deleted, or a mistyped link):", run_id)

@@ -118,3 +118,44 @@ def three_numbers(result: dict, key: str = "audit") -> None:
                    help=f"{result.get('kind')}" + (f"; {result.get('estimate_basis')}: {shown('audited_estimate')}"
                                                     if result.get("audited_estimate") is not None else ""))
     st.caption(f"Scope: {result.get('scope')}. {result.get('verdict', '')}.")
+
+
+# --- auditing a finished run (the Playground): in the background, optional --------------------
+@st.cache_resource(show_spinner=False)
+def _audit_jobs(store_dir: str):
+    from fedcore.runner.audits import AuditJobs
+
+    return AuditJobs(store_dir)
+
+
+def run_audit_panel(cfg, key: str = "pg-audit") -> None:
+    """"Audit this run": the paper's claim, the accountant's ε and an audited lower bound side
+    by side. The audit runs in a background process (seconds to minutes); the panel polls."""
+    from fedcore.runner import default_store_dir
+    from fedcore.runner.audits import DEFAULT_TRIALS
+
+    jobs = _audit_jobs(str(default_store_dir()))
+    with st.expander("Audited privacy: the accountant's upper bound against an empirical lower bound",
+                     icon=":material/policy:"):
+        st.caption("An audit attacks the real mechanism (one report for local DP, canaries in one "
+                   "training run for central and record-level DP) and turns the attacker's success into "
+                   "an ε that holds with 95 % confidence. It costs time, so it is optional; the Mechanisms "
+                   "page explains what the lower bound means.")
+        done = jobs.result(cfg, DEFAULT_TRIALS)
+        if done is None and not jobs.running(cfg, DEFAULT_TRIALS):
+            if st.button("Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
+                jobs.submit(cfg, DEFAULT_TRIALS)
+                st.rerun()
+            return
+        st.fragment(run_every=2.0 if done is None else None)(_audit_state)(jobs, cfg, DEFAULT_TRIALS, key)
+
+
+def _audit_state(jobs, cfg, trials: int, key: str) -> None:
+    done = jobs.result(cfg, trials)
+    if done is None:
+        st.info("Auditing in the background… this page stays live.", icon=":material/hourglass_top:")
+        return
+    if "error" in done:
+        st.warning(f"The audit could not run: {done['error']}")
+        return
+    three_numbers(done, key=key)
