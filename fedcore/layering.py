@@ -15,7 +15,7 @@ def build_config(preset: str | None, config_file: str | None, sets: list[str]):
     """Preset (or defaults) <- JSON file <- ``--set`` overrides, validated at each step."""
     from .config import RunConfig
     from .methods import apply_method, consistent_method
-    from .presets import preset_config
+    from .resolve import preset_config
     from .resolve import resolve
 
     cfg = preset_config(preset) if preset else RunConfig()

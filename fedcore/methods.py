@@ -34,9 +34,7 @@ def apply_method(config, name: str | None = None, extra: dict | None = None):
     """
     name = config.method if name is None else name
     if name:
-        from .resolve import check_name
-
-        check_name("method", name, METHODS, empty_ok=True)
+        METHODS.check("method", name, empty_ok=True)
     overrides = {**method_overrides(name), "method": name, **(extra or {})}
     return consistent_method(config.with_overrides(overrides))
 
@@ -49,7 +47,7 @@ def consistent_method(config):
     """``config``, labelled custom (``method=""``) when its mechanism or aggregator is not
     its method's: a link that swaps fedavg's mechanism for Gaussian noise is not fedavg.
 
-    >>> from fedcore.presets import preset_config
+    >>> from fedcore.resolve import preset_config
     >>> cfg = preset_config("demo").with_overrides({"privacy.mechanism": "gaussian"})
     >>> cfg.method, consistent_method(cfg).method
     ('fedavg', '')

@@ -1,5 +1,9 @@
 """Named experiment presets. Each preset is a dict of config overrides from the defaults.
 
+This module only holds the registry; :func:`fedcore.resolve.preset_config` builds a preset's
+validated config, and :mod:`fedcore.catalog` also registers the papers' presets
+(:mod:`fedcore.reproduce.presets`).
+
 ``demo`` is the dashboard's default: digits (bundled, offline), logistic regression,
 10 IID clients, 20 rounds, no noise; it reaches >= 0.90 test accuracy.
 """
@@ -12,19 +16,6 @@ PRESETS = Registry("preset")
 
 def register_preset(name: str, *, summary: str, paper: str = "", overrides: dict) -> None:
     PRESETS.register(name, summary=summary, paper=paper)(dict(overrides))
-
-
-def preset_config(name: str):
-    """Build the validated :class:`RunConfig` of preset ``name``."""
-    from .config import RunConfig
-    from .methods import apply_method
-    from .resolve import check_name, resolve
-
-    check_name("preset", name, PRESETS)
-    overrides = dict(PRESETS.get(name))
-    method = overrides.pop("method", "")
-    cfg = RunConfig().with_overrides(overrides)
-    return resolve(apply_method(cfg, method) if method else cfg)
 
 
 register_preset("demo", summary="Digits, logistic regression, 10 IID clients, 20 rounds, no noise.",
@@ -66,5 +57,3 @@ def preset_method_settings(preset: str, method: str) -> dict:
     return dict(METHOD_SETTINGS.get(preset, {}).get(method, {}))
 
 
-# the five papers' headline experiments (pldp_mnist_iid_c, ldp_fl_mnist_eps1, ...)
-from .reproduce import presets as _paper_presets  # noqa: E402,F401

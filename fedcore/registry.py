@@ -65,3 +65,23 @@ class Registry:
 
     def __contains__(self, name: str) -> bool:
         return name in self._entries
+
+    def check(self, field: str, value, empty_ok: bool = False) -> None:
+        """Raise ``ConfigError`` naming ``field`` unless ``value`` is registered (a near miss
+        is suggested; a long list of names is not dumped)."""
+        if value in self._entries or (empty_ok and value == ""):
+            return
+        import difflib
+
+        from .errors import ConfigError
+
+        names = self.names()
+        close = difflib.get_close_matches(str(value), names, n=3)
+        if len(names) <= 12:
+            allowed = "must be one of: " + ", ".join(names)
+        else:
+            allowed = (f"is not a known {self.kind}" + (f"; did you mean {', '.join(close)}?" if close else "")
+                       + f" (`python -m fedcore list` shows all {len(names)})")
+        if empty_ok:
+            allowed = "must be empty or " + allowed.removeprefix("must be ")
+        raise ConfigError(field, value, allowed)

@@ -14,8 +14,6 @@ fedcore.errors.ConfigError: dataset: got 'imagenet'; must be one of: cifar10, co
 """
 from __future__ import annotations
 
-import difflib
-
 from .config import RunConfig
 from .errors import ConfigError
 
@@ -49,16 +47,21 @@ def resolve(cfg: RunConfig) -> RunConfig:
 
 
 def check_name(field: str, value: str, registry, empty_ok: bool = False) -> None:
-    """``value`` must be registered; a near miss is suggested, a long list is not dumped."""
-    if value in registry:
-        return
-    names = registry.names()
-    close = difflib.get_close_matches(str(value), names, n=3)
-    if len(names) <= 12:
-        allowed = "must be one of: " + ", ".join(names)
-    else:
-        allowed = (f"is not a known {registry.kind}" + (f"; did you mean {', '.join(close)}?" if close else "")
-                   + f" (`python -m fedcore list` shows all {len(names)})")
-    if empty_ok:
-        allowed = "must be empty or " + allowed.removeprefix("must be ")
-    raise ConfigError(field, value, allowed)
+    """``value`` must be registered in ``registry`` (see :meth:`fedcore.registry.Registry.check`)."""
+    registry.check(field, value, empty_ok)
+
+
+def preset_config(name: str) -> RunConfig:
+    """The validated :class:`RunConfig` of preset ``name`` (``python -m fedcore list`` shows them).
+
+    >>> preset_config("demo").rounds
+    20
+    """
+    from .catalog import PRESETS
+    from .methods import apply_method
+
+    PRESETS.check("preset", name)
+    overrides = dict(PRESETS.get(name))
+    method = overrides.pop("method", "")
+    cfg = RunConfig().with_overrides(overrides)
+    return resolve(apply_method(cfg, method) if method else cfg)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from fedcore.catalog import METHODS
 from fedcore.errors import FedcoreError
-from fedcore.presets import PRESETS
+from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
 from fedcore.sweep.rows import rows_csv, trade_off
 from fedcore.sweep.spec import DEFAULT_METHODS, SweepSpec

@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages.components import charts, routing, state
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 

@@ -5,7 +5,7 @@ import pytest
 
 from fedcore.config import RunConfig
 from fedcore.errors import ConfigError
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.resolve import resolve
 
 

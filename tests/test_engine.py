@@ -11,7 +11,7 @@ from fedcore.engine.reference import train_clients_loop
 from fedcore.errors import ConfigError
 from fedcore.events import RoundEvent, RunFinished, RunStarted, event_from_dict, to_dict
 from fedcore.models import build_model
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 
 
 def _clients(sizes, seed=0):

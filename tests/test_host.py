@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fedcore.errors import FedcoreError
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.runner import JobManager, RunStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.limits import (SHARED_DEFAULTS, HostLimits, HostUnavailable, LimitError, check_host,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.runner import JobManager
 from fedcore.runner.owners import NotYourRun, Viewer, can_control, describe_owner, listed
 

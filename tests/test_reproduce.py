@@ -9,7 +9,8 @@ import pytest
 
 from fedcore.cli import main
 from fedcore.config import RunConfig
-from fedcore.presets import PRESETS, preset_config
+from fedcore.catalog import PRESETS
+from fedcore.resolve import preset_config
 from fedcore.reproduce.presets import PAPERS
 from fedcore.reproduce.run import QUICK_LABEL, reproduce, row_configs
 from fedcore.reproduce.spec import Claim, RowStats

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fedcore.events import event_from_dict, to_dict
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.runner import JobManager, RunStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.budgets import tiered_epsilons

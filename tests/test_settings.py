@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 from fedcore.cli import main
 from fedcore.config import RunConfig, unflatten
 from fedcore.errors import ConfigError
-from fedcore.presets import PRESETS, preset_config
+from fedcore.catalog import PRESETS
+from fedcore.resolve import preset_config
 from fedcore.resolve import resolve
 from fedcore.runner.links import config_from_params, config_to_params
 

@@ -30,7 +30,7 @@ DEFAULT_OUT = "assets/reproduction"
 
 def row_configs(table: Table, *, quick: bool, extra: Optional[dict] = None) -> dict:
     """``{row key: RunConfig}`` of the rows that run (seed not yet set)."""
-    from ..presets import preset_config
+    from ..resolve import preset_config
 
     out = {}
     for row in table.rows:

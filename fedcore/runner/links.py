@@ -5,7 +5,7 @@ with :func:`config_from_params`, so a copied link reopens the same experiment. V
 are JSON (``rounds=30``, ``privacy.epsilon=[1,5,10]``,
 ``privacy.mechanism_options={"clip":2}``); dotted names are those of ``--set``.
 
->>> from fedcore.presets import preset_config
+>>> from fedcore.resolve import preset_config
 >>> cfg = preset_config("demo").with_overrides({"rounds": 30})
 >>> config_to_params(cfg, "demo")
 {'preset': 'demo', 'rounds': '30'}
@@ -32,7 +32,7 @@ def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:
 
 def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
     """Query parameters: ``preset`` plus each differing field as compact JSON."""
-    from ..presets import preset_config
+    from ..resolve import preset_config
 
     params = {"preset": preset}
     for key, value in config_overrides(cfg, preset_config(preset)).items():
@@ -43,7 +43,7 @@ def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
 def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") -> RunConfig:
     """Rebuild the config of :func:`config_to_params`; unknown names raise ``ConfigError``."""
     from ..methods import consistent_method
-    from ..presets import preset_config
+    from ..resolve import preset_config
     from ..resolve import resolve
 
     preset = params.get("preset") or default_preset
@@ -61,13 +61,13 @@ def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
 
     Strings are passed bare (``--set partition.kind=dirichlet``), everything else as JSON.
 
-    >>> from fedcore.presets import preset_config
+    >>> from fedcore.resolve import preset_config
     >>> cli_command(preset_config("demo").with_overrides({"rounds": 5, "partition.kind": "shards"}))
     'python -m fedcore run --preset demo --set rounds=5 --set partition.kind=shards'
     """
     import shlex
 
-    from ..presets import preset_config
+    from ..resolve import preset_config
 
     sets = []
     for key, value in config_overrides(cfg, preset_config(preset)).items():

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 @lru_cache(maxsize=64)
 def _points(preset: str) -> tuple:
-    from ..presets import preset_config
+    from ..resolve import preset_config
     from ..reproduce.presets import PAPERS
 
     out = []

@@ -62,7 +62,7 @@ class SweepSpec:
         object.__setattr__(self, "seeds", parse_seeds(self.seeds))
         object.__setattr__(self, "sets", tuple(self.sets))
         check_sets(self.sets)
-        from ..presets import PRESETS
+        from ..catalog import PRESETS
 
         if self.preset not in PRESETS:
             raise ConfigError("preset", self.preset, "is not a known preset (`python -m fedcore list` shows them)")

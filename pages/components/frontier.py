@@ -51,7 +51,7 @@ def from_link(params) -> dict:
 
     out = {}
     if "preset" in params:
-        from fedcore.presets import PRESETS
+        from fedcore.catalog import PRESETS
 
         if params["preset"] not in PRESETS:
             raise FedcoreError(f"preset: {params['preset'][:60]!r} is not a known preset")

@@ -23,7 +23,7 @@ from fedcore.config import OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, 
 from fedcore.constraints import Choice, Interval, OptionalOf, constraint_of, help_of
 from fedcore.errors import ConfigError, FedcoreError
 from fedcore.methods import apply_method
-from fedcore.presets import preset_config
+from fedcore.resolve import preset_config
 from fedcore.registry import Registry
 from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
 from fedcore.runner.links import flatten
