@@ -43,7 +43,7 @@ def failure_report(failed: list[dict]) -> None:
 
 def sweep_on_ray(args, spec, points) -> int:
     """The ``sweep`` sub-command's ``--ray`` path (arguments already validated)."""
-    from ..sweep.cli import point_line
+    from ..sweep.lines import point_line
     from ..sweep.rows import summary_table
     from .sweep import RaySweep
 

@@ -13,11 +13,7 @@ import os
 from pathlib import Path
 
 from ..errors import FedcoreError
-
-
-def format_epsilon(x) -> str:
-    """``∞`` for None / inf, else 3 significant digits."""
-    return "∞" if x is None or x == float("inf") else f"{float(x):.3g}"
+from .lines import format_epsilon, point_line  # noqa: F401  (re-exported)
 
 
 def add_sweep_parser(sub) -> argparse.ArgumentParser:
@@ -41,16 +37,6 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
                    help="train the batches as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_sweep)
     return p
-
-
-def point_line(i: int, total: int, row: dict) -> str:
-    """The line printed when a point finishes."""
-    eps = "no privacy" if row["epsilon"] is None else f"ε={row['epsilon']:g}"
-    acc = "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
-    width = len(str(total))
-    return (f"[{i:>{width}}/{total}] {row['method']:<12} {eps:<11} seed {row['seed']:<3} acc {acc}  "
-            f"headline ε {format_epsilon(row['epsilon_accountant'])} ({row['threat_model']})  "
-            f"{row['seconds']:.2f}s")
 
 
 def cmd_sweep(args) -> int:
