@@ -6,7 +6,6 @@ Compare: runs overlaid, seeds launched and grouped; History: reopen, export, del
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -19,21 +18,6 @@ from fedcore.events import RunFinished, to_dict
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 120
-
-
-@pytest.fixture(scope="module")
-def store_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    old = os.environ.get("FEDCORE_STORE")
-    os.environ["FEDCORE_STORE"] = str(path)
-    yield path
-    from pages.components import state
-
-    state._manager(str(path)).close()
-    if old is None:
-        os.environ.pop("FEDCORE_STORE", None)
-    else:
-        os.environ["FEDCORE_STORE"] = old
 
 
 def app(**query) -> AppTest:

@@ -2,7 +2,6 @@
 says is what the Playground trains, or it says why not. One test per reported bug."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,18 +19,6 @@ from fedcore.runner.links import config_from_params, config_to_params
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(scope="module")
-def store_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    old = os.environ.get("FEDCORE_STORE")
-    os.environ["FEDCORE_STORE"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("FEDCORE_STORE", None)
-    else:
-        os.environ["FEDCORE_STORE"] = old
 
 
 def playground(**query) -> AppTest:
