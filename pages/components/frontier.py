@@ -114,7 +114,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
         if ref is not None:
             fig.add_hline(y=ref["accuracy_mean"], line=dict(color=color, dash="dash", width=1.2),
                           annotation_text=f"{m}: no privacy {ref['accuracy_mean']:.3f}",
-                          annotation_position="bottom right", annotation_font=dict(size=10, color=color))
+                          annotation_position="bottom right" if i % 2 == 0 else "top left",
+                          annotation_font=dict(size=10, color=color))
     stars = [p for p in paper if p["epsilon"] is not None]
     if stars:
         fig.add_trace(go.Scatter(x=[p["epsilon"] for p in stars], y=[p["accuracy"] for p in stars],
