@@ -127,7 +127,7 @@ def check_loopback(url: str) -> None:
         raise SystemExit(f"--url must be a loopback address (127.0.0.1 / localhost); got {host!r}")
 
 
-def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workdir: Path) -> dict:
+def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workdir: Path, shots=None) -> dict:
     """Open the sessions, press Run in each, wait for every finish; returns per-session data."""
     from playwright.sync_api import sync_playwright
 
@@ -164,6 +164,8 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workd
             time.sleep(0.5)
         for i, pg in enumerate(pages):
             lt = pg.evaluate("window.__lt")
+            if lt["finished"] is None and shots:
+                pg.screenshot(path=str(Path(shots) / f"lost-session-{i}.png"), full_page=True)
             run_id = pg.evaluate("new URLSearchParams(location.search).get('run')")
             out["sessions"].append({"seed": 1000 + i, "run": run_id, **lt})
         out["first_click"] = t_first_click
@@ -213,7 +215,7 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
 
 
 def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nice: int = 19,
-                  url: str | None = None) -> dict:
+                  url: str | None = None, shots: str | None = None) -> dict:
     """Drive ``sessions`` browsers against a fresh server (or ``url``); returns the summary."""
     if not 1 <= sessions <= MAX_SESSIONS:
         raise SystemExit(f"--sessions must be 1..{MAX_SESSIONS}")
@@ -225,7 +227,7 @@ def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nic
             check_loopback(url)
             probe = HealthProbe(url)
             probe.start()
-            data = drive(url, sessions, rounds, timeout, nice, tmp)
+            data = drive(url, sessions, rounds, timeout, nice, tmp, shots)
             probe.stop()
             store = Path(os.environ.get("FEDCORE_STORE", store))
             return summarise(data, probe.samples, store)
@@ -233,7 +235,7 @@ def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nic
             probe = HealthProbe(local)
             probe.start()
             try:
-                data = drive(local, sessions, rounds, timeout, nice, tmp)
+                data = drive(local, sessions, rounds, timeout, nice, tmp, shots)
             finally:
                 probe.stop()
             return summarise(data, probe.samples, store)
@@ -247,8 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nice", type=int, default=19, help="niceness of the browsers")
     p.add_argument("--url", help="an already running dashboard on this machine (loopback only)")
     p.add_argument("--json", help="also write the summary to this file")
+    p.add_argument("--shots", help="save a screenshot of every session that showed no result here")
     args = p.parse_args(argv)
-    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url)
+    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url, args.shots)
     lines = [
         f"sessions {summary['sessions']}, load average {summary['load_average']}",
         f"health: p50 {summary['health_p50_s']} s, p95 {summary['health_p95_s']} s, max {summary['health_max_s']} s "
