@@ -27,7 +27,10 @@ WIDGET_PREFIX = "w."
 # --- shared handles ---------------------------------------------------------------------
 @st.cache_resource(show_spinner=False)
 def _manager(store_dir: str) -> JobManager:
-    return JobManager(store_dir)
+    from .host import limits
+
+    # one per server: the host's limits, the store checked (and replaced if damaged) at start-up
+    return JobManager(store_dir, limits=limits(), check_store=True)
 
 
 @st.cache_resource(show_spinner=False)
@@ -41,7 +44,7 @@ def manager() -> JobManager:
 
 
 def events(run_id: str) -> list[dict]:
-    """Every event of ``run_id`` so far (read incrementally; refreshes its heartbeat)."""
+    """Every event of ``run_id`` so far (read incrementally; the heartbeat: :func:`host.keep_alive`)."""
     return _event_cache(str(default_store_dir())).events(run_id)
 
 
@@ -129,8 +132,12 @@ def sync_from_url() -> None:
     _remember_url(params)
     try:
         cfg = config_from_params(params, DEFAULT_PRESET)
-    except (FedcoreError, KeyError) as exc:
-        st.session_state["pg.url_error"] = f"the link's settings could not be loaded ({exc})"
+    except Exception as exc:  # noqa: BLE001  (anything a link can trigger becomes a warning)
+        if not isinstance(exc, (FedcoreError, KeyError)):
+            from .host import LOG
+
+            LOG.warning("a link's settings raised", exc_info=exc)  # the host's log gets the traceback
+        st.session_state["pg.url_error"] = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
         return
     load_config(cfg, params.get("preset", DEFAULT_PRESET))
     if params.get("run"):
@@ -164,9 +171,12 @@ def open_in_playground(run_id: str) -> None:
 
 
 def start_run(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
-    """Start (or replay from the cache) ``cfg``; shows the error and returns None if it cannot."""
+    """Start (or replay from the cache) ``cfg`` as this viewer's run; shows the error (a host
+    limit, ...) as plain text and returns None if it cannot."""
+    from .host import plain, viewer
+
     try:
-        return manager().start(cfg, reuse=reuse)
+        return manager().start(cfg, reuse=reuse, owner=viewer().owner)
     except (FedcoreError, KeyError) as exc:
-        st.error(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        st.error(plain(exc.args[0] if isinstance(exc, KeyError) else exc, 400))
         return None
