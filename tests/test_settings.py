@@ -160,3 +160,16 @@ def test_event_files_are_strict_json(tmp_path):
     assert main(["run", "--set", "rounds=2", "--set", "local.lr=100", "--out", str(out)]) == 0
     for line in out.read_text().splitlines():
         json.loads(line, parse_constant=lambda c: pytest.fail(f"non-JSON token {c}"))
+
+
+def test_a_link_with_only_a_run_id_loads_that_runs_settings(store_dir):
+    from fedcore.runner import JobManager
+
+    cfg = RunConfig(rounds=2, num_clients=4, seed=3)
+    manager = JobManager(str(store_dir))
+    run_id = manager.start(cfg)
+    manager.close()
+    at = playground(run=run_id)
+    assert not at.exception
+    assert playground_config(at).config_hash() == cfg.config_hash()
+    assert "settings in the sidebar have changed" not in " ".join(c.value for c in at.caption)

@@ -15,7 +15,8 @@ import streamlit as st
 
 from fedcore.config import RunConfig
 from fedcore.errors import FedcoreError
-from fedcore.presets import preset_config
+from fedcore.methods import consistent_method
+from fedcore.resolve import preset_config, resolve
 from fedcore.runner import EventCache, JobManager, default_store_dir
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
 
@@ -82,7 +83,7 @@ def current_preset() -> str:
 def build_config(flat: dict) -> tuple[Optional[RunConfig], Optional[str]]:
     """``(config, None)`` or ``(None, the ConfigError message naming the field)``."""
     try:
-        return RunConfig.from_dict(unflatten(flat)), None
+        return resolve(consistent_method(RunConfig.from_dict(unflatten(flat)))), None
     except (FedcoreError, KeyError) as exc:
         return None, str(exc.args[0] if isinstance(exc, KeyError) else exc)
 
@@ -130,6 +131,15 @@ def sync_from_url() -> None:
     if not params or _signature(params) in st.session_state.get("pg.urls", ()):
         return
     _remember_url(params)
+    if set(params) <= {"run"}:  # a run's own link: its settings, not the demo's
+        record = manager().store.get_run(params["run"])
+        try:
+            if record is not None:
+                load_config(RunConfig.from_dict(record["config"]))
+        except FedcoreError as exc:
+            st.session_state["pg.url_error"] = f"the linked run's settings could not be loaded ({exc})"
+        show_run(params["run"])  # the page says so when no such run is here
+        return
     try:
         cfg = config_from_params(params, DEFAULT_PRESET)
     except Exception as exc:  # noqa: BLE001  (anything a link can trigger becomes a warning)
