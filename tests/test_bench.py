@@ -109,3 +109,96 @@ def test_clients_trained_in_chunks_equal_one_vmap_over_all():
     chunked = train_clients(model, start, x, y, plan, local, chunk=2)
     for k in start:
         torch.testing.assert_close(chunked[k], whole[k], rtol=1e-5, atol=1e-6)
+
+
+def _unequal_clients(sizes, seed=0):
+    perm = torch.randperm(sum(sizes), generator=torch.Generator().manual_seed(seed))
+    return [perm[a:b].tolist() for a, b in zip([0, *torch.tensor(sizes).cumsum(0).tolist()[:-1]],
+                                               torch.tensor(sizes).cumsum(0).tolist())]
+
+
+def test_only_active_clients_and_used_positions_are_trained_and_the_result_keeps_client_order():
+    """Sizes out of order (rows get sorted by steps, then put back), two epochs (clients
+    idle mid-round), a last step narrower than the batch, chunks: equal to the loop."""
+    from fedcore.engine.local import _schedule
+
+    torch.manual_seed(0)
+    sizes, local = [3, 30, 7, 21, 12], LocalConfig(epochs=2, batch_size=8, lr=0.2, optimizer="momentum",
+                                                    momentum=0.5, weight_decay=1e-3)
+    x, y = torch.randn(sum(sizes), 1, 8, 8), torch.randint(0, 10, (sum(sizes),))
+    model = build_model("mlp", (1, 8, 8), 10)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    padded, counts = pad_client_indices(_unequal_clients(sizes), "cpu")
+    plan = make_plan(padded, counts, local, torch.Generator().manual_seed(2))
+    order, live, width = _schedule(plan)
+    # steps per epoch 1, 4, 1, 3, 2: rows sorted longest first, the active ones a shrinking prefix
+    assert order.tolist() == [1, 3, 4, 0, 2] and live == [5, 3, 2, 1] * 2
+    assert width == [8, 8, 8, 6] * 2  # the last step: client 1's 30 - 24 = 6 samples
+    looped = train_clients_loop(model, start, x, y, plan, local)
+    for chunk in (None, 2):
+        batched = train_clients(model, start, x, y, plan, local, chunk=chunk)
+        for k in start:
+            torch.testing.assert_close(batched[k], looped[k], rtol=1e-5, atol=1e-6)
+
+
+def test_a_plan_whose_active_clients_are_no_prefix_is_trained_masked():
+    from fedcore.engine.local import _schedule
+    from fedcore.engine.plan import BatchPlan
+
+    torch.manual_seed(0)
+    local = LocalConfig(epochs=1, batch_size=4, lr=0.3)
+    x, y = torch.randn(20, 1, 8, 8), torch.randint(0, 10, (20,))
+    model = build_model("logreg", (1, 8, 8), 10)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    index = torch.arange(24).remainder(20).view(2, 3, 4)
+    active = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])  # client 0 idles at step 1, client 1 at step 0
+    plan = BatchPlan(index, active[..., None].expand(2, 3, 4).contiguous(), active)
+    assert _schedule(plan)[1] is None
+    batched, looped = train_clients(model, start, x, y, plan, local), train_clients_loop(model, start, x, y, plan, local)
+    for k in start:
+        torch.testing.assert_close(batched[k], looped[k], rtol=1e-5, atol=1e-6)
+
+
+def test_trained_clients_flatten_without_a_copy_and_the_workspace_never_hands_out_a_held_buffer():
+    from fedcore.engine.flat import flatten_stacked
+    from fedcore.engine.local import Workspace
+
+    local = LocalConfig(epochs=1, batch_size=4, lr=0.3)
+    x, y = torch.randn(20, 1, 8, 8), torch.randint(0, 10, (20,))
+    model = build_model("logreg", (1, 8, 8), 10)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    padded, counts = pad_client_indices(_unequal_clients([7, 7, 6]), "cpu")  # 2 steps each: kept in order
+    plan = make_plan(padded, counts, local, torch.Generator().manual_seed(0))
+    ws = Workspace()
+    first = train_clients(model, start, x, y, plan, local, workspace=ws)
+    flat = flatten_stacked(first)
+    assert torch.equal(flat, torch.cat([v.reshape(3, -1) for v in first.values()], 1))
+    assert flat.data_ptr() == first["fc1.weight"].data_ptr()  # the buffer itself, no copy
+    kept = flat.clone()
+    second = train_clients(model, start, x, y, plan, local, workspace=ws)  # `first` still held
+    assert torch.equal(flat, kept) and flatten_stacked(second).data_ptr() != flat.data_ptr()
+    ptr = flat.data_ptr()
+    del first, flat
+    third = train_clients(model, start, x, y, plan, local, workspace=ws)
+    assert flatten_stacked(third).data_ptr() == ptr  # released, so reused
+    assert torch.equal(flatten_stacked(third), kept)
+
+
+def test_scaling_workload_measures_rounds_against_the_dense_bound(capsys):
+    from fedcore.bench.scaling import measure, render, summarize
+
+    result = measure(10, 3, "cpu", ["dataset=digits", "local.lr=0.5"])
+    assert len(result["rounds"]) == 2 and result["flops_per_sample"] == 2 * 64 * 10
+    assert all(r["bound_wall"] > 0 and r["wall"] > 0 for r in result["rounds"])
+    s = summarize({**result, "rss_mb": 500.0})
+    assert s["ratio_wall"] == pytest.approx(sorted(r["wall"] / r["bound_wall"] for r in result["rounds"])[0], rel=1)
+    text = render([s], "cpu")
+    assert "| 10 |" in text and "[not run] 1000 clients" in text and 0.5 < result["accuracy"] <= 1.0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is visible")
+def test_bench_device_cuda_without_a_gpu_is_one_line_exit_2(capsys):
+    for workload in ("W1", "scaling", "frontier"):
+        assert main(["bench", workload, "--device", "cuda"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "no CUDA GPU" in err

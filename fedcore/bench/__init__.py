@@ -1,6 +1,6 @@
 """Benchmarks: fedcore's batched clients against a plain per-client loop and Flower.
 
-``python -m fedcore bench [W1|W2|W3|W4|all|startup] [--systems fedcore,loop,flower]
+``python -m fedcore bench [W1|W2|W3|W4|all|startup|frontier|scaling] [--systems fedcore,loop,flower]
 [--device auto|cpu|cuda] [--out docs/benchmarks.md]`` runs the workloads of
 :mod:`fedcore.bench.workloads` on each system (:mod:`~fedcore.bench.measure`,
 :mod:`~fedcore.bench.flower_system`), ``--repeat`` times, and prints (and with ``--out``
@@ -14,14 +14,15 @@ import argparse
 import os
 import sys
 
-WORKLOAD_CHOICES = ("W1", "W2", "W3", "W4", "all", "startup", "frontier")
+WORKLOAD_CHOICES = ("W1", "W2", "W3", "W4", "all", "startup", "frontier", "scaling")
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``python -m fedcore bench``."""
     p.add_argument("workloads", nargs="*", default=["W1"], metavar="WORKLOAD", choices=WORKLOAD_CHOICES,
-                   help="W1 W2 W3 W4, all, startup (time to the demo's first round) or frontier (an eps sweep "
-                        "in lockstep batches vs one by one); default W1")
+                   help="W1 W2 W3 W4, all, startup (time to the demo's first round), frontier (an eps sweep "
+                        "in lockstep batches vs one by one) or scaling (MNIST logreg at 100/1000/6000 clients "
+                        "against the dense bound); default W1")
     p.add_argument("--systems", default="fedcore,loop,flower", help="comma-separated: fedcore,loop,flower")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--threads", type=int, default=1,

@@ -24,15 +24,15 @@ def run(args) -> int:
     from ..layering import build_config
     from ..engine.device import resolve_device
 
+    device = resolve_device(args.device)  # --device cuda on a host without one: one-line error, exit 2
     if "frontier" in args.workloads:
         from .frontier import run_frontier_bench
 
         return run_frontier_bench(args)
-    if "frontier" in args.workloads:
-        from .frontier import run_frontier_bench
+    if "scaling" in args.workloads:
+        from .scaling import run_scaling_bench
 
-        return run_frontier_bench(args)
-    device = resolve_device(args.device)
+        return run_scaling_bench(args)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:

@@ -34,6 +34,7 @@ def run_frontier_bench(args) -> int:
 
     import torch
 
+    from ..engine.device import resolve_device
     from ..sweep import SweepSpec
     from ..sweep.runner import run_one
 
@@ -41,7 +42,8 @@ def run_frontier_bench(args) -> int:
     if args.threads:  # 0: torch's default (every core)
         torch.set_num_threads(args.threads)
     seeds = 1 if args.quick else 3
-    spec = SweepSpec(preset="demo", seeds=seeds, sets=tuple(args.set or ()))
+    device = resolve_device(args.device).type
+    spec = SweepSpec(preset="demo", seeds=seeds, sets=(f"device={device}", *(args.set or ())))
     points = spec.points()
     print(f"frontier: {len(points)} runs ({len(spec.methods)} methods x ({len(spec.epsilons)} ε + no privacy) "
           f"x {seeds} seeds) on the demo preset", flush=True)
@@ -60,9 +62,9 @@ def run_frontier_bench(args) -> int:
         sorted((r["method"], r["epsilon"] or 0, r["seed"], r["accuracy"]) for r in rows_1)
     lines = [
         f"Command: `python -m fedcore bench frontier{' --quick' if args.quick else ''} --repeat {args.repeat}"
-        f"{f' --threads {args.threads}' if args.threads else ''}`",
+        f"{f' --threads {args.threads}' if args.threads else ''}{f' --device {device}' if device != 'cpu' else ''}`",
         "",
-        *[f"- {m}" for m in environment("cpu", args.threads, args.repeat, load_before, load_after)],
+        *[f"- {m}" for m in environment(device, args.threads, args.repeat, load_before, load_after)],
         f"- torch threads: {torch.get_num_threads()}",
         "",
         "| frontier | runs | wall s | CPU s | target |",
@@ -78,6 +80,6 @@ def run_frontier_bench(args) -> int:
     print()
     print(text)
     if args.out:
-        write_section(args.out, "frontier-cpu" + ("-quick" if args.quick else ""), text)
-        print(f"\nwrote section 'frontier-cpu' of {args.out}")
+        write_section(args.out, f"frontier-{device}" + ("-quick" if args.quick else ""), text)
+        print(f"\nwrote section 'frontier-{device}' of {args.out}")
     return 0

@@ -17,10 +17,11 @@ def evaluate(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.T
              y: torch.Tensor, chunk: Optional[int] = None) -> tuple[float, float]:
     """Return ``(accuracy, loss)`` of ``model`` with ``params`` on ``(x, y)``."""
     chunk = chunk or (CPU_CHUNK if x.device.type == "cpu" else 8192)
-    correct, total_loss = 0, 0.0
-    for i in range(0, len(y), chunk):
+    correct = torch.zeros((), dtype=torch.long, device=x.device)
+    total_loss = torch.zeros((), dtype=torch.float64, device=x.device)
+    for i in range(0, len(y), chunk):  # sums stay on the device: one host sync per evaluation
         logits = functional_call(model, params, (x[i:i + chunk],))
-        total_loss += F.cross_entropy(logits, y[i:i + chunk], reduction="sum").item()
-        correct += (logits.argmax(1) == y[i:i + chunk]).sum().item()
+        total_loss += F.cross_entropy(logits, y[i:i + chunk], reduction="sum").double()
+        correct += (logits.argmax(1) == y[i:i + chunk]).sum()
     n = max(1, len(y))
-    return correct / n, total_loss / n
+    return int(correct.item()) / n, float(total_loss.item()) / n

@@ -34,20 +34,23 @@ def flatten_stacked(params: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def _shared_base(params: dict[str, torch.Tensor]):
-    """The ``[m, d]`` buffer whose consecutive column blocks are ``params``, else None."""
+    """The ``[m, d]`` rows (the first ``m`` of a contiguous buffer) whose consecutive
+    column blocks are ``params``, else None."""
     values = list(params.values())
     base = values[0]._base if values else None
-    if base is None or base.dim() != 2 or not base.is_contiguous():
+    if base is None or base.dim() != 2 or not base.is_contiguous() or values[0].dim() < 1:
         return None
-    m, d = base.shape
+    (rows, d), m = base.shape, values[0].shape[0]
     col = 0
     for p in values:
-        if p._base is not base or p.dim() < 1 or p.shape[0] != m or p.stride(0) != d \
+        if p._base is not base or p.dim() < 1 or p.shape[0] != m or m > rows or p.stride(0) != d \
                 or p.storage_offset() != base.storage_offset() + col \
                 or p.stride()[1:] != torch.empty(p.shape[1:], device="meta").stride():
             return None
         col += math.prod(p.shape[1:])
-    return base if col == d else None
+    if col != d:
+        return None
+    return base if m == rows else base[:m]
 
 
 def unflatten(vector: torch.Tensor, like: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

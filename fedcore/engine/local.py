@@ -124,13 +124,47 @@ def _schedule(plan: BatchPlan) -> tuple[Optional[torch.Tensor], Optional[list[in
     return order, live, width
 
 
-def _flat_buffer(start: dict[str, torch.Tensor], m: int, stacked: bool) -> tuple[torch.Tensor, dict]:
+def _storage_users(t: torch.Tensor) -> int:
+    """How many tensors share ``t``'s storage (0 where torch cannot say)."""
+    count = getattr(torch._C, "_storage_Use_Count", None)
+    return int(count(t.untyped_storage()._cdata)) if count else 0
+
+
+class Workspace:
+    """Training buffers kept from one round to the next (one per run, :func:`iter_run`).
+
+    A fresh ``[m, d]`` buffer is paid in page faults on CPU: at 6000 clients of a linear
+    model (190 MB) that costs more than the round's arithmetic. A kept buffer is handed out
+    again only when no tensor outside the workspace still uses its storage (so an update
+    that a mechanism kept is never overwritten); otherwise a new one is made.
+    """
+
+    def __init__(self, slots: int = 2):
+        self.slots = slots
+        self._bufs: list[tuple[torch.Tensor, int]] = []  # (buffer, its storage count when idle)
+
+    def take(self, m: int, d: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """An ``[m, d]`` buffer (uninitialised) that nothing else uses."""
+        for buf, idle in self._bufs:
+            if (buf.dtype == dtype and buf.device == device and buf.shape[1] == d and buf.shape[0] >= m
+                    and idle and _storage_users(buf) == idle):
+                return buf[:m]
+        buf = torch.empty(m, d, dtype=dtype, device=device)
+        self._bufs = self._bufs[-(self.slots - 1):] if self.slots > 1 else []
+        self._bufs.append((buf, _storage_users(buf)))
+        return buf[:m]  # a view: while the caller holds it (or any view of it), it counts as a user
+
+
+def _flat_buffer(start: dict[str, torch.Tensor], m: int, stacked: bool,
+                 workspace: Optional[Workspace] = None) -> tuple[torch.Tensor, dict]:
     """One ``[m, d]`` buffer holding every client's parameters, and ``{name: [m, ...]}``
     views of it in :func:`~fedcore.engine.flat.layer_slices` order (so that
     :func:`~fedcore.engine.flat.flatten_stacked` returns the buffer without copying)."""
     shapes = {k: tuple(v.shape[1:] if stacked else v.shape) for k, v in start.items()}
     first = next(iter(start.values()))
-    flat = torch.empty(m, sum(math.prod(sh) for sh in shapes.values()), dtype=first.dtype, device=first.device)
+    d = sum(math.prod(sh) for sh in shapes.values())
+    flat = (workspace.take(m, d, first.dtype, first.device) if workspace is not None else
+            torch.empty(m, d, dtype=first.dtype, device=first.device))
     views, col = {}, 0
     for k, sh in shapes.items():
         n = math.prod(sh)
@@ -144,9 +178,10 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                   clip: Optional[float] = None, grad_fn=None,
                   chunk: Optional[int] = None, stacked_start: bool = False,
                   noise_std: Optional[torch.Tensor] = None,
-                  gen: Optional[torch.Generator] = None) -> dict[str, torch.Tensor]:
+                  gen: Optional[torch.Generator] = None,
+                  workspace: Optional[Workspace] = None) -> dict[str, torch.Tensor]:
     """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``
-    (views of one ``[m, d]`` buffer).
+    (views of one ``[m, d]`` buffer, from ``workspace`` when given: :class:`Workspace`).
 
     ``stacked_start``: ``start`` already holds one row per client (``{name: [m, ...]}``),
     e.g. the clients of several runs trained together (:mod:`fedcore.engine.lockstep`).
@@ -171,7 +206,7 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     order, live, width = _schedule(plan)
     prefix = live is not None
     live = live or [m] * plan.steps
-    flat, params = _flat_buffer(start, m, stacked_start)
+    flat, params = _flat_buffer(start, m, stacked_start, workspace)
     with torch.no_grad():
         for k, v in start.items():
             params[k].copy_(v[order] if stacked_start and order is not None else
@@ -196,7 +231,7 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                 rows = slice(i, min(i + chunk, k_s))
                 idx = index[rows, s, :w]
                 part = {k: p[rows] for k, p in params.items()}
-                grads = grad_fn(part, buffers, x_all[idx], y_all[idx], mask[rows, s, :w])
+                grads = grad_fn(part, buffers, _gather(x_all, idx), _gather(y_all, idx), mask[rows, s, :w])
                 if z is not None:
                     c = scale[rows]
                     grads = {k: g + c.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z[k][rows]
@@ -205,9 +240,14 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                 for k, p in part.items():
                     _sgd_update(p, grads[k], a, local, None if velocity is None else velocity[k][rows])
     if order is not None:  # back to the callers' client order
-        out, params = _flat_buffer(start, m, stacked_start)
+        out, params = _flat_buffer(start, m, stacked_start, workspace)
         out.index_copy_(0, order, flat)
     return params
+
+
+def _gather(data: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """``data[idx]`` by rows (``index_select``: on CPU 1.2-3x faster than advanced indexing)."""
+    return data.index_select(0, idx.reshape(-1)).view(*idx.shape, *data.shape[1:])
 
 
 def _sgd_update(p: torch.Tensor, g: torch.Tensor, a: Optional[torch.Tensor], local: LocalConfig,

@@ -21,7 +21,7 @@ from ..config import RunConfig
 from ..events import RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
 from .flat import flatten, flatten_stacked
-from .local import client_chunk, client_gradient_fn, train_clients
+from .local import Workspace, client_chunk, client_gradient_fn, train_clients
 from .plan import make_plan
 from .reference import train_clients_loop
 from .rounds import choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
@@ -53,6 +53,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
     global_flat = flatten(s.params)
     ledger = new_ledger(s)
+    workspace = Workspace()  # the clients' training buffer, kept across rounds
     acc = loss = None
     for rnd in range(1, cfg.rounds + 1):
         if should_stop():
@@ -72,8 +73,12 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                              clip=s.mechanism.per_sample_clip)
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                        grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen)
-            res = server_round(s, global_flat, ledger, flatten_stacked(stacked), sel, rnd, gen)
+                                        grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen,
+                                        workspace=workspace)
+            client_flat = flatten_stacked(stacked)
+            del stacked  # the buffer is the updates now (server_round); next round may reuse it
+            res = server_round(s, global_flat, ledger, client_flat, sel, rnd, gen)
+            del client_flat
             global_flat, uploaded, weights = res.global_flat, res.uploaded, res.weights
             signals = {**signals, **res.signals}
             events += res.events
