@@ -83,6 +83,7 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
         fresh = browser.new_page(viewport={"width": 1280, "height": 800})
         fresh.goto(url + LINK)
         fresh.get_by_role("button", name="Trained").wait_for()
+        fresh.locator("[data-testid=stPlotlyChart] .scatterlayer .trace .points path").first.wait_for()
         settle(fresh, 1.5)
         assert curve_points(fresh) == curve_points(pg)
         browser.close()
