@@ -110,8 +110,8 @@ def to_dict(event: Event) -> dict:
     """Strict-JSON-ready dict of an event: a non-finite float (a diverged loss) becomes None.
 
     >>> import json
-    >>> json.dumps(to_dict(RunFinished("failed", 1, 0.5, float("nan"))), allow_nan=False)[:52]
-    '{"status": "failed", "rounds_done": 1, "elapsed": 0.5'
+    >>> print(json.loads(json.dumps(to_dict(RunFinished("failed", 1, 0.5, float("nan"))), allow_nan=False))["final_accuracy"])
+    None
     """
     return _finite(dataclasses.asdict(event))
 
@@ -135,3 +135,44 @@ def event_from_dict(data: dict) -> Event:
     if cls is RoundEvent:
         kwargs["events"] = [MethodEvent(**e) for e in data.get("events", [])]
     return cls(**kwargs)
+
+
+@dataclass
+class RunSummary:
+    """What a run's events add up to (:func:`summarize`): the threat model from the start, the
+    last round, the end (None while it runs) and the final accuracy."""
+
+    threat_model: str = ""
+    last_round: Optional[RoundEvent] = None
+    end: Optional[RunFinished] = None
+
+    @property
+    def status(self) -> str:
+        return self.end.status if self.end is not None else ("running" if self.last_round else "starting")
+
+    @property
+    def final_accuracy(self) -> Optional[float]:
+        if self.end is not None and self.end.final_accuracy is not None:
+            return self.end.final_accuracy
+        return self.last_round.accuracy if self.last_round is not None else None
+
+
+def summarize(events) -> RunSummary:
+    """One pure fold of a run's typed events (in order) into a :class:`RunSummary`; the one
+    place that reads the stream's shape, for the CLI, the sweep and the Ray tasks.
+
+    >>> s = summarize([RunFinished("finished", 3, 1.5, 0.9)])
+    >>> s.status, s.final_accuracy
+    ('finished', 0.9)
+    """
+    summary = RunSummary()
+    for event in events:
+        if isinstance(event, RunStarted):
+            summary.threat_model = getattr(event, "threat_model", "") or ""
+        elif isinstance(event, RoundEvent):
+            summary.last_round = event
+            summary.threat_model = getattr(event, "threat_model", "") or summary.threat_model
+        elif isinstance(event, RunFinished):
+            summary.end = event
+    return summary
+

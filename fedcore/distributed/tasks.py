@@ -112,20 +112,15 @@ def train_alone(point) -> dict:
     import time
 
     from ..engine import iter_run
-    from ..events import RoundEvent, RunFinished, RunStarted, to_dict
+    from ..events import summarize, to_dict
     from ..sweep.rows import make_row
     from ..sweep.runner import headline_of
 
     t0 = time.perf_counter()
-    events, last, end, threat = [], None, None, ""
-    for event in iter_run(point.config):
-        events.append(to_dict(event))
-        if isinstance(event, RunStarted):
-            threat = getattr(event, "threat_model", "") or ""
-        elif isinstance(event, RoundEvent):
-            last = event
-        elif isinstance(event, RunFinished):
-            end = event
+    typed = list(iter_run(point.config))
+    events = [to_dict(e) for e in typed]
+    run = summarize(typed)
+    end, last, threat = run.end, run.last_round, run.threat_model
     if end is None or end.status != "finished":
         raise RuntimeError(f"{point.label}: run {getattr(end, 'status', 'ended')}: {getattr(end, 'error', '')}")
     headline, threat_last = headline_of(last)

@@ -49,22 +49,15 @@ def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Opti
 def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) -> Optional[dict]:
     """Train ``point`` alone with :func:`fedcore.engine.iter_run`; None if it was stopped."""
     from ..engine import iter_run
-    from ..events import RoundEvent, RunFinished, RunStarted
+    from ..events import summarize
 
     t0 = time.perf_counter()
-    last = end = None
-    threat = ""
-    for event in iter_run(point.config, should_stop=should_stop):
-        if isinstance(event, RunStarted):
-            threat = getattr(event, "threat_model", "") or ""
-        elif isinstance(event, RoundEvent):
-            last = event
-        elif isinstance(event, RunFinished):
-            end = event
-    if end is None or end.status != "finished":
+    run = summarize(iter_run(point.config, should_stop=should_stop))
+    if run.status != "finished":
         return None
-    headline, threat_last = headline_of(last)
-    return point_row(point, end.final_accuracy, headline, threat_last or threat, time.perf_counter() - t0)
+    headline, threat_last = headline_of(run.last_round)
+    return point_row(point, run.end.final_accuracy, headline, threat_last or run.threat_model,
+                     time.perf_counter() - t0)
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
