@@ -2,7 +2,6 @@
 named, a finished frontier reopens from the store, Train runs a sweep in the background."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -16,20 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(scope="module")
-def store_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    old = os.environ.get("FEDCORE_STORE")
-    os.environ["FEDCORE_STORE"] = str(path)
-    yield path
-    from pages.components import frontier, state
+@pytest.fixture(scope="module", autouse=True)
+def close_sweeps(store_dir):
+    """``store_dir`` (conftest) for the module; the page's sweep workers are stopped after."""
+    yield store_dir
+    from pages.components import frontier
 
     frontier.jobs().close()
-    state._manager(str(path)).close()
-    if old is None:
-        os.environ.pop("FEDCORE_STORE", None)
-    else:
-        os.environ["FEDCORE_STORE"] = old
 
 
 def frontier_page(**query) -> AppTest:
