@@ -81,6 +81,7 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
         assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and saved.stat().st_size > 10_000
         # the link reopens the finished frontier at once, in a fresh tab
         fresh = browser.new_page(viewport={"width": 1280, "height": 800})
+        fresh.set_default_timeout(240_000)  # a fresh session on a loaded 2-core machine
         fresh.goto(url + LINK)
         fresh.get_by_role("button", name="Trained").wait_for()
         fresh.locator("[data-testid=stPlotlyChart] .scatterlayer .trace .points path").first.wait_for()
