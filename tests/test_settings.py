@@ -173,3 +173,13 @@ def test_a_link_with_only_a_run_id_loads_that_runs_settings(store_dir):
     assert not at.exception
     assert playground_config(at).config_hash() == cfg.config_hash()
     assert "settings in the sidebar have changed" not in " ".join(c.value for c in at.caption)
+
+
+def test_widget_callbacks_survive_an_earlier_callback_resetting_the_widgets(store_dir):
+    # Streamlit runs every changed widget's callback in one rerun; picking a preset resets the
+    # widgets, so the method picker's callback must not assume its key still exists.
+    at = playground()
+    at.selectbox(key="pg.preset_pick").set_value("pldp_fmnist_iid_b")
+    at.selectbox(key="w.method").set_value("ldp_fl")
+    at.run()
+    assert not at.exception, at.exception

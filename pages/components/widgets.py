@@ -139,8 +139,13 @@ def preset_and_method(flat: dict) -> None:
     methods = [CUSTOM] + METHODS.names()
 
     def pick_method():
-        name = st.session_state[state.WIDGET_PREFIX + "method"]
+        # Callbacks of one rerun run one after another: an earlier one (a preset load, a
+        # mechanism pick) may have reset the widgets or replaced the settings already.
+        name = st.session_state.get(state.WIDGET_PREFIX + "method")
+        if name is None:
+            return
         name = "" if name == CUSTOM else name
+        flat = st.session_state["pg.flat"]
         cfg, _ = state.build_config(flat)
         try:
             new = apply_method(cfg, name) if cfg is not None and name else None
@@ -218,8 +223,11 @@ def _new_component(field: str, options_field: str):
     """on_change of a partitioner picker: the new component starts from its own defaults."""
 
     def callback():
+        value = st.session_state.get(state.WIDGET_PREFIX + field)
+        if value is None:  # an earlier callback of this rerun reset the widgets
+            return
         flat = st.session_state["pg.flat"]
-        flat[field] = st.session_state[state.WIDGET_PREFIX + field]
+        flat[field] = value
         flat[options_field] = {}
 
     return callback
@@ -394,6 +402,8 @@ def _tiers(n: int, current: list[float]) -> list[float]:
         return tiered_epsilons(n, TIER_PRESETS[name]["levels"], TIER_PRESETS[name]["fractions"])
 
     def apply():
+        if key not in st.session_state:  # an earlier callback of this rerun reset the widgets
+            return
         st.session_state["pg.flat"]["privacy.epsilon"] = tiers(st.session_state[key])
         st.session_state.pop(state.WIDGET_PREFIX + "eps_table", None)
 
