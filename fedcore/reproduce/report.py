@@ -60,9 +60,9 @@ def table_rows(table: dict) -> list[dict]:
 
 
 def verdict(claim: dict) -> str:
-    """"holds" / "does not hold" / "not checked", or "inconclusive" when an ordering holds
-    only by a gap smaller than the seed std (it could flip with other seeds)."""
-    if claim.get("holds") and claim.get("within_noise"):
+    """"holds" / "does not hold" / "not checked", or "inconclusive" when an ordering step is
+    decided by a gap smaller than the seed std (it could flip with other seeds)."""
+    if claim.get("holds") is not None and claim.get("within_noise"):
         return "inconclusive"
     return HOLDS[claim.get("holds")]
 
