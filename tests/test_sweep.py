@@ -151,3 +151,16 @@ def test_batched_equals_one_by_one(method):
     alone = sorted((r["epsilon"] or 0, r["seed"], r["accuracy"], r["epsilon_accountant"])
                    for r in run_sweep(points, batched=False))
     assert batched == pytest.approx(alone)
+
+
+def test_sweep_audit_adds_the_lower_bound_beside_the_accountants_epsilon(tmp_path, capsys):
+    from fedcore.cli import main
+
+    out = tmp_path / "f.json"
+    assert main(["sweep", "--preset", "demo", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1",
+                 "--no-reference", "--set", "rounds=1", "--audit", "400", "--out", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["audit_kind"] == "distinguishing" and row["epsilon_audited"] is not None
+    assert row["epsilon_audited"] <= row["epsilon_accountant"]
+    assert main(["sweep", "--audit", "5", "--out", str(out)]) == 2
+    assert "--audit: got 5" in capsys.readouterr().err

@@ -33,6 +33,8 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--one-by-one", action="store_true",
                    help="train the points one after another instead of in lockstep batches")
     p.add_argument("--out", default="frontier.json", help="output file (default %(default)s)")
+    p.add_argument("--audit", nargs="?", type=int, const=5000, metavar="TRIALS",
+                   help="add an audited ε lower bound to every point (default 5000 draws per input; slow)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="train the batches as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_sweep)
@@ -55,8 +57,15 @@ def cmd_sweep(args) -> int:
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
         return sweep_on_ray(args, spec, points)
+    if args.audit is not None and args.audit < 100:
+        raise FedcoreError(f"--audit: got {args.audit}; must be at least 100 draws per input")
+    by_hash = {p.config.config_hash(): p for p in points}
     rows = []
     for row in run_sweep(points, batched=not args.one_by_one):
+        if args.audit:
+            from .audit import audit_columns
+
+            row.update(audit_columns(by_hash[row["config_hash"]].config, args.audit))
         rows.append(row)
         print(point_line(len(rows), len(points), row), flush=True)
         write_frontier(args.out, rows)
