@@ -59,6 +59,7 @@ if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stre
         replay = manager.store.get_run(new_id)
         if replay and replay["status"] in TERMINAL:
             st.toast("Same settings finished before: replayed from the run store.")
+            st.session_state["pg.replayed"] = new_id
         st.rerun()
 if record is not None and not mine:
     c_stop.caption(":material/visibility: shared run, read-only")
@@ -69,6 +70,17 @@ if cfg is not None:
     c_label.caption(run_label(cfg))
 with c_worker:
     live.worker_badge(poll=not active)
+if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id
+        and record["config_hash"] == cfg.config_hash()):
+    c1, c2 = st.columns([4, 1], vertical_alignment="center")
+    c1.caption("This result is a replay: the same settings finished before, and a seeded run gives the "
+               "same numbers. Train again to watch it live.")
+    if c2.button("Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):
+        new_id = state.start_run(cfg, reuse=False)
+        if new_id:
+            st.session_state.pop("pg.replayed", None)
+            state.show_run(new_id)
+            st.rerun()
 if error:
     st.error(f"Invalid setting — {host.plain(error, 400)}")
 elif refused:

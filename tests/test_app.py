@@ -80,6 +80,25 @@ def test_playground_trains_the_demo_and_keeps_the_finished_run(finished_run):
     assert "finished" in progress_text(at)
 
 
+def test_a_replayed_run_says_so_and_trains_again_on_request(finished_run):
+    at = finished_run
+    by_label(at.button, "Run").click().run()          # same settings: replayed from the store
+    assert "This result is a replay" in texts(at)
+    first = qp(at, "run")
+    by_label(at.button, "Train again").click().run()
+    assert qp(at, "run") != first and "This result is a replay" not in texts(at)
+    wait_until_done(at)
+
+
+def test_teaching_aids_epsilon_help_and_presets_grouped_by_paper(store_dir):
+    at = app()
+    presets = by_label(at.selectbox, "Preset")
+    assert presets.value == "demo" and presets.options[0] == "demo · offline"
+    assert any(o.startswith("[PLDP-FL] pldp_") and o.endswith("needs mnist") for o in presets.options)
+    assert "What ε means, on one number" in texts(at)
+    assert "e^ε times more likely" in by_label(at.radio, "Privacy budget ε").help
+
+
 def test_defaults_are_the_offline_demo(store_dir):
     at = app()
     assert by_label(at.selectbox, "Preset").value == "demo"

@@ -65,17 +65,21 @@ def epsilon_heatmap(rounds: Sequence[int], matrix: np.ndarray, view: str, revisi
                                colorscale="Viridis", colorbar=dict(title="ε"),
                                hovertemplate="client %{y}<br>round %{x}<br>ε %{z:.4g}<extra></extra>"))
     fig.update_xaxes(title_text="round")
-    fig.update_yaxes(title_text="client")
+    fig.update_yaxes(title_text="client", tickformat="d")
     return _layout(fig, f"Privacy spent per client ({view})", revision)
 
 
 def participation(rounds: Sequence[int], weights: np.ndarray, revision: str) -> go.Figure:
     """Aggregation weight of each client per round; blank = not selected / no upload."""
-    fig = go.Figure(go.Heatmap(z=weights.T, x=list(rounds), y=list(range(weights.shape[1])),
-                               colorscale="Blues", zmin=0, colorbar=dict(title="weight"),
+    # One colour per weight to the 3rd decimal, from 0 to the largest weight rounded up: equal
+    # weights (1/m, computed in float32) never split into two shades.
+    top = float(np.nanmax(weights)) if np.isfinite(weights).any() else 1.0
+    fig = go.Figure(go.Heatmap(z=np.round(weights.T, 3), x=list(rounds), y=list(range(weights.shape[1])),
+                               colorscale="Blues", zmin=0, zmax=max(np.ceil(top * 100) / 100, 0.01),
+                               colorbar=dict(title="weight"),
                                hovertemplate="client %{y}<br>round %{x}<br>weight %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="round")
-    fig.update_yaxes(title_text="client", autorange="reversed")
+    fig.update_yaxes(title_text="client", autorange="reversed", tickformat="d")
     return _layout(fig, "Client selection and aggregation weights", revision)
 
 
@@ -90,7 +94,7 @@ def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revi
                                  text=rows["details"],
                                  hovertemplate=f"{kind}<br>round %{{x}}<br>client %{{y}}<br>%{{text}}<extra></extra>"))
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
-    fig.update_yaxes(title_text="client (-1 = server)", range=[-1.5, max(num_clients, 1) - 0.5])
+    fig.update_yaxes(title_text="client (-1 = server)", range=[-1.5, max(num_clients, 1) - 0.5], tickformat="d")
     return _layout(fig, "Method events (recall, selection, …)", revision, showlegend=True)
 
 
@@ -115,7 +119,7 @@ def label_distribution(label_counts: np.ndarray, revision: str, title: str = "La
                                colorscale="YlGnBu", colorbar=dict(title="samples"),
                                hovertemplate="client %{y}<br>class %{x}<br>%{z} samples<extra></extra>"))
     fig.update_xaxes(title_text="class", type="category")
-    fig.update_yaxes(title_text="client", autorange="reversed")
+    fig.update_yaxes(title_text="client", autorange="reversed", tickformat="d")
     return _layout(fig, title, revision, height=height or min(600, max(HEIGHT, 60 + 14 * n)))
 
 
@@ -138,9 +142,8 @@ def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
                                  line=dict(color=color, width=2.2)))
     fig.update_xaxes(title_text="round")
     fig.update_yaxes(title_text="test accuracy", range=[0, 1.02])
-    return _layout(fig, "Accuracy per round", revision, height=400,
-                   legend=dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
-                               bgcolor="rgba(255,255,255,0.7)"))
+    return _layout(fig, "Accuracy per round", revision, height=460,
+                   legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0))
 
 
 def accuracy_vs_epsilon(points: pd.DataFrame, view: str, revision: str) -> go.Figure:

@@ -31,6 +31,9 @@ from fedcore.runner.links import flatten
 from . import state
 
 CUSTOM = "(custom)"
+EPSILON_HELP = ("ε bounds how much one client's data can change what the server sees: every output is at "
+                "most e^ε times more likely with it than without it. Smaller ε = more privacy = more noise. "
+                "What the run actually spends, for its threat model, is the headline ε on the right.")
 EPSILON = constraint_of(PrivacyConfig, "epsilon").inner
 DELTA = constraint_of(PrivacyConfig, "delta").inner
 MAX_CLIENT_SLIDERS = 20
@@ -132,8 +135,10 @@ def preset_and_method(flat: dict) -> None:
 
     if st.session_state.get("pg.preset_pick") not in presets:
         st.session_state["pg.preset_pick"] = state.current_preset()
-    st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset,
-                 help="Load a whole experiment; 'demo' runs offline in seconds.")
+    presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", PRESETS.entry(n).paper, n))
+    st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
+                 help="Load a whole experiment, grouped by paper. 'offline' presets use the bundled "
+                      "digits data; the others need their dataset (downloaded on first use).")
     entry_caption(PRESETS, st.session_state["pg.preset_pick"])
 
     methods = [CUSTOM] + METHODS.names()
@@ -167,6 +172,15 @@ def preset_and_method(flat: dict) -> None:
     flat["method"] = "" if chosen == CUSTOM else chosen
     if chosen != CUSTOM:
         entry_caption(METHODS, chosen)
+
+
+def preset_label(name: str) -> str:
+    """``[paper] name · offline`` (or the dataset it needs): the picker groups by paper."""
+    entry = PRESETS.entry(name)
+    dataset = entry.obj.get("dataset", "digits")
+    paper = entry.paper.split(" (")[0] if entry.paper else ""
+    where = "offline" if dataset == "digits" else f"needs {dataset}"
+    return (f"[{paper}] " if paper else "") + f"{name} · {where}"
 
 
 # --- sections ------------------------------------------------------------------------------
@@ -364,7 +378,8 @@ def budgets(flat: dict) -> None:
     mode_key = state.WIDGET_PREFIX + "eps_mode"
     if mode_key not in st.session_state:
         st.session_state[mode_key] = BUDGET_MODES[0] if len(eps) == 1 else BUDGET_MODES[1]
-    mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False)
+    mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP)
+    st.markdown(f"[What ε means, on one number →](/mechanisms?mechanism={flat.get('privacy.mechanism') or 'two_point'})")
     if mode == BUDGET_MODES[0]:
         one = {"eps": eps[0]}
         number_widget(one, "eps", "ε for every client", EPSILON, key=state.WIDGET_PREFIX + "eps_all")
