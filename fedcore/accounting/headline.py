@@ -31,7 +31,8 @@ Encoding in events (strict JSON, no ``Infinity`` token): a finite float stays a 
 infinity becomes ``None`` (JSON ``null``); :func:`encode_epsilon` / :func:`decode_epsilon`
 convert, :func:`format_epsilon` prints (``"∞"``).
 
->>> headline_epsilons(np.zeros((2, 3)), np.array([True, True]), np.array([1.5, 0.0]),
+>>> from fedcore.accounting.rdp import ORDERS
+>>> headline_epsilons(np.zeros((2, len(ORDERS))), np.array([False, False]), np.array([1.5, 0.0]),
 ...                   np.array([True, True]), np.array([False, True]), np.array([1e-5, 1e-5]), "local")
 array([1.5, inf])
 >>> [encode_epsilon(x) for x in (1.5, math.inf)], format_epsilon(None)
