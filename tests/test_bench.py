@@ -1,5 +1,6 @@
 """The benchmark harness: runs systems side by side, measures honestly, judges the targets."""
 import importlib.util
+import statistics
 import sys
 
 import pytest
@@ -191,7 +192,8 @@ def test_scaling_workload_measures_rounds_against_the_dense_bound(capsys):
     assert len(result["rounds"]) == 2 and result["flops_per_sample"] == 2 * 64 * 10
     assert all(r["bound_wall"] > 0 and r["wall"] > 0 for r in result["rounds"])
     s = summarize({**result, "rss_mb": 500.0})
-    assert s["ratio_wall"] == pytest.approx(sorted(r["wall"] / r["bound_wall"] for r in result["rounds"])[0], rel=1)
+    ratios = [r["wall"] / r["bound_wall"] for r in result["rounds"]]
+    assert s["ratio_wall"] == pytest.approx(statistics.median(ratios))  # the median round, not a timing claim
     text = render([s], "cpu")
     assert "| 10 |" in text and "[not run] 1000 clients" in text and 0.5 < result["accuracy"] <= 1.0
 
