@@ -11,6 +11,7 @@ tail of its log.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -60,3 +61,12 @@ def dashboard_server(store: Path, log_dir: Path, start_s: float = 60) -> Iterato
             proc.kill()
             proc.wait(5)
         log.close()
+
+
+def round_counter(pg) -> int:
+    """The round shown by the page's progress bar ("Round 7 / 40 · running"); 0 before any."""
+    bars = pg.locator("[data-testid=stProgress]")
+    if not bars.count():
+        return 0
+    m = re.search(r"Round (\d+) /", bars.first.inner_text())
+    return int(m.group(1)) if m else 0

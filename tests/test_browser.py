@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(__import__("tempfile").get
 """Screenshots go to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the
 committed ones (the test suite writes no tracked file)."""
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server  # noqa: E402
+from dashboard_server import dashboard_server, round_counter  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -56,14 +55,6 @@ def url_rounds(pg) -> int:
     """``rounds`` in the page's query string, read in the page (``page.url`` can lag)."""
     return int(pg.evaluate("new URLSearchParams(location.search).get('rounds') || 0"))
 
-
-def round_counter(pg) -> int:
-    """The round shown by the progress bar ("Round 7 / 40 · running"); 0 before any."""
-    bars = pg.locator("[data-testid=stProgress]")
-    if not bars.count():
-        return 0
-    m = re.search(r"Round (\d+) /", bars.first.inner_text())
-    return int(m.group(1)) if m else 0
 
 
 def accuracy_points(pg) -> int:

@@ -27,7 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server  # noqa: E402
+from dashboard_server import dashboard_server, round_counter  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -76,13 +76,6 @@ def settle(pg, seconds: float = 1.0) -> None:
     pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
     time.sleep(seconds)
 
-
-def round_counter(pg) -> int:
-    bars = pg.locator("[data-testid=stProgress]")
-    if not bars.count():
-        return 0
-    m = re.search(r"Round (\d+) /", bars.first.inner_text())
-    return int(m.group(1)) if m else 0
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
