@@ -116,6 +116,7 @@ def kept(key: str, default):
 
 
 # --- sidebar: what to release, and how -----------------------------------------------------
+main = st.container()  # the main area, for a mechanism the page cannot draw
 with st.sidebar:
     st.header("Release one number")
     linked = st.query_params.get("mechanism")      # ?mechanism=laplace opens that demo
@@ -132,7 +133,8 @@ with st.sidebar:
     kind = MECHANISMS.get(name).threat_model
     st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
     if name not in demos:
-        st.info(f"**{name}** supplies no one-number law, so this page has nothing to draw for it; "
+        main.title("Mechanisms")
+        main.info(f"**{name}** supplies no one-number law, so this page has nothing to draw for it; "
                 "the Playground trains it.")
         st.stop()
     demo = teaching.scalar_demo(name)

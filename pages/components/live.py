@@ -7,6 +7,7 @@ and the finished run stays on screen.
 """
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from fedcore.runner import ACTIVE, TERMINAL
@@ -166,6 +167,11 @@ def privacy_chart(record: dict, events: list[dict], key: str) -> None:
                                         record.get("rounds") or 1)
         return charts.epsilon_heatmap(rounds, matrix, label, rev)
 
+    _, matrix = epsilon_matrix(events, view)
+    if matrix.size and np.isinf(matrix).all():  # nothing noised: an empty chart would read as 0
+        st.info("**ε = ∞ for every client**: nothing is noised, so this run gives no privacy guarantee "
+                "and there is no curve to draw.", icon=":material/lock_open:")
+        return
     st.plotly_chart(pacing.figure(record, events, "eps", build, key, view), key=f"{key}-eps", width="stretch")
 
 
