@@ -1,6 +1,6 @@
 """How the CLI layers a configuration: a preset (or the defaults), then a ``--config`` JSON
 file, then each ``--set KEY=VALUE`` in order (``--set method=NAME`` applies the method's recipe
-first, then the other values). Used by ``run``, ``sweep``, ``audit``, ``bench`` and
+first, with the preset's run-scale settings for it, then the other values). Used by ``run``, ``sweep``, ``audit``, ``bench`` and
 ``reproduce``; it imports no command, so no command module imports another through it.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ def build_config(preset: str | None, config_file: str | None, sets: list[str]):
             raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=5")
         overrides[key.strip()] = value.strip()
     if "method" in overrides:
-        return resolve(apply_method(cfg, overrides.pop("method"), overrides))
+        return resolve(apply_method(cfg, overrides.pop("method"), overrides, preset=preset))
     return resolve(consistent_method(cfg.with_overrides(overrides)) if overrides else cfg)
 
 

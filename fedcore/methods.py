@@ -26,8 +26,13 @@ def method_overrides(name: str) -> dict:
     return dict(METHODS.get(name)) if name else {}
 
 
-def apply_method(config, name: str | None = None, extra: dict | None = None):
+def apply_method(config, name: str | None = None, extra: dict | None = None, preset: str | None = None):
     """Return ``config`` with method ``name`` (default ``config.method``) applied, then ``extra``.
+
+    With ``preset``, the preset's run-scale settings for that method come between the recipe and
+    ``extra`` (:func:`fedcore.presets.preset_method_settings`: on ``demo``, picking ``hw_dpfl``
+    also sets the rounds and local steps at which it trains on digits). The CLI, the sweep and
+    the Playground's one-click picker all pass the preset they started from.
 
     If ``extra`` changes the recipe's mechanism or aggregator, the result is no longer that
     method and is labelled custom (see :func:`consistent_method`).
@@ -35,7 +40,10 @@ def apply_method(config, name: str | None = None, extra: dict | None = None):
     name = config.method if name is None else name
     if name:
         METHODS.check("method", name, empty_ok=True)
-    overrides = {**method_overrides(name), "method": name, **(extra or {})}
+    from .presets import preset_method_settings
+
+    tuned = preset_method_settings(preset, name) if preset and name else {}
+    overrides = {**method_overrides(name), "method": name, **tuned, **(extra or {})}
     return consistent_method(config.with_overrides(overrides))
 
 

@@ -154,6 +154,12 @@ def test_per_client_budgets_sliders_then_tiers_table(store_dir):
     assert len(sliders) == 4
     by_label(at.slider, "ε client 2").set_value(5.0).run()
     assert json.loads(qp(at, "privacy.epsilon")) == [1.0, 1.0, 5.0, 1.0]
+    by_label(at.number_input, "Clients").set_value(12).run()    # many clients: number inputs, not 90-px sliders
+    assert not [s for s in at.slider if s.label.startswith("ε client")]
+    inputs = [i for i in at.number_input if i.label.startswith("ε client")]
+    assert len(inputs) == 12
+    by_label(at.number_input, "ε client 11").set_value(7.0).run()
+    assert json.loads(qp(at, "privacy.epsilon"))[10:] == [1.0, 7.0]
     by_label(at.number_input, "Clients").set_value(30).run()
     by_label(at.radio, "Privacy budget ε").set_value("Tiers (paper groups)").run()
     assert not at.exception
@@ -243,3 +249,17 @@ def test_history_lists_exports_reopens_and_deletes(finished_run, store_dir):
     assert not at.exception
     ids = set(at.dataframe[0].value["id"]) if at.dataframe else set()
     assert run_id not in ids
+
+
+def test_a_one_click_method_on_the_demo_trains_at_its_demo_scale(store_dir):
+    # The Playground, the CLI and the sweep apply a method the same way: picking hw_dpfl on the
+    # demo also sets the rounds and steps at which it trains on digits (fedcore.presets).
+    from fedcore.layering import build_config
+
+    at = app(preset="demo")
+    by_label(at.selectbox, "Method (one-click recipe)").select("hw_dpfl").run()
+    assert not at.exception
+    cli = build_config("demo", None, ["method=hw_dpfl"])
+    assert qp(at, "rounds") == str(cli.rounds) == "80"
+    assert json.loads(qp(at, "local.steps")) == cli.local.steps == 1
+    assert any("trains at: rounds = 80" in c.value for c in at.sidebar.caption)

@@ -70,10 +70,8 @@ class SweepSpec:
     def method_config(self, method: str):
         """The method's config before the point's epsilon and seed (see the module doc)."""
         from ..layering import build_config
-        from ..presets import preset_method_settings
 
-        tuned = [f"{k}={_set_value(v)}" for k, v in preset_method_settings(self.preset, method).items()]
-        return build_config(self.preset, None, [f"method={method}", *tuned, *self.sets])
+        return build_config(self.preset, None, [f"method={method}", *self.sets])
 
     def seed_list(self, base: int) -> list[int]:
         return list(self.seeds) if isinstance(self.seeds, tuple) else [base + i for i in range(self.seeds)]
@@ -103,12 +101,6 @@ class SweepSpec:
 
 def _with_seed(cfg, seed: int):
     return cfg.with_overrides({"seed": seed})
-
-
-def _set_value(v) -> str:
-    import json
-
-    return v if isinstance(v, str) else json.dumps(v)
 
 
 def _split(value: Union[str, Sequence]) -> list:

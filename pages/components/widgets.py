@@ -23,6 +23,7 @@ from fedcore.config import OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, 
 from fedcore.constraints import Choice, Interval, OptionalOf, constraint_of, help_of
 from fedcore.errors import ConfigError, FedcoreError
 from fedcore.methods import apply_method
+from fedcore.presets import preset_method_settings
 from fedcore.resolve import preset_config
 from fedcore.registry import Registry
 from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
@@ -36,8 +37,12 @@ EPSILON_HELP = ("ε bounds how much one client's data can change what the server
                 "What the run actually spends, for its threat model, is the headline ε on the right.")
 EPSILON = constraint_of(PrivacyConfig, "epsilon").inner
 DELTA = constraint_of(PrivacyConfig, "delta").inner
-MAX_CLIENT_SLIDERS = 20
-"""Up to this many clients, each gets an epsilon slider; more get an editable table."""
+MAX_CLIENT_SLIDERS = 6
+"""Up to this many clients, each gets a full-width ε slider."""
+MAX_CLIENT_INPUTS = 20
+"""Up to this many clients (more than :data:`MAX_CLIENT_SLIDERS`), each gets a compact number
+input, two per row (a slider that narrow is 90 pixels wide, too short to set); more get an
+editable table."""
 
 
 # --- binding a widget to a config field ----------------------------------------------------
@@ -153,7 +158,7 @@ def preset_and_method(flat: dict) -> None:
         flat = st.session_state["pg.flat"]
         cfg, _ = state.build_config(flat)
         try:
-            new = apply_method(cfg, name) if cfg is not None and name else None
+            new = apply_method(cfg, name, preset=state.current_preset()) if cfg is not None and name else None
         except ConfigError:
             new = None
         if new is not None:
@@ -172,6 +177,10 @@ def preset_and_method(flat: dict) -> None:
     flat["method"] = "" if chosen == CUSTOM else chosen
     if chosen != CUSTOM:
         entry_caption(METHODS, chosen)
+        tuned = preset_method_settings(state.current_preset(), chosen)
+        if tuned:
+            st.caption(f"On the `{state.current_preset()}` preset this method trains at: "
+                       + ", ".join(f"{k} = {v}" for k, v in tuned.items()) + ".")
 
 
 def preset_label(name: str) -> str:
@@ -388,8 +397,8 @@ def budgets(flat: dict) -> None:
         per_client = _resize(eps, n)
         if mode == BUDGET_MODES[2]:
             per_client = _tiers(n, per_client)
-        if mode == BUDGET_MODES[1] and n <= MAX_CLIENT_SLIDERS:
-            per_client = _client_sliders(per_client)
+        if mode == BUDGET_MODES[1] and n <= MAX_CLIENT_INPUTS:
+            per_client = _client_inputs(per_client, slider=n <= MAX_CLIENT_SLIDERS)
         else:
             per_client = _client_table(per_client)
         flat["privacy.epsilon"] = per_client
@@ -431,14 +440,16 @@ def _tiers(n: int, current: list[float]) -> list[float]:
     return current
 
 
-def _client_sliders(eps: list[float]) -> list[float]:
-    """One ε slider per client over the suggested range; a client whose ε lies outside it
-    (a preset's 0.05, a link's 100) gets a number input instead, never a clamped slider."""
+def _client_inputs(eps: list[float], slider: bool) -> list[float]:
+    """One ε per client: full-width sliders over the suggested range (``slider``; a client
+    whose ε lies outside it, a preset's 0.05 or a link's 100, gets a number input instead,
+    never a clamped slider), else number inputs two per row."""
     store = {i: e for i, e in enumerate(eps)}
-    cols = st.columns(2)
+    cols = [st.container()] if slider else st.columns(2)
     for i in store:
-        with cols[i % 2]:
-            number_widget(store, i, f"ε client {i}", EPSILON, slider=True, key=f"{state.WIDGET_PREFIX}eps.{i}")
+        with cols[i % len(cols)]:
+            number_widget(store, i, f"ε client {i}", EPSILON, slider=slider,
+                          key=f"{state.WIDGET_PREFIX}eps.{i}{'.s' if slider else '.n'}")
     return [store[i] for i in range(len(eps))]
 
 
