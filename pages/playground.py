@@ -93,7 +93,7 @@ with tab_run:
         if cfg is not None and record["config_hash"] != cfg.config_hash():
             st.caption(f"Showing run `{run_id}` ({record['label']}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
-        live.run_view(run_id, key="pg")
+        live.run_view(run_id, key="pg", teaching=True)
         if record["status"] == "finished":
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:

@@ -263,3 +263,28 @@ def test_a_one_click_method_on_the_demo_trains_at_its_demo_scale(store_dir):
     assert qp(at, "rounds") == str(cli.rounds) == "80"
     assert json.loads(qp(at, "local.steps")) == cli.local.steps == 1
     assert any("trains at: rounds = 80" in c.value for c in at.sidebar.caption)
+
+
+def test_pause_step_and_resume_a_live_run(store_dir):
+    at = app()
+    by_label(at.slider, "Rounds").set_value(60).run()
+    by_label(at.button, "Run").click().run()
+    by_label(at.button, "Pause").click().run()
+    deadline = time.monotonic() + 120
+    while "· paused" not in progress_text(at):
+        assert time.monotonic() < deadline, progress_text(at)
+        time.sleep(0.3)
+        at.run()
+    assert "Paused after round" in texts(at)
+    held = progress_text(at)
+    time.sleep(1.5)
+    assert progress_text(at.run()) == held                      # held between two rounds
+    done = int(held.split()[1])
+    by_label(at.button, "Step").click().run()
+    while f"Round {done + 1} / 60 · paused" not in progress_text(at):
+        assert time.monotonic() < deadline, progress_text(at)
+        time.sleep(0.3)
+        at.run()
+    by_label(at.button, "Resume").click().run()
+    wait_until_done(at)
+    assert "Round 60 / 60 · finished" in progress_text(at)

@@ -14,7 +14,8 @@ at the next round boundary when
 The heartbeat clock starts when the worker takes the run, so time spent queued never
 counts. An exception ends the run with ``RunFinished(status="failed", error=<one line>)``;
 the rounds already written stay, and the traceback goes to the host's log (stderr), never
-into the run record. Workers lower their priority (``os.nice``) and bound torch's threads
+into the run record. Between two rounds the worker honours the run's tempo (pause, step,
+slow motion: :mod:`fedcore.runner.tempo`). Workers lower their priority (``os.nice``) and bound torch's threads
 before importing torch, so a busy host keeps serving pages (:func:`lower_priority`). :func:`warm_worker_main` is the same worker started ahead
 of time: it imports torch and fedcore and loads the digits data, then waits for a job,
 so the first round of a demo run appears within a fraction of a second.
@@ -157,11 +158,15 @@ def run_job(store_dir: str, run_id: str) -> str:
     try:
         from ..config import RunConfig
         from ..engine import iter_run
-        from ..events import RunFinished, to_dict
+        from ..events import RoundEvent, RunFinished, to_dict
+        from .tempo import between_rounds
 
         cfg = RunConfig.from_dict(record["config"])
+        total = cfg.rounds
         for event in iter_run(cfg, should_stop=watchdog.should_stop):
             store.append_event(run_id, to_dict(event))
+            if isinstance(event, RoundEvent) and event.round < total:  # pause / step / slow motion
+                between_rounds(store, run_id, watchdog.should_stop)
             if isinstance(event, RunFinished):
                 status = event.status
                 if status == "stopped":

@@ -16,7 +16,7 @@ from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, end_event
                                     method_events_table, privacy_summary, rounds_table, start_event,
                                     weights_matrix)
 
-from . import charts, host, pacing, state
+from . import charts, host, pacing, state, tempo
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -26,8 +26,11 @@ VIEW_NAMES = {HEADLINE: "headline ε (rigorous, for the threat model)", BASIC: "
               "rdp": "RDP accountant"}
 
 
-def run_view(run_id: str, key: str = "run") -> None:
+def run_view(run_id: str, key: str = "run", teaching: bool = False) -> None:
     """Show run ``run_id``; polls while it is active.
+
+    ``teaching``: the owner of an active run gets Pause / Step / slow motion
+    (:mod:`pages.components.tempo`).
 
     Two fragments poll at their own pace while the run is active: the headline (round
     counter, status, numbers, accuracy chart) every :data:`POLL_SECONDS`, the rest
@@ -49,6 +52,10 @@ def run_view(run_id: str, key: str = "run") -> None:
     # (no faded duplicates below the final charts).
     with st.container(key=f"{key}-run-{run_id}"):
         live_charts = True
+        if active and teaching and host.may_control(record):
+            tempo.controls(record, key)
+        else:
+            st.empty()  # the controls' place
         if active:
             live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
                                     help="Turn off to zoom or pan while it trains: each chart update "
@@ -90,9 +97,13 @@ def status_block(record: dict, events: list[dict]) -> None:
     """Progress bar, one status line, and headline numbers."""
     total, done = record.get("rounds") or 1, record.get("rounds_done") or 0
     status = record["status"]
-    st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {status}")
+    paused = status == "running" and tempo.current(record["id"])["paused"]
+    st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {'paused' if paused else status}")
     start, end = start_event(events), end_event(events)
-    if status == "queued":
+    if paused:
+        st.info(f"Paused after round {done}: **Step** trains one more round, **Resume** the rest.",
+                icon=":material/pause_circle:")
+    elif status == "queued":
         queue_line(record["id"])
     elif status == "running" and start is None:
         st.info("Loading the data and building the model…")
