@@ -155,12 +155,52 @@ def test_batched_equals_one_by_one(method):
 
 def test_sweep_audit_adds_the_lower_bound_beside_the_accountants_epsilon(tmp_path, capsys):
     from fedcore.cli import main
+    from fedcore.sweep.rows import AUDIT_KEYS
 
     out = tmp_path / "f.json"
     assert main(["sweep", "--preset", "demo", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1",
                  "--no-reference", "--set", "rounds=1", "--audit", "400", "--out", str(out)]) == 0
+    assert "each audited with 400 draws per input" in capsys.readouterr().out
     row = json.loads(out.read_text())["rows"][0]
+    assert set(AUDIT_KEYS) <= set(row)
     assert row["audit_kind"] == "distinguishing" and row["epsilon_audited"] is not None
     assert row["epsilon_audited"] <= row["epsilon_accountant"]
-    assert main(["sweep", "--audit", "5", "--out", str(out)]) == 2
-    assert "--audit: got 5" in capsys.readouterr().err
+    # the audit's own scope (one report) spends no more than the whole run's headline
+    assert row["epsilon_audited"] <= row["audit_accountant"] <= row["epsilon_accountant"]
+    assert 0 < row["audit_ceiling"] and row["audit_seconds"] > 0
+    # the CSV export carries the audited columns, in order, after the frontier's own
+    header, line = rows_csv([row]).splitlines()
+    assert header.endswith(",config_hash," + ",".join(AUDIT_KEYS))
+    assert f"{row['epsilon_audited']}" in line and "distinguishing" in line
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--audit", "5"], "audit: got 5"),
+    (["--audit", "0"], "audit: got 0"),
+    (["--audit", "500", "--ray", "local"], "--audit: not with --ray"),
+])
+def test_bad_audit_exits_2_with_one_line(args, text, capsys, tmp_path):
+    assert main(["sweep", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1", *args,
+                 "--out", str(tmp_path / "f.json")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and text in err, err
+    assert not (tmp_path / "f.json").exists()
+
+
+def test_audited_rows_stop_when_asked_and_key_apart_from_unaudited_ones():
+    from fedcore.sweep.audit import audited
+    from fedcore.sweep.job import spec_key
+
+    spec = SweepSpec(methods="ldp_fl", epsilons="1,3", seeds=1, reference=False, sets=("rounds=1",))
+    points = spec.points()
+    rows = [{"config_hash": p.config.config_hash(), "epsilon": p.epsilon} for p in points]
+    calls = []
+
+    def stop_after_one():
+        calls.append(1)
+        return len(calls) > 1
+
+    got = list(audited(rows, points, 200, should_stop=stop_after_one))
+    assert len(got) == 1 and got[0]["epsilon"] == 1.0 and got[0]["audit_kind"] == "distinguishing"
+    # an audited sweep is a different frontier file; an unaudited one keeps its old key
+    assert spec_key(spec, 0) == spec_key(spec) != spec_key(spec, 200) != spec_key(spec, 400)

@@ -18,6 +18,7 @@ from .lines import format_epsilon, point_line  # noqa: F401  (re-exported)
 
 def add_sweep_parser(sub) -> argparse.ArgumentParser:
     """Register the ``sweep`` sub-command on ``sub`` (an argparse sub-parsers object)."""
+    from .audit import DEFAULT_TRIALS
     from .spec import DEFAULT_EPSILONS, DEFAULT_METHODS
 
     p = sub.add_parser("sweep", help="accuracy vs ε for several methods and seeds -> frontier.json",
@@ -33,8 +34,8 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--one-by-one", action="store_true",
                    help="train the points one after another instead of in lockstep batches")
     p.add_argument("--out", default="frontier.json", help="output file (default %(default)s)")
-    p.add_argument("--audit", nargs="?", type=int, const=5000, metavar="TRIALS",
-                   help="add an audited ε lower bound to every point (default 5000 draws per input; slow)")
+    p.add_argument("--audit", nargs="?", type=int, const=DEFAULT_TRIALS, metavar="TRIALS",
+                   help=f"add an audited ε lower bound to every point (default {DEFAULT_TRIALS} draws per input; slow)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="train the batches as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_sweep)
@@ -42,6 +43,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
 
 
 def cmd_sweep(args) -> int:
+    from .audit import check_trials
     from .rows import summary_table, write_frontier
     from .runner import run_sweep
     from .spec import SweepSpec
@@ -49,23 +51,19 @@ def cmd_sweep(args) -> int:
     spec = SweepSpec(preset=args.preset, methods=args.methods, epsilons=args.epsilons, seeds=args.seeds,
                      sets=tuple(args.set or ()), reference=not args.no_reference)
     points = spec.points()
+    audit = 0 if args.audit is None else check_trials(args.audit, zero_ok=False)
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
     print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; ε {','.join(f'{e:g}' for e in spec.epsilons)}"
-          f" + no privacy)", flush=True)
+          f" + no privacy){f'; each audited with {audit} draws per input' if audit else ''}", flush=True)
     if getattr(args, "ray", None):
+        if audit:
+            raise FedcoreError("--audit: not with --ray (the cluster's tasks do not audit); run the audited sweep here")
         from ..distributed.cli import sweep_on_ray
         return sweep_on_ray(args, spec, points)
-    if args.audit is not None and args.audit < 100:
-        raise FedcoreError(f"--audit: got {args.audit}; must be at least 100 draws per input")
-    by_hash = {p.config.config_hash(): p for p in points}
     rows = []
-    for row in run_sweep(points, batched=not args.one_by_one):
-        if args.audit:
-            from .audit import audit_columns
-
-            row.update(audit_columns(by_hash[row["config_hash"]].config, args.audit))
+    for row in run_sweep(points, batched=not args.one_by_one, audit=audit):
         rows.append(row)
         print(point_line(len(rows), len(points), row), flush=True)
         write_frontier(args.out, rows)

@@ -8,8 +8,9 @@ status file. The page polls :meth:`SweepJobs.read`. Sweeps are independent of th
 queue, so a frontier trains while other runs wait there, and at most one sweep trains per
 server (:data:`MAX_RUNNING`), so a page cannot fill the machine with them.
 
-``key`` is a hash of the :class:`~fedcore.sweep.spec.SweepSpec`: the same spec (a shared
-link) finds the finished frontier at once instead of training again.
+``key`` is a hash of the :class:`~fedcore.sweep.spec.SweepSpec` (and of the audit's draws when
+each point is audited, :mod:`fedcore.sweep.audit`): the same spec (a shared link) finds the
+finished frontier at once instead of training again.
 """
 from __future__ import annotations
 
@@ -33,9 +34,10 @@ method x three seeds) at a small cost in speed against the CLI's 24."""
 NICE = 5
 
 
-def spec_key(spec: SweepSpec) -> str:
-    """Stable 16-hex-digit key of a sweep spec."""
-    canon = json.dumps(asdict(spec), sort_keys=True, default=list)
+def spec_key(spec: SweepSpec, audit: int = 0) -> str:
+    """Stable 16-hex-digit key of a sweep spec, audited with ``audit`` draws per input (0 = not
+    audited: the key of the spec alone)."""
+    canon = json.dumps({**asdict(spec), **({"audit": int(audit)} if audit else {})}, sort_keys=True, default=list)
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
@@ -45,8 +47,9 @@ def spec_to_dict(spec: SweepSpec) -> dict:
     return d
 
 
-def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BATCH) -> None:
-    """Worker process: train ``spec``, rewriting ``<key>.json`` and ``<key>.status.json``."""
+def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BATCH, audit: int = 0) -> None:
+    """Worker process: train ``spec`` (each point audited with ``audit`` draws per input, 0 = no
+    audit), rewriting ``<key>.json`` and ``<key>.status.json`` after every row."""
     from ..runner.worker import lower_priority
     from .runner import run_sweep
 
@@ -59,14 +62,14 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
 
     def status(state: str, **extra) -> None:
         _write(status_path, json.dumps({"status": state, "done": len(rows), "total": len(points),
-                                        "pid": os.getpid(), "updated": time.time(), **extra}))
+                                        "pid": os.getpid(), "updated": time.time(), "audit": audit, **extra}))
 
     try:
         spec_obj = SweepSpec(**{**spec, "seeds": spec["seeds"] if isinstance(spec["seeds"], int)
                                 else tuple(spec["seeds"]), "sets": tuple(spec.get("sets", ()))})
         points = spec_obj.points()
         status("running")
-        for row in run_sweep(points, max_batch=max_batch, should_stop=stop_path.exists):
+        for row in run_sweep(points, max_batch=max_batch, should_stop=stop_path.exists, audit=audit):
             rows.append(row)
             _write(base / f"{key}.json", dumps_frontier(rows))
             status("running")
@@ -92,11 +95,14 @@ class SweepJobs:
         self._mp = multiprocessing.get_context("spawn")
         self._procs: dict[str, multiprocessing.Process] = {}
 
-    def start(self, spec: SweepSpec, *, max_batch: int = DASHBOARD_BATCH) -> str:
-        """Train ``spec`` in the background and return its key; a spec that already
-        finished, or is training, returns at once. Raises FedcoreError when another
-        sweep is training (:data:`MAX_RUNNING`)."""
-        key = spec_key(spec)
+    def start(self, spec: SweepSpec, *, max_batch: int = DASHBOARD_BATCH, audit: int = 0) -> str:
+        """Train ``spec`` in the background (each point audited with ``audit`` draws per input;
+        0 = no audit) and return its key (:func:`spec_key`); a spec that already finished, or
+        is training, returns at once. Raises FedcoreError when another sweep is training
+        (:data:`MAX_RUNNING`)."""
+        from .audit import check_trials
+
+        key = spec_key(spec, check_trials(audit))
         state = self.status(key)
         if state["status"] in ("finished", "running", "starting"):
             return key
@@ -107,10 +113,11 @@ class SweepJobs:
         for suffix in (".json", ".stop"):
             (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
         _write(self.folder / f"{key}.status.json",
-               json.dumps({"status": "starting", "done": 0, "total": len(spec.points()), "updated": time.time()}))
+               json.dumps({"status": "starting", "done": 0, "total": len(spec.points()), "updated": time.time(),
+                           "audit": audit}))
         from ..runner.jobs import _without_main_module
 
-        proc = self._mp.Process(target=sweep_main, args=(str(self.folder), key, spec_to_dict(spec), max_batch),
+        proc = self._mp.Process(target=sweep_main, args=(str(self.folder), key, spec_to_dict(spec), max_batch, audit),
                                 name=f"fedcore-sweep-{key}", daemon=True)
         with _without_main_module():
             proc.start()

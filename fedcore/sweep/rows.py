@@ -17,6 +17,13 @@
   together in one batch, the batch's time divided by its number of runs).
 - extra keys: ``config_hash`` (the run's cache key), ``rounds``, ``batched`` (trained in a
   lockstep batch).
+- audited sweeps (``--audit``; :mod:`.audit`) add :data:`AUDIT_KEYS`: ``epsilon_audited`` (the
+  empirical ε lower bound, holding with confidence ``audit_confidence``), ``paper_claim``,
+  ``audit_kind`` / ``audit_scope`` (what was attacked: one report, or one client / record of the
+  whole run), ``audit_accountant`` (the accountant's ε for that same scope; null = ∞),
+  ``audit_ceiling`` (the most that many draws can show; null for canary audits) and
+  ``audit_seconds`` (the audit's own time, not in ``seconds``); a point whose
+  audit could not run has them all null and an ``audit_error``.
 """
 from __future__ import annotations
 
@@ -32,6 +39,9 @@ from ..errors import FedcoreError
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
 CSV_KEYS = FRONTIER_KEYS + ("epsilon_accountant_infinite", "rounds", "batched", "config_hash")
+AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
+              "audit_accountant", "audit_ceiling", "audit_seconds")
+"""The columns an audited sweep adds to every row (see the module doc)."""
 
 
 def _finite(x: Optional[float]) -> Optional[float]:
@@ -81,9 +91,14 @@ def read_frontier(path: Union[str, Path]) -> list[dict]:
 
 
 def rows_csv(rows: Iterable[dict]) -> str:
-    """The rows as CSV (∞ headline written as ``inf``)."""
+    """The rows as CSV (∞ headline written as ``inf``); audited rows add :data:`AUDIT_KEYS`
+    (and ``audit_error`` where an audit could not run)."""
+    rows = list(rows)
+    keys = CSV_KEYS
+    if any("epsilon_audited" in r for r in rows):
+        keys += AUDIT_KEYS + (("audit_error",) if any(r.get("audit_error") for r in rows) else ())
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
         out = dict(r)
@@ -106,7 +121,10 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
     """Mean ± std (sample std, n - 1) of accuracy and headline ε per (method, target ε).
 
     One dict per group: ``method``, ``epsilon`` (None = no privacy), ``n``, ``accuracy_mean``,
-    ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``.
+    ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``, and for
+    audited rows ``audited_min``: the smallest audited ε lower bound over the group's seeds
+    (each seed's bound holds on its own; the smallest is the conservative summary), None when
+    no row of the group was audited.
     """
     groups: dict[tuple, list[dict]] = defaultdict(list)
     order: list[tuple] = []
@@ -123,8 +141,10 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         mean, std = _mean_std([r["accuracy"] for r in rs])
         heads = [r["epsilon_accountant"] for r in rs]
         head = None if any(h is None for h in heads) else sum(heads) / len(heads)
+        audits = [r["epsilon_audited"] for r in rs if r.get("epsilon_audited") is not None]
         out.append({"method": key[0], "epsilon": key[1], "n": len(rs), "accuracy_mean": mean,
-                    "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"]})
+                    "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"],
+                    "audited_min": min(audits) if audits else None})
     return out
 
 
@@ -134,7 +154,8 @@ def _eps_label(eps: Optional[float]) -> str:
 
 def summary_table(rows: Iterable[dict]) -> str:
     """Markdown table: one line per method, one column per target ε (mean ± std accuracy),
-    then the no-privacy reference; the headline ε spent is in brackets."""
+    then the no-privacy reference; the headline ε spent is in brackets, and an audited sweep's
+    smallest audited lower bound after it (``≥``)."""
     stats = summarize(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
@@ -154,6 +175,8 @@ def summary_table(rows: Iterable[dict]) -> str:
             if e is not None:
                 h = s["headline_mean"]
                 text += " (∞)" if h is None else f" ({h:.3g})"
+            if s["audited_min"] is not None:
+                text += f" [audit ≥ {s['audited_min']:.3g}]"
             parts.append(text)
         lines.append(f"| {m} | {threat} | " + " | ".join(parts) + " |")
     return "\n".join(lines)

@@ -4,7 +4,8 @@
 ends. Batched (the default): points whose runs can share one vmap (same data, model and
 local training; :func:`fedcore.engine.lockstep.batch_key`) train together in lockstep,
 ``max_batch`` runs at a time, and their rows come out when the batch ends. Unbatched:
-one ``iter_run`` after another (the reference, and the benchmark's baseline).
+one ``iter_run`` after another (the reference, and the benchmark's baseline). With
+``audit`` draws, each row is audited before it comes out (:mod:`.audit`).
 """
 from __future__ import annotations
 
@@ -61,9 +62,23 @@ def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) 
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
-              should_stop: Callable[[], bool] = lambda: False) -> Iterator[dict]:
-    """Yield one row per point as it finishes (see the module doc); stops early if asked."""
+              should_stop: Callable[[], bool] = lambda: False, audit: int = 0) -> Iterator[dict]:
+    """Yield one row per point as it finishes (see the module doc); stops early if asked.
+
+    ``audit`` > 0: each row also gets an audited ε lower bound (``audit`` draws per input;
+    :func:`fedcore.sweep.audit.audited`) before it is yielded.
+    """
     points = list(points)
+    rows = _trained(points, batched, max_batch, should_stop)
+    if audit:
+        from .audit import audited
+
+        rows = audited(rows, points, audit, should_stop)
+    yield from rows
+
+
+def _trained(points: list[SweepPoint], batched: bool, max_batch: int,
+             should_stop: Callable[[], bool]) -> Iterator[dict]:
     if not batched:
         for point in points:
             if should_stop():
