@@ -20,8 +20,9 @@ from typing import Any, Mapping
 from ..config import RunConfig, _json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
 from ..errors import ConfigError
 
-RESERVED = ("preset", "run", "runs")
-"""Query-parameter names that are not config fields."""
+RESERVED = ("preset", "run", "runs", "present")
+"""Query-parameter names that are not config fields (``present=1``: the Playground's
+presentation layout)."""
 
 
 def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:

@@ -131,6 +131,9 @@ def sync_from_url() -> None:
     if not params or _signature(params) in st.session_state.get("pg.urls", ()):
         return
     _remember_url(params)
+    st.session_state["pg.present"] = params.pop("present", None) == "1"  # the presentation layout
+    if not params:
+        return
     if set(params) <= {"run"}:  # a run's own link: its settings, not the demo's
         record = manager().store.get_run(params["run"])
         try:
@@ -161,6 +164,8 @@ def write_url(cfg: Optional[RunConfig]) -> None:
     params = config_to_params(cfg, current_preset())
     if shown_run():
         params["run"] = shown_run()
+    if st.session_state.get("pg.present"):
+        params["present"] = "1"
     if _signature(params) != _signature(st.query_params.to_dict()):
         st.query_params.from_dict(params)
     _remember_url(params)
