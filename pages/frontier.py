@@ -2,8 +2,9 @@
 
 Pick methods, a range of target ε and seeds; the sweep trains in a background process
 (``fedcore.sweep.job``: runs x clients in one vmap) and its points appear as they finish.
-The link (``?preset=&methods=&eps=&seeds=``) restores the view, and a finished frontier
-reopens at once.
+The link (``?preset=&methods=&eps=&seeds=&audit=``) restores the view, and a finished
+frontier reopens at once. "Audit each point" adds every run's audited ε lower bound
+(``fedcore.sweep.audit``, the same as ``sweep --audit``) beside the accountant's upper bound.
 """
 import pandas as pd
 import streamlit as st
@@ -12,6 +13,7 @@ from fedcore.catalog import METHODS
 from fedcore.errors import FedcoreError
 from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
+from fedcore.sweep.audit import DEFAULT_TRIALS, findings
 from fedcore.sweep.rows import rows_csv, trade_off
 from fedcore.sweep.spec import DEFAULT_METHODS, SweepSpec
 from pages.components import frontier as fr
@@ -34,6 +36,7 @@ if "fr.init" not in st.session_state:
     st.session_state["fr.methods"] = linked.get("methods", list(DEFAULT_METHODS))
     st.session_state["fr.range0"] = linked.get("range", fr.DEFAULT_RANGE)  # the slider's value= (a range)
     st.session_state["fr.seeds"] = linked.get("seeds", 3)
+    st.session_state["fr.audit"] = linked.get("audit", False)
 if st.session_state.get("fr.link_error"):
     st.warning(f"The link's settings were not used: {st.session_state['fr.link_error']}", icon=":material/link_off:")
 
@@ -51,9 +54,18 @@ picked = c1.select_slider(
          "chart places each run at the ε it really spent. See the Mechanisms page for what ε means.")
 c1.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
 seeds = c2.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
+audit = st.toggle(
+    "Audit each point (slower)", key="fr.audit",
+    help="Attack every run to measure an empirical ε lower bound beside the accountant's upper bound, as "
+         "`python -m fedcore sweep --audit` does: one client's report for local DP (a few seconds per point), "
+         "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
+         f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
 low, high = picked if isinstance(picked, (tuple, list)) else (picked, picked)
 eps = fr.epsilons_in(low, high)
-st.query_params.update(fr.to_link(preset, methods, eps, int(seeds)))
+st.query_params.update(fr.to_link(preset, methods, eps, int(seeds), audit))
+if not audit and "audit" in st.query_params:
+    del st.query_params["audit"]
+trials = DEFAULT_TRIALS if audit else 0
 
 spec = error = None
 if not methods:
@@ -71,20 +83,22 @@ from fedcore.sweep.job import spec_key  # noqa: E402
 jobs = fr.jobs()
 from fedcore.distributed.jobs import configured_address, ray_installed, ray_jobs  # noqa: E402
 
-if ray_installed() and st.toggle("Train on the Ray cluster", key="fr.ray",
+if ray_installed() and st.toggle("Train on the Ray cluster", key="fr.ray", disabled=audit,
                                  help=f"Send the sweep to Ray at '{configured_address()}' (host setting "
-                                      "FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop cancels it."):
+                                      "FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop cancels it. "
+                                      "Not with auditing: the cluster's tasks do not audit.") and not audit:
     jobs = ray_jobs(jobs.folder)
-key = spec_key(spec)
+key = spec_key(spec, trials)
 state = jobs.status(key)
 train = c3.button("Train frontier" if state["status"] != "finished" else "Trained",
                   disabled=state["status"] in ("finished", "running", "starting"), type="primary",
                   icon=":material/play_arrow:", key="fr.train")
 st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy) × {int(seeds)} seed(s), "
-           "trained together in batches in the background.")
+           "trained together in batches in the background"
+           + ("; each run is then audited, one after another (slower)." if audit else "."))
 if train:
     try:
-        jobs.start(spec)
+        jobs.start(spec, audit=trials) if trials else jobs.start(spec)
         st.rerun()
     except FedcoreError as exc:
         st.error(str(exc), icon=":material/hourglass_top:")
@@ -99,7 +113,8 @@ def view():
     if now["status"] in ("starting", "running"):
         left, right = st.columns([4, 1], vertical_alignment="center")
         left.progress(min(1.0, len(rows) / max(1, now.get("total") or total)),
-                      text=f"Training: {len(rows)} of {now.get('total') or total} runs done")
+                      text=f"{'Training and auditing' if trials else 'Training'}: "
+                           f"{len(rows)} of {now.get('total') or total} runs done")
         if right.button("Stop", icon=":material/stop:", key="fr.stop"):
             jobs.stop(key)
     elif now["status"] == "failed":
@@ -116,6 +131,8 @@ def view():
     st.plotly_chart(fr.figure(rows, paper, f"frontier-{key}"), key="fr-chart", width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
                                                      "scale": 2}, "displaylogo": False})
+    if trials:
+        fr.audit_notes(rows, findings(rows))
     st.dataframe(pd.DataFrame(fr.table(rows)), hide_index=True, width="stretch")
     if paper:
         st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "

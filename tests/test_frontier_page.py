@@ -1,7 +1,9 @@
 """The Frontier page, driven headlessly with AppTest: the link restores it, bad links are
-named, a finished frontier reopens from the store, Train runs a sweep in the background."""
+named, a finished frontier reopens from the store, Train runs a sweep in the background, and
+an audited frontier draws each run's audited ε lower bound beside its headline ε."""
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -51,6 +53,7 @@ def test_the_link_restores_the_view(store_dir):
 
 @pytest.mark.parametrize("query, name", [({"eps": "1,abc"}, "eps"), ({"eps": "0.5,1"}, "eps"),
                                          ({"methods": "nope"}, "methods"), ({"seeds": "99"}, "seeds"),
+                                         ({"audit": "yes"}, "audit"),
                                          ({"preset": "<b>x</b>"}, "preset")])
 def test_a_bad_link_is_named_not_a_traceback(store_dir, query, name):
     at = frontier_page(**query)
@@ -97,3 +100,62 @@ def test_train_runs_in_the_background_and_points_appear(store_dir):
     assert at.button(key="fr.train").label == "Trained", texts(at, "error")
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["method", "ε 10", "ε 30", "no privacy"]
+
+
+def test_the_link_restores_the_audit_option(store_dir):
+    at = frontier_page(methods="pldp_b", eps="1,3", seeds="1")
+    assert at.toggle(key="fr.audit").value is False and "audit" not in at.query_params
+    assert "audited" not in texts(at, "caption")
+    at = frontier_page(methods="pldp_b", eps="1,3", seeds="1", audit="1")
+    assert not at.exception
+    assert at.toggle(key="fr.audit").value is True
+    assert "each run is then audited" in texts(at, "caption")
+    # switching it off drops it from the link (an old link, without it, reads off)
+    at.toggle(key="fr.audit").set_value(False).run()
+    assert "audit" not in at.query_params and "each run is then audited" not in texts(at, "caption")
+    at.toggle(key="fr.audit").set_value(True).run()
+    assert at.query_params["audit"] in ("1", ["1"])
+
+
+def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
+    import json
+
+    from fedcore.sweep.audit import DEFAULT_TRIALS
+    from fedcore.sweep.rows import AUDIT_KEYS
+
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1)
+    folder = Path(store_dir) / "sweeps"
+    folder.mkdir(exist_ok=True)
+    key = spec_key(spec, DEFAULT_TRIALS)
+    sweep_main(str(folder), key, spec_to_dict(spec), audit=DEFAULT_TRIALS)  # what the page's worker runs
+    rows = SweepJobs(folder).rows(key)
+    assert len(rows) == 3 and all(set(AUDIT_KEYS) <= set(r) and r["epsilon_audited"] is not None for r in rows)
+    private = sorted((r for r in rows if r["epsilon"] is not None), key=lambda r: r["epsilon"])
+
+    at = frontier_page(methods="pldp_b", eps="0.3,1", seeds="1", audit="1")
+    assert not at.exception
+    assert at.button(key="fr.train").label == "Trained"
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    traces = {t.get("name"): t for t in fig["data"]}
+    # one hollow marker per run at (audited eps, accuracy) ...
+    marks = traces["pldp_b audited"]
+    assert marks["marker"]["symbol"] == "diamond-open"
+    assert sorted(zip(marks["x"], marks["y"])) == sorted((r["epsilon_audited"], r["accuracy"]) for r in private)
+    # ... joined by a horizontal segment to the run's own point (headline eps, accuracy)
+    seg = traces["pldp_b audit"]
+    pairs = [(seg["x"][i], seg["x"][i + 1], seg["y"][i], seg["y"][i + 1]) for i in range(0, len(seg["x"]), 3)]
+    assert sorted(pairs) == sorted((r["epsilon_audited"], r["epsilon_accountant"], r["accuracy"], r["accuracy"])
+                                   for r in private)
+    assert any("audited ε ≥" in (name or "") for name in traces)  # the legend says what the marks are
+    lo, hi = fig["layout"]["xaxis"]["range"]
+    assert all(lo < math.log10(x) < hi for x in marks["x"] + [r["epsilon_accountant"] for r in private])
+    # the caption says what a lower bound means and links to the Mechanisms page's section on it
+    caption = texts(at, "caption")
+    assert "lower bound" in caption and "upper bound" in caption and "(mechanisms#audited-privacy)" in caption
+    # pldp_b's paper claim (eps / 3 per release) is refuted by the audit of one report
+    assert "refutes the paper's claimed ε" in texts(at, "warning")
+    frame = at.dataframe[0].value
+    assert "audit ≥" in frame.iloc[0]["ε 1"] and "audit ≥" in frame.iloc[0]["no privacy"]
+    # the unaudited frontier of the same settings is another file: switching the option off shows it
+    at.toggle(key="fr.audit").set_value(False).run()
+    assert at.button(key="fr.train").label == "Train frontier" and not at.get("plotly_chart")

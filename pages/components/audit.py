@@ -79,7 +79,7 @@ def bounds_chart(lower: float, upper: float, ceiling: float, claim=None) -> go.F
 
 def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, seed: int = 0) -> None:
     """The Mechanisms page's section on audited privacy for the release it shows."""
-    st.subheader("Audited privacy: an empirical lower bound on ε")
+    st.subheader("Audited privacy: an empirical lower bound on ε", anchor="audited-privacy")  # the Frontier links here
     with st.expander("What a lower bound means", expanded=False):
         st.markdown(EXPLANATION.format(draws=DRAWS))
     try:

@@ -46,7 +46,7 @@ def _fmt(e: float) -> str:
 
 def from_link(params) -> dict:
     """Widget values from the page's query parameters (``preset``, ``methods``, ``eps``,
-    ``seeds``); raises FedcoreError naming the parameter on a bad value."""
+    ``seeds``, ``audit``); raises FedcoreError naming the parameter on a bad value."""
     from fedcore.sweep.spec import parse_epsilons, parse_methods
 
     out = {}
@@ -71,17 +71,76 @@ def from_link(params) -> dict:
         if not text.isdigit() or not 1 <= int(text) <= MAX_SEEDS:
             raise FedcoreError(f"seeds: {text[:20]!r} must be a whole number from 1 to {MAX_SEEDS}")
         out["seeds"] = int(text)
+    if "audit" in params:
+        text = str(params["audit"])
+        if text not in ("0", "1"):
+            raise FedcoreError(f"audit: {text[:20]!r} must be 1 (audit each point) or 0")
+        out["audit"] = text == "1"
     return out
 
 
-def to_link(preset: str, methods: list[str], eps: tuple, seeds: int) -> dict:
-    return {"preset": preset, "methods": ",".join(methods), "eps": ",".join(map(_fmt, eps)), "seeds": str(seeds)}
+def to_link(preset: str, methods: list[str], eps: tuple, seeds: int, audit: bool = False) -> dict:
+    """The link's parameters; ``audit`` appears only when it is on (an old link reads off)."""
+    link = {"preset": preset, "methods": ",".join(methods), "eps": ",".join(map(_fmt, eps)), "seeds": str(seeds)}
+    return {**link, "audit": "1"} if audit else link
+
+
+AUDIT_MARK = dict(symbol="diamond-open", size=11, line=dict(width=2))
+NOTHING_FOUND = dict(symbol="triangle-left-open", size=11, line=dict(width=2))
+AUDIT_LEGEND = "audited ε ≥ (lower bound, 95 %): ◇ joined to its run"
+
+
+def audited_points(rows: list[dict]) -> list[dict]:
+    """The private rows with an audited lower bound and a finite headline: the ones drawn."""
+    return [r for r in rows if r.get("epsilon_audited") is not None and r["epsilon"] is not None
+            and r["epsilon_accountant"] and r["accuracy"] is not None]
+
+
+def _x_range(rows: list[dict], paper: list[dict]) -> tuple[float, float]:
+    """The log axis' ends (ε): every headline, positive audited bound and paper ε, with a margin;
+    the left end leaves room for the "audit found nothing" marks (lower bound 0)."""
+    xs = [r["epsilon_accountant"] for r in rows if r["epsilon"] is not None and r["epsilon_accountant"]]
+    xs += [r["epsilon_audited"] for r in audited_points(rows) if r["epsilon_audited"] > 0]
+    xs += [p["epsilon"] for p in paper if p["epsilon"]]
+    if not xs:
+        return 0.1, 10.0
+    return min(xs) / 2.5, max(xs) * 1.6
+
+
+def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, floor: float) -> None:
+    """Each audited run of ``method``: a hollow diamond at (audited ε, accuracy) joined by a dotted
+    segment to the run's own point (headline ε, accuracy); a bound of 0 (the audit found
+    nothing) is a hollow ◁ at the axis' left end."""
+    mine = [r for r in audited_points(rows) if r["method"] == method]
+    if not mine:
+        return
+    seg_x, seg_y = [], []
+    for r in mine:
+        seg_x += [max(r["epsilon_audited"], floor), r["epsilon_accountant"], None]
+        seg_y += [r["accuracy"], r["accuracy"], None]
+    fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1.5, dash="dot"),
+                             hoverinfo="skip", showlegend=False, legendgroup="audit", name=f"{method} audit"))
+    for found, mark in ((True, AUDIT_MARK), (False, NOTHING_FOUND)):
+        pts = [r for r in mine if (r["epsilon_audited"] > 0) == found]
+        if not pts:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[r["epsilon_audited"] if found else floor for r in pts], y=[r["accuracy"] for r in pts],
+            mode="markers", marker=dict(color=color, **mark), showlegend=False, legendgroup="audit",
+            name=f"{method} audited", text=[r.get("audit_kind") or "" for r in pts],
+            customdata=[[r["epsilon_audited"], r["epsilon_accountant"], r["epsilon"], r["seed"]] for r in pts],
+            hovertemplate=(f"{method} (target ε %{{customdata[2]:g}}, seed %{{customdata[3]}})<br>"
+                           "audit shows ε ≥ %{customdata[0]:.3g} (%{text})<br>"
+                           "accountant says ε ≤ %{customdata[1]:.3g}<br>accuracy %{y:.3f}<extra></extra>")))
 
 
 def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     """Accuracy vs headline ε (log x): per method the seed mean with a ± std band, each
-    seed as a dot, the no-privacy reference as a dashed line, the papers' points as stars."""
+    seed as a dot, the no-privacy reference as a dashed line, the papers' points as stars;
+    an audited sweep adds each run's audited ε lower bound (:func:`_audit_traces`)."""
     fig = go.Figure()
+    x_low, x_high = _x_range(rows, paper)
+    floor = x_low * 1.25
     stats = summarize(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     for i, m in enumerate(methods):
@@ -110,6 +169,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
                                      legendgroup=m, showlegend=False, name=f"{m} seeds",
                                      hovertemplate=f"{m} seed %{{text}}<br>ε %{{x:.3g}}<br>acc %{{y:.3f}}<extra></extra>",
                                      text=[r["seed"] for r in dots]))
+        _audit_traces(fig, rows, m, color, floor)
         ref = next((s for s in stats if s["method"] == m and s["epsilon"] is None), None)
         if ref is not None:
             fig.add_hline(y=ref["accuracy_mean"], line=dict(color=color, dash="dash", width=1.2),
@@ -127,14 +187,21 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
         if p["epsilon"] is None:
             fig.add_hline(y=p["accuracy"], line=dict(color="#222", dash="dot", width=1),
                           annotation_text=f"paper, no privacy {p['accuracy']:.3f}", annotation_position="top left")
-    fig.update_xaxes(type="log", title_text="headline ε spent (largest over clients, rigorous bound; log scale)")
+    if audited_points(rows):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit",
+                                 line=dict(color="#555", width=1.5, dash="dot"), marker=dict(color="#555", **AUDIT_MARK)))
+    title = "headline ε spent (largest over clients, rigorous bound; log scale)"
+    if audited_points(rows):
+        title = "ε, log scale: ● headline ε spent (the accountant's upper bound), ◇ audited lower bound"
+    fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], title_text=title)
     fig.update_yaxes(title_text="final test accuracy", range=[0, 1.02])
     return _layout(fig, "Accuracy vs privacy spent", revision, height=470,
                    legend=dict(orientation="v", x=1.01, xanchor="left", y=1.0, yanchor="top"))
 
 
 def table(rows: list[dict]) -> list[dict]:
-    """Mean ± std per method (lines) and target ε (columns), headline ε in brackets."""
+    """Mean ± std per method (lines) and target ε (columns), headline ε in brackets, and an
+    audited sweep's smallest audited lower bound over the seeds (``audit ≥``)."""
     stats = summarize(rows)
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
     out = []
@@ -147,10 +214,13 @@ def table(rows: list[dict]) -> list[dict]:
                 line[col] = ""
                 continue
             text = f"{s['accuracy_mean']:.3f} ± {s['accuracy_std']:.3f}"
+            notes = []
             if e is not None:
                 h = s["headline_mean"]
-                text += " (ε∞)" if h is None else f" (ε {h:.3g})"
-            line[col] = text
+                notes.append("ε∞" if h is None else f"ε {h:.3g}")
+            if s["audited_min"] is not None:
+                notes.append(f"audit ≥ {s['audited_min']:.3g}")
+            line[col] = text + (f" ({'; '.join(notes)})" if notes else "")
         out.append(line)
     return out
 
@@ -185,3 +255,45 @@ def lesson(method: str, check: dict) -> Optional[str]:
 
 def finite(x) -> bool:
     return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+MECHANISMS_AUDIT = "mechanisms#audited-privacy"
+"""The Mechanisms page's section on what a lower bound means (relative: works under any base path)."""
+AUDIT_CAPTION = (
+    "**◇ Audited ε: a lower bound.** A real attack on the run's mechanism (one client's report for local "
+    "DP; canary clients or records inserted into one extra training run for central and record-level DP) "
+    "shows that the run leaks *at least* this much, with 95 % confidence. **● The accountant's ε is an upper "
+    "bound**: a proof that no attacker can learn more. The true ε lies on the dotted segment between them. "
+    "A lower bound above the upper bound would mean the accounting or the code is wrong; a gap proves "
+    "nothing (the proof may be loose, or the attack weak): an audit can show a leak, never privacy. "
+    "◁ at the left edge: the attack found nothing (lower bound 0). "
+    f"[What a lower bound means]({MECHANISMS_AUDIT}) (Mechanisms page)."
+)
+
+
+def audit_notes(rows: list[dict], found: list[dict]) -> None:
+    """Under the chart of an audited frontier: what the ◇ marks mean, with a link to the Mechanisms
+    page's section, the points whose audit could not run, and the audits that contradict a stated ε
+    (``found``: :func:`fedcore.sweep.audit.findings`)."""
+    st.caption(AUDIT_CAPTION)
+    failed = [r for r in rows if r.get("audit_error")]
+    if failed:
+        st.info(f"{len(failed)} point(s) have no audit: {failed[0]['audit_error']}", icon=":material/info:")
+
+    def where(f: dict) -> str:
+        target = "no privacy" if f["epsilon"] is None else f"target ε {f['epsilon']:g}"
+        return f"{f['method']} ({target}, seed {f['seed']})"
+
+    violations = [f for f in found if f["kind"] == "violation"]
+    claims = [f for f in found if f["kind"] == "claim"]
+    if violations:
+        f = violations[0]
+        st.error(f"The audit exceeds the accountant's ε at {len(violations)} point(s), e.g. {where(f)}: "
+                 f"ε ≥ {f['audited']:.3g} against ≤ {f['bound']:.3g}. The accounting or the code is wrong there.",
+                 icon=":material/error:")
+    if claims:
+        shown = "; ".join(f"{where(f)}: paper claims {f['bound']:.3g}, audit shows ≥ {f['audited']:.3g}"
+                          for f in claims[:3])
+        st.warning(f"The audit refutes the paper's claimed ε at {len(claims)} point(s): {shown}"
+                   f"{' …' if len(claims) > 3 else ''}. The claim does not hold for the mechanism as it runs "
+                   "(the accountant's rigorous ε still does).", icon=":material/gavel:")
