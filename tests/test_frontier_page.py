@@ -4,6 +4,7 @@ an audited frontier draws each run's audited ε lower bound beside its headline 
 from __future__ import annotations
 
 import math
+import re
 import time
 from pathlib import Path
 
@@ -81,7 +82,9 @@ def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     assert "pldp_b" in names
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["method", "ε 1", "ε 3", "no privacy"]
-    assert frame.iloc[0]["method"] == "pldp_b" and "±" in frame.iloc[0]["ε 1"]
+    assert frame.iloc[0]["method"] == "pldp_b"
+    # one seed: the accuracy and the headline ε spent (no ± std of one number, no audit)
+    assert re.fullmatch(r"0\.\d{3} \(ε [0-9.e+]+\)", frame.iloc[0]["ε 1"]), frame.iloc[0]["ε 1"]
     assert any(b.proto.label == "CSV" for b in at.get("download_button"))
     assert "camera icon" in texts(at, "caption")
 
@@ -151,11 +154,15 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     assert all(lo < math.log10(x) < hi for x in marks["x"] + [r["epsilon_accountant"] for r in private])
     # the caption says what a lower bound means and links to the Mechanisms page's section on it
     caption = texts(at, "caption")
-    assert "lower bound" in caption and "upper bound" in caption and "(mechanisms#audited-privacy)" in caption
+    assert "lower bound" in caption and "upper bound" in caption and "(mechanisms?mechanism=two_point#audited-privacy)" in caption
     # pldp_b's paper claim (eps / 3 per release) is refuted by the audit of one report
     assert "refutes the paper's claimed ε" in texts(at, "warning")
     frame = at.dataframe[0].value
-    assert "audit ≥" in frame.iloc[0]["ε 1"] and "audit ≥" in frame.iloc[0]["no privacy"]
+    # the table: the accountant's upper bound and the audited lower bound of each cell
+    one = next(r for r in private if r["epsilon"] == 1.0)
+    assert frame.iloc[0]["ε 1"] == (f"{one['accuracy']:.3f} (ε ≤ {one['epsilon_accountant']:.3g}, "
+                                    f"≥ {one['epsilon_audited']:.3g})")
+    assert re.fullmatch(r"0\.\d{3} \(ε ≥ [0-9.e+-]+\)", frame.iloc[0]["no privacy"]), frame.iloc[0]["no privacy"]
     # the unaudited frontier of the same settings is another file: switching the option off shows it
     at.toggle(key="fr.audit").set_value(False).run()
     assert at.button(key="fr.train").label == "Train frontier" and not at.get("plotly_chart")

@@ -141,6 +141,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     fig = go.Figure()
     x_low, x_high = _x_range(rows, paper)
     floor = x_low * 1.25
+    refs: list[str] = []   # the no-privacy lines' labels: one line above the plot, not one per line
     stats = summarize(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     for i, m in enumerate(methods):
@@ -153,7 +154,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
             mean = [s["accuracy_mean"] for s in pts]
             lo = [s["accuracy_mean"] - s["accuracy_std"] for s in pts]
             hi = [s["accuracy_mean"] + s["accuracy_std"] for s in pts]
-            fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], fill="toself", fillcolor=color,
+            fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], mode="lines", fill="toself", fillcolor=color,
                                      opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
                                      legendgroup=m))
             fig.add_trace(go.Scatter(
@@ -172,10 +173,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
         _audit_traces(fig, rows, m, color, floor)
         ref = next((s for s in stats if s["method"] == m and s["epsilon"] is None), None)
         if ref is not None:
-            fig.add_hline(y=ref["accuracy_mean"], line=dict(color=color, dash="dash", width=1.2),
-                          annotation_text=f"{m}: no privacy {ref['accuracy_mean']:.3f}",
-                          annotation_position="bottom right" if i % 2 == 0 else "top left",
-                          annotation_font=dict(size=10, color=color))
+            fig.add_hline(y=ref["accuracy_mean"], line=dict(color=color, dash="dash", width=1.2))
+            refs.append(f"<span style='color:{color}'>{m} {ref['accuracy_mean']:.3f}</span>")
     stars = [p for p in paper if p["epsilon"] is not None]
     if stars:
         fig.add_trace(go.Scatter(x=[p["epsilon"] for p in stars], y=[p["accuracy"] for p in stars],
@@ -190,6 +189,9 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     if audited_points(rows):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit",
                                  line=dict(color="#555", width=1.5, dash="dot"), marker=dict(color="#555", **AUDIT_MARK)))
+    if refs:
+        fig.add_annotation(xref="paper", yref="paper", x=1.0, y=1.0, xanchor="right", yanchor="bottom",
+                           showarrow=False, font=dict(size=11), text="dashed, no privacy: " + " · ".join(refs))
     title = "headline ε spent (largest over clients, rigorous bound; log scale)"
     if audited_points(rows):
         title = "ε, log scale: ● headline ε spent (the accountant's upper bound), ◇ audited lower bound"
@@ -200,8 +202,9 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
 
 
 def table(rows: list[dict]) -> list[dict]:
-    """Mean ± std per method (lines) and target ε (columns), headline ε in brackets, and an
-    audited sweep's smallest audited lower bound over the seeds (``audit ≥``)."""
+    """Mean ± std per method (lines) and target ε (columns; one seed: no ± std), headline ε in
+    brackets (``ε ≤``: the accountant's upper bound), and an audited sweep's smallest audited lower
+    bound over the seeds (``≥``)."""
     stats = summarize(rows)
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
     out = []
@@ -213,14 +216,15 @@ def table(rows: list[dict]) -> list[dict]:
             if s is None:
                 line[col] = ""
                 continue
-            text = f"{s['accuracy_mean']:.3f} ± {s['accuracy_std']:.3f}"
-            notes = []
+            text = f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
+            audited = s["audited_min"]
             if e is not None:
                 h = s["headline_mean"]
-                notes.append("ε∞" if h is None else f"ε {h:.3g}")
-            if s["audited_min"] is not None:
-                notes.append(f"audit ≥ {s['audited_min']:.3g}")
-            line[col] = text + (f" ({'; '.join(notes)})" if notes else "")
+                bound = "∞" if h is None else f"{h:.3g}"
+                text += f" (ε ≤ {bound}, ≥ {audited:.3g})" if audited is not None else f" (ε {bound})"
+            elif audited is not None:
+                text += f" (ε ≥ {audited:.3g})"
+            line[col] = text
         out.append(line)
     return out
 
@@ -257,8 +261,10 @@ def finite(x) -> bool:
     return x is not None and not (isinstance(x, float) and math.isnan(x))
 
 
-MECHANISMS_AUDIT = "mechanisms#audited-privacy"
-"""The Mechanisms page's section on what a lower bound means (relative: works under any base path)."""
+MECHANISMS_AUDIT = "mechanisms?mechanism=two_point#audited-privacy"
+"""The Mechanisms page's section on what a lower bound means (relative: works under any base path).
+It names the mechanism the page would pick anyway: a page that rewrites its query string drops the
+``#`` part before the heading can scroll to it."""
 AUDIT_CAPTION = (
     "**◇ Audited ε: a lower bound.** A real attack on the run's mechanism (one client's report for local "
     "DP; canary clients or records inserted into one extra training run for central and record-level DP) "
@@ -295,5 +301,5 @@ def audit_notes(rows: list[dict], found: list[dict]) -> None:
         shown = "; ".join(f"{where(f)}: paper claims {f['bound']:.3g}, audit shows ≥ {f['audited']:.3g}"
                           for f in claims[:3])
         st.warning(f"The audit refutes the paper's claimed ε at {len(claims)} point(s): {shown}"
-                   f"{' …' if len(claims) > 3 else ''}. The claim does not hold for the mechanism as it runs "
+                   f"{f'; and {len(claims) - 3} more' if len(claims) > 3 else ''}. The claim does not hold for the mechanism as it runs "
                    "(the accountant's rigorous ε still does).", icon=":material/gavel:")
