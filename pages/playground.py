@@ -7,7 +7,7 @@ events), the data split the config produces, and the config itself.
 import streamlit as st
 
 from fedcore.config import RunConfig
-from pages.components import audit, host, live, preview, routing, state, widgets
+from pages.components import audit, host, live, presentation, preview, routing, state, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
@@ -38,7 +38,9 @@ if cfg is not None:
     error = preview.data_error(cfg)  # settings only the data rules out (clients > samples, ...)
 refused = host.submission_error(cfg) if cfg is not None and not error else None  # this host's limits
 
-st.title("Playground")
+present = presentation.on()
+if not present:
+    st.title("Playground")
 host.store_banner()
 url_error = st.session_state.pop("pg.url_error", None)
 if url_error:
@@ -49,7 +51,7 @@ record = manager.store.get_run(run_id) if run_id else None
 active = record is not None and record["status"] in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
-c_run, c_stop, c_label, c_worker = st.columns([1, 1, 4, 2], vertical_alignment="center")
+c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3.2, 1.8, 1.4], vertical_alignment="center")
 if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed)."):
@@ -70,6 +72,8 @@ if cfg is not None:
     c_label.caption(run_label(cfg))
 with c_worker:
     live.worker_badge(poll=not active)
+with c_present:
+    present = presentation.toggle()
 if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id
         and record["config_hash"] == cfg.config_hash()):
     c1, c2 = st.columns([4, 1], vertical_alignment="center")
@@ -86,22 +90,28 @@ if error:
 elif refused:
     st.error(f"Not allowed on this server — {host.plain(refused, 400)}", icon=":material/block:")
 
-tab_run, tab_split, tab_config = st.tabs(["Training", "Data split", "Config"])
+if present:  # the live run only: no tabs, accuracy and privacy side by side
+    tab_run, tab_split, tab_config = st.container(), None, None
+else:
+    tab_run, tab_split, tab_config = st.tabs(["Training", "Data split", "Config"])
 
 with tab_run:
     if run_id and record is not None:
         if cfg is not None and record["config_hash"] != cfg.config_hash():
             st.caption(f"Showing run `{run_id}` ({record['label']}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
-        live.run_view(run_id, key="pg", teaching=True)
-        if record["status"] == "finished":
+        live.run_view(run_id, key="pg", teaching=True, present=present)
+        if record["status"] == "finished" and not present:
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:
         if run_id:
             host.warn_link("No such run here (deleted, or a mistyped link):", run_id)
         st.info("Press **Run** to train this configuration: the charts fill in round by round.")
-        if cfg is not None:
+        if cfg is not None and not present:
             preview.split_preview(cfg, key="pg-split-first")
+
+if present:
+    st.stop()
 
 with tab_split:
     if cfg is None:

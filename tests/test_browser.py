@@ -181,3 +181,36 @@ def test_a_deep_link_on_a_fresh_server_goes_through_the_router(page, tmp_path):
         assert page.get_by_role("link", name="Papers", exact=True).count() == 1, "the top menu is missing"
         assert not page.locator("[data-testid=stSidebarNav]").count(), "the pages/ folder's own menu is shown"
         assert "/history" in page.evaluate("location.pathname")
+
+
+def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x720(server):
+    # teaching mode: large type, no settings sidebar, both charts visible without scrolling;
+    # Pause holds the run between two rounds and Resume lets it finish.
+    from playwright.sync_api import sync_playwright
+
+    url, _ = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 720})
+        pg.set_default_timeout(90_000)
+        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=400&present=1")
+        pg.get_by_role("button", name="Run", exact=True).click()
+        pg.get_by_text("Privacy spent per client").wait_for()
+        pg.get_by_text("Test accuracy and loss").wait_for()
+        for title in ("Test accuracy and loss", "Privacy spent per client"):
+            chart = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text=title).first
+            box = chart.bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720, (title, box)
+        assert not pg.locator("section[data-testid=stSidebar]").is_visible()
+        value = pg.locator("[data-testid=stMetricValue] p").first
+        assert float(value.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 36
+        shoot(pg, "playground-presentation-1280x720")
+        pg.get_by_role("button", name="Pause").click()
+        pg.get_by_text("Paused after round").wait_for()
+        held = pg.locator("[data-testid=stProgress]").inner_text()
+        time.sleep(2.0)
+        assert pg.locator("[data-testid=stProgress]").inner_text() == held
+        pg.get_by_role("button", name="Resume").click()
+        pg.get_by_text("Round 400 / 400 · finished").wait_for(timeout=180_000)
+        assert "present=1" in pg.evaluate("location.search")
+        browser.close()

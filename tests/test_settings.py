@@ -183,3 +183,19 @@ def test_widget_callbacks_survive_an_earlier_callback_resetting_the_widgets(stor
     at.selectbox(key="w.method").set_value("ldp_fl")
     at.run()
     assert not at.exception, at.exception
+
+
+@pytest.mark.parametrize("sets", [["method=hw_dpfl", "rounds=20"], ["method=ldp_fl"], ["method=", "privacy.mechanism=gaussian"]])
+def test_links_and_cli_lines_layer_a_method_like_the_cli(sets):
+    # A link names the method and what differs from the method applied on the preset, so a
+    # value set back to the preset's (hw_dpfl's 80 demo rounds back to 20) survives the trip.
+    import shlex
+
+    from fedcore.layering import build_config
+    from fedcore.runner.links import cli_command, config_from_params, config_to_params
+
+    cfg = build_config("demo", None, sets)
+    assert config_from_params(config_to_params(cfg, "demo")).config_hash() == cfg.config_hash()
+    words = shlex.split(cli_command(cfg, "demo"))
+    again = build_config("demo", None, [words[i + 1] for i, w in enumerate(words) if w == "--set"])
+    assert again.config_hash() == cfg.config_hash()

@@ -42,13 +42,13 @@ def test_pause_holds_the_run_between_rounds_step_trains_one_and_resume_finishes_
     run_id, thread, result = start(store, tmp_path, DEMO.replace(seed=3), owner="b")
     set_tempo(store, run_id, paused=True)  # paused before it starts: it stops after round 1
     thread.start()
-    wait_for(lambda: rounds(store, run_id) == 1)
+    wait_for(lambda: read_tempo(store, run_id)["holding"])  # the worker holds after round 1
     time.sleep(1.0)
     assert rounds(store, run_id) == 1 and store.get_run(run_id)["status"] == "running"
     step(store, run_id)
     wait_for(lambda: rounds(store, run_id) == 2)
     time.sleep(1.0)
-    assert rounds(store, run_id) == 2 and read_tempo(store, run_id) == {"paused": True, "steps": 0, "delay": 0.0}
+    assert rounds(store, run_id) == 2 and read_tempo(store, run_id) == {"paused": True, "steps": 0, "delay": 0.0, "holding": True}
     set_tempo(store, run_id, paused=False)
     thread.join(60)
     assert result["status"] == "finished"

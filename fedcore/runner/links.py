@@ -31,12 +31,31 @@ def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:
     return {k: v for k, v in mine.items() if theirs.get(k) != v}
 
 
-def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
-    """Query parameters: ``preset`` plus each differing field as compact JSON."""
+def link_base(preset: str, method: str) -> RunConfig:
+    """What a link or a CLI line starts from: the preset, with ``method`` applied the way the
+    CLI and the Playground apply it (the recipe and the preset's run-scale settings for it,
+    :func:`fedcore.methods.apply_method`) when it is not the preset's own method."""
+    from ..methods import apply_method
     from ..resolve import preset_config
 
+    cfg = preset_config(preset)
+    return apply_method(cfg, method, preset=preset) if method and method != cfg.method else cfg
+
+
+def differences(cfg: RunConfig, preset: str) -> dict[str, Any]:
+    """The fields a link or CLI line names: ``method`` first when it is not the preset's,
+    then every field that differs from :func:`link_base` (so a value set back to the
+    preset's, e.g. ``rounds``, is named even where the method's settings change it)."""
+    from ..resolve import preset_config
+
+    out = {"method": cfg.method} if cfg.method != preset_config(preset).method else {}
+    return {**out, **config_overrides(cfg, link_base(preset, cfg.method))}
+
+
+def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
+    """Query parameters: ``preset`` plus each field of :func:`differences` as compact JSON."""
     params = {"preset": preset}
-    for key, value in config_overrides(cfg, preset_config(preset)).items():
+    for key, value in differences(cfg, preset).items():
         params[key] = json.dumps(value, separators=(",", ":"))
     return params
 
@@ -53,8 +72,11 @@ def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") 
         if key in RESERVED:
             continue
         overrides[key] = _json_or_raw(raw) if isinstance(raw, str) else raw  # bare: dataset=mnist
-    cfg = preset_config(preset)
-    return resolve(consistent_method(cfg.with_overrides(overrides))) if overrides else cfg
+    if not overrides:
+        return preset_config(preset)
+    method = overrides.get("method")
+    cfg = link_base(preset, method) if isinstance(method, str) else preset_config(preset)
+    return resolve(consistent_method(cfg.with_overrides(overrides)))
 
 
 def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
@@ -68,10 +90,8 @@ def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
     """
     import shlex
 
-    from ..resolve import preset_config
-
     sets = []
-    for key, value in config_overrides(cfg, preset_config(preset)).items():
+    for key, value in differences(cfg, preset).items():
         text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
         sets.append("--set " + shlex.quote(f"{key}={text}"))
     return " ".join(["python -m fedcore run --preset", shlex.quote(preset), *sets])

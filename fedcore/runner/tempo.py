@@ -10,7 +10,9 @@ The tempo of a run is one small JSON record in the run store (``tempo:<id>``):
 
 - ``paused``: wait before the next round;
 - ``steps``: rounds still to train while paused (*Step* adds one);
-- ``delay``: seconds to wait after every round (slow motion; 0: full speed).
+- ``delay``: seconds to wait after every round (slow motion; 0: full speed);
+- ``holding``: set by the worker while it actually waits (a pause asked for mid-round
+  takes effect when that round ends: the page says "pausing" until then).
 
 Only the run's owner (or an admin) may change it (:func:`set_tempo` with ``by``). Paused
 time counts towards the host's ``max_run_seconds`` and a run whose owner's page is closed
@@ -21,7 +23,7 @@ still stops after its grace period, so a paused run cannot hold a worker slot fo
 >>> store = RunStore(tempfile.mkdtemp())
 >>> run = store.create_run({"rounds": 3}, "h", label="demo")["id"]
 >>> _ = set_tempo(store, run, paused=True); step(store, run)
-{'paused': True, 'steps': 1, 'delay': 0.0}
+{'paused': True, 'steps': 1, 'delay': 0.0, 'holding': False}
 >>> between_rounds(store, run, should_stop=lambda: False)   # returns: the step's round may run
 >>> read_tempo(store, run)["steps"]
 0
@@ -37,7 +39,7 @@ MAX_DELAY = 30.0
 """The longest wait after a round that :func:`set_tempo` accepts."""
 POLL_S = 0.2
 """How often a paused worker looks at the tempo and the stop flag."""
-DEFAULT = {"paused": False, "steps": 0, "delay": 0.0}
+DEFAULT = {"paused": False, "steps": 0, "delay": 0.0, "holding": False}
 
 
 def _key(run_id: str) -> str:
@@ -98,10 +100,14 @@ def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
     while not should_stop():
         with store.cache.transact():
             tempo = read_tempo(store, run_id)
-            if not tempo["paused"]:
-                return
-            if tempo["steps"] > 0:
+            go = not tempo["paused"] or tempo["steps"] > 0
+            changed = tempo["holding"] == go  # holding exactly while waiting here
+            tempo["holding"] = not go
+            if tempo["paused"] and tempo["steps"] > 0:
                 tempo["steps"] -= 1
+                changed = True
+            if changed:  # an unpaused run writes nothing
                 store.cache.set(_key(run_id), tempo, tag=run_id)
-                return
+        if go:
+            return
         sleep(POLL_S)

@@ -16,7 +16,7 @@ from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, end_event
                                     method_events_table, privacy_summary, rounds_table, start_event,
                                     weights_matrix)
 
-from . import charts, host, pacing, state, tempo
+from . import charts, host, pacing, presentation, state, tempo
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -26,11 +26,12 @@ VIEW_NAMES = {HEADLINE: "headline ε (rigorous, for the threat model)", BASIC: "
               "rdp": "RDP accountant"}
 
 
-def run_view(run_id: str, key: str = "run", teaching: bool = False) -> None:
+def run_view(run_id: str, key: str = "run", teaching: bool = False, present: bool = False) -> None:
     """Show run ``run_id``; polls while it is active.
 
     ``teaching``: the owner of an active run gets Pause / Step / slow motion
-    (:mod:`pages.components.tempo`).
+    (:mod:`pages.components.tempo`). ``present``: the presentation layout
+    (:mod:`pages.components.presentation`): accuracy and privacy side by side, large type.
 
     Two fragments poll at their own pace while the run is active: the headline (round
     counter, status, numbers, accuracy chart) every :data:`POLL_SECONDS`, the rest
@@ -52,26 +53,30 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False) -> None:
     # (no faded duplicates below the final charts).
     with st.container(key=f"{key}-run-{run_id}"):
         live_charts = True
-        if active and teaching and host.may_control(record):
-            tempo.controls(record, key)
+        if active:
+            c_tempo, c_live = st.columns([4, 1], vertical_alignment="bottom")
+            if teaching and host.may_control(record):
+                with c_tempo:
+                    tempo.controls(record, key, compact=present)
+            live_charts = c_live.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
+                                        help="Turn off to zoom or pan while it trains: each chart update "
+                                             "redraws the chart and resets the zoom. The round counter keeps going.")
         else:
             st.empty()  # the controls' place
-        if active:
-            live_charts = st.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
-                                    help="Turn off to zoom or pan while it trains: each chart update "
-                                         "redraws the chart and resets the zoom. The round counter keeps going.")
-        else:
-            st.empty()  # the toggle's place
         poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
-        st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts)
-        holder = st.empty()  # the paused accuracy chart's place
-        if not live_charts:
+        st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts and not present, not present)
+        holder = st.empty()  # the paused accuracy chart's place, or (presentation) accuracy | privacy
+        if present:
+            with holder.container():
+                st.fragment(run_every=poll if active and live_charts else None)(_chart)(run_id, key, side_by_side)
+        elif not live_charts:
             with holder.container():
                 _chart(run_id, key, accuracy_chart)
-        st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, detail_charts)
+        draw = detail_charts_below if present else detail_charts
+        st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, draw)
 
 
-def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) -> None:
+def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True) -> None:
     events = state.events(run_id)
     record = state.manager().store.get_run(run_id)
     if record is None:
@@ -81,7 +86,7 @@ def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True) 
         st.rerun()  # the whole page: buttons change, the polling timers stop
     if record["status"] in ACTIVE:
         host.keep_alive(record)  # only the owner's page keeps a run alive
-    status_block(record, events)
+    status_block(record, events, caption)
     if with_chart and any(e.get("type") == "round" for e in events):
         accuracy_chart(record, events, key)
 
@@ -93,16 +98,19 @@ def _chart(run_id: str, key: str, draw) -> None:
         draw(record, events, key)
 
 
-def status_block(record: dict, events: list[dict]) -> None:
-    """Progress bar, one status line, and headline numbers."""
+def status_block(record: dict, events: list[dict], caption: bool = True) -> None:
+    """Progress bar, one status line, headline numbers and (``caption``) the privacy caption."""
     total, done = record.get("rounds") or 1, record.get("rounds_done") or 0
     status = record["status"]
-    paused = status == "running" and tempo.current(record["id"])["paused"]
+    pace = tempo.current(record["id"]) if status == "running" else {}
+    paused = bool(pace.get("paused") and pace.get("holding"))
     st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {'paused' if paused else status}")
     start, end = start_event(events), end_event(events)
     if paused:
         st.info(f"Paused after round {done}: **Step** trains one more round, **Resume** the rest.",
                 icon=":material/pause_circle:")
+    elif pace.get("paused"):
+        st.info("Pausing when the round in training ends…", icon=":material/pause_circle:")
     elif status == "queued":
         queue_line(record["id"])
     elif status == "running" and start is None:
@@ -130,7 +138,8 @@ def status_block(record: dict, events: list[dict]) -> None:
                    help="The tightest rigorous bound for this threat model, from dp-accounting "
                         "(∞: nothing is noised, no guarantee).")
     cols[3].metric("Seconds per round", _fmt(table["seconds"].median()))
-    privacy_caption(privacy, (start or {}).get("device"))
+    if caption:
+        privacy_caption(privacy, (start or {}).get("device"))
 
 
 def privacy_caption(privacy: dict, device) -> None:
@@ -152,14 +161,24 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def accuracy_chart(record: dict, events: list[dict], key: str) -> None:
+def accuracy_chart(record: dict, events: list[dict], key: str, large: bool = False) -> None:
     """Test accuracy and loss per round."""
     fig = pacing.figure(record, events, "acc", lambda: charts.accuracy_loss(
         rounds_table(events), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
-    st.plotly_chart(fig, key=f"{key}-acc", width="stretch")
+    st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-acc", width="stretch")
 
 
-def privacy_chart(record: dict, events: list[dict], key: str) -> None:
+def side_by_side(record: dict, events: list[dict], key: str) -> None:
+    """Presentation: accuracy and privacy spent next to each other, both above the fold."""
+    left, right = st.columns(2)
+    with left:
+        accuracy_chart(record, events, key, large=True)
+    with right:
+        privacy_chart(record, events, key, large=True)
+    privacy_caption(privacy_summary(events), (start_event(events) or {}).get("device"))
+
+
+def privacy_chart(record: dict, events: list[dict], key: str, large: bool = False) -> None:
     """Cumulative epsilon of each client, under the ledger view the user picks."""
     n = int(record["config"].get("num_clients", 1))
     start = start_event(events) or {}
@@ -167,6 +186,7 @@ def privacy_chart(record: dict, events: list[dict], key: str) -> None:
     view = views[0]
     if len(views) > 1:
         view = st.selectbox("Privacy ledger", views, key=f"{key}-epsview",
+                            label_visibility="collapsed" if large else "visible",
                             format_func=lambda v: VIEW_NAMES.get(v, v),
                             help="Basic composition adds each round's ε; the other views are "
                                  "accountants or the paper's own claimed figures, labelled.")
@@ -183,19 +203,21 @@ def privacy_chart(record: dict, events: list[dict], key: str) -> None:
         st.info("**ε = ∞ for every client**: nothing is noised, so this run gives no privacy guarantee "
                 "and there is no curve to draw.", icon=":material/lock_open:")
         return
-    st.plotly_chart(pacing.figure(record, events, "eps", build, key, view), key=f"{key}-eps", width="stretch")
+    fig = pacing.figure(record, events, "eps", build, key, view)
+    st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-eps", width="stretch")
 
 
-def detail_charts(record: dict, events: list[dict], key: str) -> None:
+def detail_charts(record: dict, events: list[dict], key: str, with_privacy: bool = True) -> None:
     """Privacy spent, participation and weights, method events (recalls, ...) and signals."""
     run_id, total = record["id"], record.get("rounds") or 1
     n = int(record["config"].get("num_clients", 1))
     table = rounds_table(events)
     rev = f"{key}-{run_id}"
     left, right = st.columns(2)
-    with left:
-        privacy_chart(record, events, key)
-    with right:
+    if with_privacy:
+        with left:
+            privacy_chart(record, events, key)
+    with right if with_privacy else left:
         fig = pacing.figure(record, events, "weights",
                             lambda: charts.participation(*weights_matrix(events, n), rev), key)
         st.plotly_chart(fig, key=f"{key}-weights", width="stretch")
@@ -216,6 +238,11 @@ def detail_charts(record: dict, events: list[dict], key: str) -> None:
     if len(recalls):
         with st.expander(f"Recall events ({len(recalls)})"):
             st.dataframe(recalls[["round", "client", "details"]], hide_index=True, width="stretch")
+
+
+def detail_charts_below(record: dict, events: list[dict], key: str) -> None:
+    """Presentation: what comes below the side-by-side charts (privacy is up there)."""
+    detail_charts(record, events, key, with_privacy=False)
 
 
 def queue_line(run_id: str) -> None:

@@ -19,8 +19,9 @@ def current(run_id: str) -> dict:
     return read_tempo(state.manager().store, run_id)
 
 
-def controls(record: dict, key: str) -> None:
-    """Pause / Resume, Step and the slow-motion picker of an active run this viewer controls."""
+def controls(record: dict, key: str, compact: bool = False) -> None:
+    """Pause / Resume, Step and the slow-motion picker of an active run this viewer controls
+    (``compact``: the picker's label hidden, for the presentation layout)."""
     run_id, store = record["id"], state.manager().store
     tempo = current(run_id)
     speeds = list(SLOW_MOTION)
@@ -46,7 +47,7 @@ def controls(record: dict, key: str) -> None:
     c_step.button("Step", icon=":material/skip_next:", key=f"{key}-step-{run_id}", width="stretch",
                   on_click=change, args=(step,),
                   help="Train one more round, then hold (pauses a running run after its next round).")
-    c_slow.selectbox("Speed", speeds, key=delay_key,
+    c_slow.selectbox("Speed", speeds, key=delay_key, label_visibility="collapsed" if compact else "visible",
                      on_change=lambda: change(set_tempo, delay=SLOW_MOTION[st.session_state[delay_key]]),
                      help="Slow motion waits after every round so a class can follow the charts. "
                           "Paused or slowed time counts towards this server's time limit per run.")
