@@ -52,9 +52,9 @@ picked = c1.select_slider(
     help="ε (epsilon) bounds how much one client's (or one record's) data can change what others see: "
          "smaller ε = more noise = more privacy. The target is what each method is configured with; the "
          "chart places each run at the ε it really spent. See the Mechanisms page for what ε means.")
-c1.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
 seeds = c2.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
-t1, t2 = st.columns(2)
+t0, t1, t2 = st.columns([3, 1.2, 0.8], vertical_alignment="center")
+t0.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
 audit = t1.toggle(
     "Audit each point (slower)", key="fr.audit",
     help="Attack every run to measure an empirical ε lower bound beside the accountant's upper bound, as "
@@ -84,10 +84,10 @@ from fedcore.sweep.job import spec_key  # noqa: E402
 jobs = fr.jobs()
 from fedcore.distributed.jobs import configured_address, ray_installed, ray_jobs  # noqa: E402
 
-if ray_installed() and t2.toggle("Train on the Ray cluster", key="fr.ray", disabled=audit,
-                                  help=f"Send the sweep to Ray at '{configured_address()}' (host setting "
-                                       "FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop cancels it. "
-                                       "Not with auditing: the cluster's tasks do not audit.") and not audit:
+if ray_installed() and t2.toggle("Train on Ray", key="fr.ray", disabled=audit,
+                                  help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host "
+                                       "setting FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop "
+                                       "cancels it. Not with auditing: the cluster's tasks do not audit.") and not audit:
     jobs = ray_jobs(jobs.folder)
 key = spec_key(spec, trials)
 state = jobs.status(key)

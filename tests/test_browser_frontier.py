@@ -1,6 +1,8 @@
 """The Frontier page in a real browser: open a link, press Train, see the points appear,
 export the chart as a PNG from the browser, reopen the link, and save screenshots
-(to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the committed ones)."""
+(to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the committed ones).
+An audited frontier draws its lower-bound marks, and its caption's link opens the Mechanisms
+page at the section that explains them."""
 from __future__ import annotations
 
 import os
@@ -37,6 +39,36 @@ def curve_points(pg) -> int:
 def settle(pg, seconds: float = 1.0) -> None:
     pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
     time.sleep(seconds)
+
+
+REOPEN_S = 300
+"""Bound on a fresh tab showing a finished frontier (a new session on a loaded 2-core host)."""
+CHART_POINTS_JS = """([want, traces]) => {
+    const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+    if (!gd || !gd._fullData || document.querySelector('[data-testid=stStatusWidget]')) return false;
+    const inData = gd._fullData.filter(t => t.visible === true && (t.mode || '').includes('markers'))
+        .reduce((n, t) => n + (t.x || []).filter(x => x !== null && x !== undefined).length, 0);
+    const drawn = gd.querySelectorAll('.scatterlayer .trace .points path').length;
+    return drawn > 0 && drawn === (want === null ? inData : want)
+        && traces.every(n => gd.data.some(t => t.name === n));
+}"""
+"""True once the chart has drawn ``want`` marker points (None: every marker its data holds), holds
+the named traces, and the app is idle (no script run in progress, which could still redraw it)."""
+
+
+def wait_for_chart(pg, points, traces: tuple = (), seconds: float = REOPEN_S) -> None:
+    """Wait (bounded) until the chart shows ``points`` markers (None: all its data's) and
+    ``traces``; fail saying what it shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        pg.wait_for_function(CHART_POINTS_JS, arg=[points, list(traces)], polling=500, timeout=seconds * 1000)
+    except PlaywrightTimeout:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SHOTS / "frontier-timeout.png"), full_page=True)
+        pytest.fail(f"after {seconds:.0f} s the chart shows {curve_points(pg)} points, want {points} "
+                    f"(traces {list(traces)}); Trained button: {pg.get_by_role('button', name='Trained').count()}; "
+                    f"screenshot {SHOTS / 'frontier-timeout.png'}")
 
 
 def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
@@ -79,12 +111,53 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
         saved = tmp_path_factory.mktemp("png") / "frontier.png"
         download.value.save_as(saved)
         assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and saved.stat().st_size > 10_000
-        # the link reopens the finished frontier at once, in a fresh tab
+        # the link reopens the finished frontier, in a fresh tab: wait until its chart has drawn
+        # every point the first tab shows (a concrete condition, bounded by REOPEN_S)
         fresh = browser.new_page(viewport={"width": 1280, "height": 800})
-        fresh.set_default_timeout(240_000)  # a fresh session on a loaded 2-core machine
-        fresh.goto(url + LINK)
-        fresh.get_by_role("button", name="Trained").wait_for()
-        fresh.locator("[data-testid=stPlotlyChart] .scatterlayer .trace .points path").first.wait_for()
-        settle(fresh, 1.5)
-        assert curve_points(fresh) == curve_points(pg)
+        fresh.set_default_timeout(REOPEN_S * 1000)
+        fresh.goto(url + LINK, wait_until="domcontentloaded")
+        wait_for_chart(fresh, final, ("pldp_b", "kdp_fl"))
+        assert fresh.get_by_role("button", name="Trained").count()
+        browser.close()
+
+
+AUDIT_LINK = "/frontier?preset=demo&methods=pldp_b&eps=1,3&seeds=1&audit=1"
+
+
+def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(tmp_path_factory):
+    """A frontier audited by the page's worker (trained here first: 3 runs, 3 audits) reopens from
+    its link with a diamond per run, and the caption's link opens the Mechanisms page's section."""
+    from playwright.sync_api import sync_playwright
+
+    from fedcore.sweep import SweepSpec
+    from fedcore.sweep.audit import DEFAULT_TRIALS
+    from fedcore.sweep.job import spec_key, spec_to_dict, sweep_main
+
+    store = tmp_path_factory.mktemp("store")
+    (store / "sweeps").mkdir()
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1)
+    sweep_main(str(store / "sweeps"), spec_key(spec, DEFAULT_TRIALS), spec_to_dict(spec), audit=DEFAULT_TRIALS)
+    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 900})
+        pg.set_default_timeout(REOPEN_S * 1000)
+        pg.goto(url + AUDIT_LINK, wait_until="domcontentloaded")
+        wait_for_chart(pg, None, ("pldp_b", "pldp_b audited", "pldp_b audit"))
+        # 2 mean-curve markers + 2 seed dots + 2 audited diamonds
+        assert curve_points(pg) == 6
+        assert pg.get_by_role("switch", name="Audit each point (slower)").is_checked()
+        assert pg.locator(".legendtext", has_text="audited ε ≥").count() == 1
+        assert not pg.locator("[data-testid=stException]").count()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SHOTS / "frontier-audit.png"), full_page=True)
+        link = pg.get_by_role("link", name="What a lower bound means")
+        with pg.context.expect_page() as opened:
+            link.click()
+        mech = opened.value
+        # the page opens scrolled to the section (its heading's anchor) and keeps the anchor in its URL
+        mech.wait_for_function("() => { const h = document.getElementById('audited-privacy');"
+                               " if (!h) return false; const top = h.getBoundingClientRect().top;"
+                               " return top >= 0 && top < window.innerHeight; }", polling=500,
+                               timeout=REOPEN_S * 1000)
+        assert mech.url.endswith("/mechanisms?mechanism=two_point#audited-privacy")
         browser.close()

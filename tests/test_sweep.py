@@ -204,3 +204,20 @@ def test_audited_rows_stop_when_asked_and_key_apart_from_unaudited_ones():
     assert len(got) == 1 and got[0]["epsilon"] == 1.0 and got[0]["audit_kind"] == "distinguishing"
     # an audited sweep is a different frontier file; an unaudited one keeps its old key
     assert spec_key(spec, 0) == spec_key(spec) != spec_key(spec, 200) != spec_key(spec, 400)
+
+
+def test_findings_name_violations_before_refuted_claims():
+    from fedcore.sweep.audit import findings
+
+    def row(eps, audited, upper, claim):
+        return {"method": "m", "epsilon": eps, "seed": 0, "epsilon_audited": audited,
+                "audit_accountant": upper, "paper_claim": claim}
+
+    rows = [row(1.0, 0.5, 2.0, 1.0),      # consistent: below both
+            row(3.0, 2.0, 9.0, 1.0),      # refutes the claim (2 > 1), not the accountant
+            row(10.0, 4.0, 3.0, None),    # exceeds the accountant's own-scope bound: a violation
+            row(30.0, 5.0, None, None),   # accountant ∞ (null): nothing to exceed
+            row(None, None, None, None)]  # not audited
+    got = findings(rows)
+    assert [(f["kind"], f["epsilon"], f["audited"], f["bound"]) for f in got] == [
+        ("violation", 10.0, 4.0, 3.0), ("claim", 3.0, 2.0, 1.0)]

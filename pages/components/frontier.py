@@ -107,6 +107,15 @@ def _x_range(rows: list[dict], paper: list[dict]) -> tuple[float, float]:
     return min(xs) / 2.5, max(xs) * 1.6
 
 
+def _audit_note(row: dict) -> str:
+    """The hover's words on how a run was audited, and whether its draws capped what it could show."""
+    note = f"({row.get('audit_kind') or 'audit'})"
+    ceiling = row.get("audit_ceiling")
+    if ceiling is not None and row["epsilon_audited"] >= 0.99 * ceiling:
+        note += f"<br>= the most these draws can show ({ceiling:.3g}): more draws could show more"
+    return note
+
+
 def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, floor: float) -> None:
     """Each audited run of ``method``: a hollow diamond at (audited ε, accuracy) joined by a dotted
     segment to the run's own point (headline ε, accuracy); a bound of 0 (the audit found
@@ -127,10 +136,10 @@ def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, flo
         fig.add_trace(go.Scatter(
             x=[r["epsilon_audited"] if found else floor for r in pts], y=[r["accuracy"] for r in pts],
             mode="markers", marker=dict(color=color, **mark), showlegend=False, legendgroup="audit",
-            name=f"{method} audited", text=[r.get("audit_kind") or "" for r in pts],
+            name=f"{method} audited", text=[_audit_note(r) for r in pts],
             customdata=[[r["epsilon_audited"], r["epsilon_accountant"], r["epsilon"], r["seed"]] for r in pts],
             hovertemplate=(f"{method} (target ε %{{customdata[2]:g}}, seed %{{customdata[3]}})<br>"
-                           "audit shows ε ≥ %{customdata[0]:.3g} (%{text})<br>"
+                           "audit shows ε ≥ %{customdata[0]:.3g} %{text}<br>"
                            "accountant says ε ≤ %{customdata[1]:.3g}<br>accuracy %{y:.3f}<extra></extra>")))
 
 
@@ -188,7 +197,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
                           annotation_text=f"paper, no privacy {p['accuracy']:.3f}", annotation_position="top left")
     if audited_points(rows):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit",
-                                 line=dict(color="#555", width=1.5, dash="dot"), marker=dict(color="#555", **AUDIT_MARK)))
+                                 line=dict(color="#555", width=1.5, dash="dot"),
+                                 marker=dict(color="#555", **AUDIT_MARK)))
     if refs:
         fig.add_annotation(xref="paper", yref="paper", x=1.0, y=1.0, xanchor="right", yanchor="bottom",
                            showarrow=False, font=dict(size=11), text="dashed, no privacy: " + " · ".join(refs))
@@ -301,5 +311,6 @@ def audit_notes(rows: list[dict], found: list[dict]) -> None:
         shown = "; ".join(f"{where(f)}: paper claims {f['bound']:.3g}, audit shows ≥ {f['audited']:.3g}"
                           for f in claims[:3])
         st.warning(f"The audit refutes the paper's claimed ε at {len(claims)} point(s): {shown}"
-                   f"{f'; and {len(claims) - 3} more' if len(claims) > 3 else ''}. The claim does not hold for the mechanism as it runs "
+                   f"{f'; and {len(claims) - 3} more' if len(claims) > 3 else ''}. "
+                   "The claim does not hold for the mechanism as it runs "
                    "(the accountant's rigorous ε still does).", icon=":material/gavel:")
