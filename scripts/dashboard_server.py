@@ -31,12 +31,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard_server(store: Path, log_dir: Path, start_s: float = 60) -> Iterator[str]:
-    """Start the dashboard with its own run store; yield its URL; stop it afterwards."""
+def dashboard_server(store: Path, log_dir: Path, start_s: float = 60, app: str = "app.py") -> Iterator[str]:
+    """Start the dashboard (or another script ``app``, relative to the repository) with its
+    own run store; yield its URL; stop it afterwards."""
     port = free_port()
     env = {**os.environ, "FEDCORE_STORE": str(store), "FEDCORE_OFFLINE": "1"}
     log = open(Path(log_dir) / "streamlit.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", app, "--server.port", str(port),
                              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -64,16 +64,18 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
         else:
             st.empty()  # the controls' place
         poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
-        st.fragment(run_every=poll if active else None)(_headline)(run_id, key, active, live_charts and not present, not present)
+        pacing.polling_fragment(_headline, poll if active else None)(run_id, key, active, live_charts and not present,
+                                                                     not present)
         holder = st.empty()  # the paused accuracy chart's place, or (presentation) accuracy | privacy
         if present:
             with holder.container():
-                st.fragment(run_every=poll if active and live_charts else None)(_chart)(run_id, key, side_by_side)
+                pacing.polling_fragment(_chart, poll if active and live_charts else None)(run_id, key, side_by_side)
         elif not live_charts:
             with holder.container():
                 _chart(run_id, key, accuracy_chart)
         draw = detail_charts_below if present else detail_charts
-        st.fragment(run_every=detail if active and live_charts else None)(_chart)(run_id, key, draw)
+        # each polling fragment in a container of its own: see pacing.polling_fragment (a blank page otherwise)
+        pacing.polling_fragment(_chart, detail if active and live_charts else None)(run_id, key, draw)
 
 
 def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True) -> None:

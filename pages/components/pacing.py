@@ -15,6 +15,22 @@ Two rules bound that work:
   build is at least :func:`rebuild_seconds` old (or the run ended); otherwise the
   server-wide cache hands back the figure already built. The round counter, status and
   numbers above the charts still update on every poll.
+
+:func:`polling_fragment` is how a live view polls: an ``st.fragment`` with ``run_every``,
+in a container of its own. Why the container: Streamlit 1.67 drops, when a fragment run
+starts, every queued message of that fragment that has not reached the browser yet
+(``ForwardMsgQueue.clear(fragment_ids_this_run=...)``), including the ones the full run
+just before it wrote while running the fragment inline; that full run's
+``FINISHED_SUCCESSFULLY`` still arrives, so the browser removes the fragment's old
+container as stale and the later siblings move up one place. The fragment run then
+writes at the old index: over a sibling, or past the end of its block, and the page
+dies ("Bad delta path index 3 (should be between [0, 2])": React unmounts the whole
+app, a blank page). It happens when a full run (a click, or the run view's own rerun
+when a run ends) is followed by a fragment the browser asked for meanwhile before the
+server's event loop flushed the full run's messages, so it grows with server load: the
+"lost result" of the load test (one session of four, blank, although its run finished).
+As the only child of its own container a fragment can only be written at index 0 of
+a block the full run emptied: no sibling moves, the fragment run fills it again.
 """
 from __future__ import annotations
 
@@ -31,6 +47,19 @@ MAX_POLL_S = 3.0
 REBUILD_PER_ACTIVE_RUN_S = 0.25
 """Seconds between rebuilds of one chart, per active run on the server (at least the poll)."""
 CACHE_SIZE = 512
+
+
+def polling_fragment(body: Callable, run_every):
+    """``body`` as an ``st.fragment`` re-running every ``run_every`` s (None: never), in a
+    container of its own (see the module docstring); call the result with ``body``'s arguments.
+
+    >>> pacing.polling_fragment(_headline, 0.5)(run_id, key)   # doctest: +SKIP
+    """
+    def run(*args, **kwargs):
+        with st.container():
+            return st.fragment(run_every=run_every)(body)(*args, **kwargs)
+
+    return run
 
 
 def active_runs() -> int:
