@@ -52,14 +52,14 @@ def cmd_sweep(args) -> int:
                      sets=tuple(args.set or ()), reference=not args.no_reference)
     points = spec.points()
     audit = 0 if args.audit is None else check_trials(args.audit, zero_ok=False)
+    if audit and getattr(args, "ray", None):
+        raise FedcoreError("--audit: not with --ray (the cluster's tasks do not audit); run the audited sweep here")
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
     print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; ε {','.join(f'{e:g}' for e in spec.epsilons)}"
           f" + no privacy){f'; each audited with {audit} draws per input' if audit else ''}", flush=True)
     if getattr(args, "ray", None):
-        if audit:
-            raise FedcoreError("--audit: not with --ray (the cluster's tasks do not audit); run the audited sweep here")
         from ..distributed.cli import sweep_on_ray
         return sweep_on_ray(args, spec, points)
     rows = []
