@@ -61,7 +61,10 @@ def preset_config(name: str) -> RunConfig:
     from .methods import apply_method
 
     PRESETS.check("preset", name)
+    from .presets import AFTER_METHOD
+
     overrides = dict(PRESETS.get(name))
     method = overrides.pop("method", "")
+    after = overrides.pop(AFTER_METHOD, {})
     cfg = RunConfig().with_overrides(overrides)
-    return resolve(apply_method(cfg, method) if method else cfg)
+    return resolve(apply_method(cfg, method, extra=after) if method else cfg.with_overrides(after))

@@ -51,7 +51,7 @@ record = manager.store.get_run(run_id) if run_id else None
 active = record is not None and record["status"] in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
-c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3.2, 1.8, 1.4], vertical_alignment="center")
+c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], vertical_alignment="center")
 if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed)."):

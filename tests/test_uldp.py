@@ -387,3 +387,30 @@ def test_automatic_tau_is_two_sd_below_chance_and_fires_on_opposed_updates():
     up = mech.privatize(torch.cat([direction, -direction]), ids(0, 1), 2, gen)
     recalls = [e.client for e in up.events if e.kind == "recall"]
     assert recalls == [1]                                      # only the opposed update recalls
+
+
+def test_the_recall_teaching_preset_fires_recalls_for_the_reason_its_chart_shows():
+    # uldp_recall_digits: recall when a user's noisy update points away from the last global
+    # update (cosine < tau = 0). Each round reports tau and the lowest similarity, so the page's
+    # recall-check chart shows why: a round has recalls exactly when its lowest s is below tau.
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent
+    from fedcore.resolve import preset_config
+    from fedcore.events import to_dict
+    from fedcore.runner.results import rounds_table
+    from pages.components.charts import recall_check
+
+    cfg = preset_config("uldp_recall_digits").replace(rounds=6)
+    assert cfg.method == "dcdp_fedavg" and cfg.privacy.mechanism_options["tau"] == 0.0
+    rounds = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
+    recalls = 0
+    for e in rounds[1:]:  # round 1 has no previous global update to compare with
+        assert e.signals["tau"] == 0.0 and e.signals["similarity_min"] <= e.signals["similarity"]
+        fired = [m for m in e.events if m.kind == "recall"]
+        assert all(m.data["similarity"] < 0.0 for m in fired)
+        assert bool(fired) == (e.signals["similarity_min"] < 0.0)  # q = 1: every user has a stored upload
+        recalls += len(fired)
+    assert recalls > 0
+    table = rounds_table([to_dict(e) for e in rounds])
+    fig = recall_check(table, cfg.rounds, "t")
+    assert [t.name for t in fig.data][:3] == ["mean similarity s", "lowest s of the round", "τ: recall below this"]

@@ -85,8 +85,9 @@ participation at the round's multiplier, which is exact without recall and an
 approximation with it (swapping one stored update for another is not bounded by C_k).
 
 Signals per round: ``clip_threshold`` (mean C_k), ``eps_round`` (mean allocation),
-``similarity`` (mean s, when recall is on), ``recall_rate``, ``noise_multiplier``
-(mean z).
+``similarity`` (mean s, when recall is on), ``similarity_min`` (the lowest s of the
+round: a recall fires exactly when it is below ``tau`` for a user with a stored update),
+``tau`` (the threshold in use), ``recall_rate``, ``noise_multiplier`` (mean z).
 """
 from __future__ import annotations
 
@@ -346,7 +347,7 @@ class UldpGaussian(Mechanism):
         values, noise_std, events = noisy, sigma, []
         if self.previous is not None:
             s = similarity_fn(o.recall)(noisy, self.previous)
-            signals["similarity"] = float(s.mean())
+            signals.update(similarity=float(s.mean()), similarity_min=float(s.min()), tau=float(self.threshold))
             recalled = (s < self.threshold) & (self.history.count(clients) > 0)
             if bool(recalled.any()):
                 idx = recalled.nonzero().squeeze(1)

@@ -110,6 +110,30 @@ def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
     return _layout(fig, "Method signals", revision)
 
 
+def recall_check(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
+    """ULDP-FED's CheckSimilarity per round (seed 004, eqs 11-13): the mean and the lowest
+    similarity of the round's noisy updates to the last global update, the threshold tau
+    (a user recalls when its similarity is below it) and the share of users who recalled."""
+    fig = go.Figure()
+    r = table["round"]
+    fig.add_trace(go.Scatter(x=r, y=table["signal.similarity"], name="mean similarity s",
+                             mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0])))
+    if "signal.similarity_min" in table:
+        fig.add_trace(go.Scatter(x=r, y=table["signal.similarity_min"], name="lowest s of the round",
+                                 mode="lines", line=dict(color=COLORS[0], dash="dot")))
+    fig.add_trace(go.Scatter(x=r, y=table["signal.tau"], name="τ: recall below this", mode="lines",
+                             line=dict(color=COLORS[3], dash="dash", width=2)))
+    if "signal.recall_rate" in table:
+        fig.add_trace(go.Bar(x=r, y=table["signal.recall_rate"], name="share of users recalling",
+                             marker=dict(color="rgba(127,127,127,0.35)"), yaxis="y2"))
+    return _layout(fig, "Recall check: similarity to the last global update vs τ", revision,
+                   xaxis=dict(title="round", range=[0.5, max(total_rounds, 1) + 0.5]),
+                   yaxis=dict(title="similarity s"), height=HEIGHT + 40,
+                   legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
+                   yaxis2=dict(title="users recalling", overlaying="y", side="right", range=[0, 1],
+                               tickformat=".0%", showgrid=False))
+
+
 def label_distribution(label_counts: np.ndarray, revision: str, title: str = "Label distribution per client",
                        height: Optional[int] = None) -> go.Figure:
     """Samples of each class (columns) on each client (rows)."""

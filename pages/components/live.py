@@ -236,6 +236,13 @@ def detail_charts(record: dict, events: list[dict], key: str, with_privacy: bool
     else:
         st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman gain) "
                    "appear here for methods that emit them; this one emits none.")
+    if "signal.tau" in table.columns and "signal.similarity" in table.columns:
+        fig = pacing.figure(record, events, "recall", lambda: charts.recall_check(table, total, rev), key)
+        st.plotly_chart(fig, key=f"{key}-recall", width="stretch")
+        st.caption("**Why a user recalls** (ULDP-FED, CheckSimilarity): it compares its noisy update with the "
+                   "last global update; below τ it sends the index of its most similar stored update "
+                   "instead of a fresh one. When the noise dominates, the similarity hovers around 0 and a "
+                   "threshold near 0 turns recall into a coin flip.")
     recalls = happened[happened["kind"] == "recall"] if len(happened) else happened
     if len(recalls):
         with st.expander(f"Recall events ({len(recalls)})"):
