@@ -34,7 +34,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -435,30 +434,50 @@ class JobManager:
                                   "its worker is gone (the dashboard was restarted while it ran)")
 
 
-_MAIN_LOCK = threading.Lock()
+_SPAWNING = threading.local()
+_PATCH_LOCK = threading.Lock()
+_MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
+
+
+def _preparation_data_without_main(original):
+    """``multiprocessing.spawn.get_preparation_data`` that leaves out the parent's main
+    module while this thread is inside :func:`_without_main_module`."""
+    def get_preparation_data(name):
+        data = original(name)
+        if getattr(_SPAWNING, "depth", 0):
+            for key in _MAIN_KEYS:
+                data.pop(key, None)
+        return data
+
+    get_preparation_data.fedcore_original = original
+    return get_preparation_data
 
 
 @contextmanager
 def _without_main_module():
-    """Start a spawned worker without re-running the caller's ``__main__`` script in it.
+    """Processes spawned in this block (by this thread) do not re-run the caller's ``__main__``.
 
-    Workers only need :mod:`fedcore.runner.worker`; a spawn child otherwise re-executes
-    the parent's main file (under Streamlit: the ``streamlit`` CLI, importing the whole
-    web server into every worker). Hiding ``__main__.__file__`` while the process starts
-    makes ``multiprocessing`` skip that step.
+    A spawn child imports the parent's main module before it runs its target; workers
+    only need :mod:`fedcore.runner.worker`. Under Streamlit that module is the page
+    script (every script run installs a fresh ``__main__`` with ``__file__ = app.py``, in
+    whichever session's thread runs), so a child would run the whole dashboard in bare
+    mode (a JobManager, its warm worker, torch) at normal priority before its job. Hiding
+    ``__main__.__file__`` for the duration of ``start()`` was not enough: another
+    session's script run could install a new ``__main__`` in between (3 of 8 spawns ran
+    the page script in a test with one swapping thread; under the 4-session load test the
+    server choked and no run was created). So the preparation data multiprocessing sends
+    to the child leaves the main module out, whatever ``sys.modules["__main__"]`` is.
     """
-    main = sys.modules.get("__main__")
-    hide = main is not None and getattr(main, "__spec__", None) is None and hasattr(main, "__file__")
-    with _MAIN_LOCK:
-        if not hide:
-            yield
-            return
-        path = main.__file__
-        del main.__file__
-        try:
-            yield
-        finally:
-            main.__file__ = path
+    from multiprocessing import spawn
+
+    with _PATCH_LOCK:
+        if not hasattr(spawn.get_preparation_data, "fedcore_original"):
+            spawn.get_preparation_data = _preparation_data_without_main(spawn.get_preparation_data)
+    _SPAWNING.depth = getattr(_SPAWNING, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _SPAWNING.depth -= 1
 
 
 def _exit_message(code: Optional[int]) -> str:
