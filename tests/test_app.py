@@ -289,3 +289,20 @@ def test_pause_step_and_resume_a_live_run(store_dir):
     by_label(at.button, "Resume").click().run()
     wait_until_done(at)
     assert "Round 60 / 60 · finished" in progress_text(at)
+
+
+def test_the_pickers_offer_only_what_this_server_can_load(store_dir, tmp_path, monkeypatch):
+    from pages.components import host
+
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path))       # nothing downloaded here
+    monkeypatch.setenv("FEDCORE_MODELS", "logreg,mlp")
+    host.limits.clear()
+    try:
+        at = app()
+        datasets = by_label(at.selectbox, "Dataset").options
+        assert "digits" in datasets and "cifar10" not in datasets and "mnist" not in datasets
+        assert "Not offered on this server" in texts(at) and "cifar10" in texts(at)
+        assert by_label(at.selectbox, "Model").options == ["logreg", "mlp"]
+    finally:
+        host.limits.clear()

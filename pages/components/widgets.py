@@ -27,6 +27,7 @@ from fedcore.presets import preset_method_settings
 from fedcore.resolve import preset_config
 from fedcore.registry import Registry
 from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
+from fedcore.runner.limits import offered_datasets
 from fedcore.runner.links import flatten
 
 from . import state
@@ -194,10 +195,21 @@ def preset_label(name: str) -> str:
 
 # --- sections ------------------------------------------------------------------------------
 def data_and_model(flat: dict) -> None:
-    bind(st.selectbox, flat, "dataset", "Dataset", options=DATASETS.names(),
+    """Dataset and model pickers: only what this server offers and can load (a link's other
+    value stays visible as an extra option, and the page names the problem)."""
+    from . import host
+
+    limits = host.limits()
+    datasets = offered_datasets(limits, DATASETS.names())
+    bind(st.selectbox, flat, "dataset", "Dataset", options=datasets,
          help="digits is bundled and works offline; the others are downloaded on first use.")
+    hidden = [n for n in DATASETS.names() if n not in datasets]
+    if hidden:
+        st.caption("Not offered on this server (a host setting, or not downloaded on an offline host): "
+                   + ", ".join(hidden) + ".")
     entry_caption(DATASETS, flat["dataset"])
-    bind(st.selectbox, flat, "model", "Model", options=MODELS.names())
+    models = [m for m in MODELS.names() if limits.models is None or m in limits.models]
+    bind(st.selectbox, flat, "model", "Model", options=models)
     entry_caption(MODELS, flat["model"])
     c1, c2 = st.columns(2)
     with c1:
