@@ -27,6 +27,7 @@ from fedcore.presets import preset_method_settings
 from fedcore.resolve import preset_config
 from fedcore.registry import Registry
 from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
+from fedcore.runner.estimate import preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
 from fedcore.runner.links import flatten
 
@@ -144,7 +145,8 @@ def preset_and_method(flat: dict) -> None:
     presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", PRESETS.entry(n).paper, n))
     st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
                  help="Load a whole experiment, grouped by paper. 'offline' presets use the bundled "
-                      "digits data; the others need their dataset (downloaded on first use).")
+                      "digits data; the others need their dataset (downloaded on first use). "
+                      "'~3 min': a rough duration on a 2-core CPU (much less on a GPU).")
     entry_caption(PRESETS, st.session_state["pg.preset_pick"])
 
     methods = [CUSTOM] + METHODS.names()
@@ -185,12 +187,19 @@ def preset_and_method(flat: dict) -> None:
 
 
 def preset_label(name: str) -> str:
-    """``[paper] name · offline`` (or the dataset it needs): the picker groups by paper."""
+    """``[paper] name · offline · ~1 s`` (or the dataset it needs, and a rough CPU duration):
+    the picker groups by paper."""
     entry = PRESETS.entry(name)
     dataset = entry.obj.get("dataset", "digits")
     paper = entry.paper.split(" (")[0] if entry.paper else ""
     where = "offline" if dataset == "digits" else f"needs {dataset}"
-    return (f"[{paper}] " if paper else "") + f"{name} · {where}"
+    took = preset_durations().get(name, "")
+    return (f"[{paper}] " if paper else "") + f"{name} · {where}" + (f" · {took}" if took else "")
+
+
+def preset_durations() -> dict[str, str]:
+    """Each preset's rough duration on a 2-core CPU (:mod:`fedcore.runner.estimate`)."""
+    return {name: rough_label(seconds) for name, seconds in preset_seconds().items()}
 
 
 # --- sections ------------------------------------------------------------------------------
