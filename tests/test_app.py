@@ -307,3 +307,13 @@ def test_the_pickers_offer_only_what_this_server_can_load(store_dir, tmp_path, m
         assert by_label(at.selectbox, "Model").options == ["logreg", "mlp"]
     finally:
         host.limits.clear()
+
+
+def test_a_presentation_link_opens_the_presentation_layout_and_keeps_it(store_dir):
+    at = app(preset="demo", rounds="7", present="1")
+    assert not at.exception
+    assert by_label(at.toggle, "Presentation").value is True
+    assert not [t for t in at.title if t.value == "Playground"]      # the big title makes room for the charts
+    assert qp(at, "present") == "1" and qp(at, "rounds") == "7"
+    by_label(at.toggle, "Presentation").set_value(False).run()
+    assert "present" not in at.query_params and [t for t in at.title if t.value == "Playground"]
