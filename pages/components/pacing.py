@@ -30,7 +30,11 @@ when a run ends) is followed by a fragment the browser asked for meanwhile befor
 server's event loop flushed the full run's messages, so it grows with server load: the
 "lost result" of the load test (one session of four, blank, although its run finished).
 As the only child of its own container a fragment can only be written at index 0 of
-a block the full run emptied: no sibling moves, the fragment run fills it again.
+a block the full run emptied: no sibling moves, the fragment run fills it again. The
+same drop keeps the fragment's references to messages the browser has cached
+(``ref_hash``, not a delta), which then point into a container the browser no longer
+has ("Cannot set a node at a delta path", the same blank page): ``.streamlit/config.toml``
+turns those references off (``global.minCachedMessageSize``).
 """
 from __future__ import annotations
 
