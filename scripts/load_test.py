@@ -11,13 +11,17 @@ waits until every session shows its own finished run. Meanwhile a thread asks
   responsiveness: the browser runs under ``nice -n 19``, so its rendering does not count);
 - time to first point: Run pressed -> the first point on that session's accuracy chart;
 - queue wait: the run's creation -> a worker took it (from the run store);
-- lost results: sessions that never showed their own finished run;
+- lost results: sessions that never showed their own finished run, and sessions whose
+  page raised an uncaught error (a dead page: see ``pages/components/pacing.py``);
 - first click -> last finish, the CPU seconds the server process itself used meanwhile
   (a figure that other load on the machine does not inflate), and the load average.
 
 Bounded: at most 32 sessions and 900 s; never leaves the machine::
 
     python scripts/load_test.py --sessions 20 [--rounds 60] [--timeout 600]
+
+``--shots DIR`` keeps a screenshot and the console log of every session without a result
+(and the server's log); ``--trace`` adds every websocket message, one line each.
 """
 from __future__ import annotations
 
@@ -60,6 +64,84 @@ WATCH_JS = """() => {
   };
   tick();
 }"""
+
+
+def describe_forward(payload) -> str:
+    """A server -> browser message in one line: its kind, delta path and fragment, the
+    script run and fragments it belongs to (what explained the lost results)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return "text " + payload[:100]
+    m = ForwardMsg()
+    try:
+        m.ParseFromString(payload)
+    except Exception as exc:  # noqa: BLE001
+        return f"undecodable {len(payload)} bytes: {exc}"
+    kind = m.WhichOneof("type")
+    path = list(m.metadata.delta_path)
+    extra = ""
+    if kind == "delta":
+        d = m.delta
+        sub = d.WhichOneof("type")
+        extra = f" {sub}"
+        if sub == "new_element":
+            extra += ":" + str(d.new_element.WhichOneof("type"))
+        elif sub == "add_block":
+            extra += ":" + str(d.add_block.WhichOneof("type"))
+        extra += f" frag={d.fragment_id[:8]}"
+    elif kind == "script_finished":
+        extra = " " + ForwardMsg.ScriptFinishedStatus.Name(m.script_finished)
+    elif kind == "auto_rerun":
+        extra = f" every={m.auto_rerun.interval} frag={m.auto_rerun.fragment_id[:8]}"
+    elif kind == "stop_auto_rerun":
+        extra = " " + ",".join(f[:8] for f in m.stop_auto_rerun.fragment_ids)
+    elif kind == "session_status_changed":
+        extra = f" running={m.session_status_changed.script_is_running}"
+    run = m.metadata.run
+    return (f"{kind}{extra} path={path} run={run.script_run_id[:8]} "
+            f"frags={[f[:8] for f in run.fragment_ids]}")
+
+
+def describe_back(payload) -> str:
+    """A browser -> server message in one line (a rerun: its fragment, auto or not, triggers)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    if isinstance(payload, str):
+        return "text " + payload[:100]
+    m = BackMsg()
+    try:
+        m.ParseFromString(payload)
+    except Exception as exc:  # noqa: BLE001
+        return f"undecodable {len(payload)} bytes: {exc}"
+    kind = m.WhichOneof("type")
+    if kind == "rerun_script":
+        r = m.rerun_script
+        triggers = [w.id[-30:] for w in r.widget_states.widgets
+                    if w.WhichOneof("value") == "trigger_value" and w.trigger_value]
+        return (f"rerun frag={r.fragment_id[:8]} auto={r.is_auto_rerun} q={r.query_string[-40:]} "
+                f"widgets={len(r.widget_states.widgets)} triggers={triggers}")
+    return str(kind)
+
+
+def watch_page(pg, trace: bool = False) -> dict:
+    """Collect ``pg``'s uncaught errors (``"errors"``), and its console messages and
+    errors with times (``"lines"``); with ``trace`` also every websocket message, one line
+    each (``<`` from the server, ``>`` to it)."""
+    log = {"errors": [], "lines": []}
+    lines = log["lines"]
+    pg.on("console", lambda m: lines.append(f"{time.time():.3f} console.{m.type}: {m.text[:500]}"))
+    pg.on("pageerror", lambda e: (log["errors"].append(str(e)[:300]),
+                                  lines.append(f"{time.time():.3f} page error: {str(e)[:2000]}")))
+    pg.on("crash", lambda _: (log["errors"].append("the tab crashed"), lines.append(f"{time.time():.3f} crash")))
+    if trace:
+        def on_websocket(ws):
+            lines.append(f"{time.time():.3f} websocket {ws.url}")
+            ws.on("close", lambda _: lines.append(f"{time.time():.3f} websocket closed"))
+            ws.on("framereceived", lambda p: lines.append(f"{time.time():.3f} < {describe_forward(p)}"))
+            ws.on("framesent", lambda p: lines.append(f"{time.time():.3f} > {describe_back(p)}"))
+        pg.on("websocket", on_websocket)
+    return log
 
 
 class HealthProbe(threading.Thread):
@@ -127,18 +209,20 @@ def check_loopback(url: str) -> None:
         raise SystemExit(f"--url must be a loopback address (127.0.0.1 / localhost); got {host!r}")
 
 
-def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workdir: Path, shots=None) -> dict:
+def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workdir: Path, shots=None,
+          trace: bool = False) -> dict:
     """Open the sessions, press Run in each, wait for every finish; returns per-session data."""
     from playwright.sync_api import sync_playwright
 
     out = {"sessions": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=niced_chromium(workdir, nice), args=BROWSER_ARGS)
-        pages = []
+        pages, logs = [], []
         for i in range(sessions):
             context = browser.new_context(viewport={"width": 1100, "height": 800})
             pg = context.new_page()
             pg.set_default_timeout(timeout * 1000)
+            logs.append(watch_page(pg, trace))
             pg.goto(f"{url}/?preset=demo&rounds={rounds}&seed={1000 + i}")
             pages.append(pg)
         for pg in pages:
@@ -164,8 +248,11 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, workd
             time.sleep(0.5)
         for i, pg in enumerate(pages):
             lt = pg.evaluate("window.__lt")
+            if shots and (trace or lt["finished"] is None):
+                (Path(shots) / f"session-{i}.log").write_text("\n".join(logs[i]["lines"]) + "\n")
             if lt["finished"] is None and shots:
                 pg.screenshot(path=str(Path(shots) / f"lost-session-{i}.png"), full_page=True)
+            lt["page_errors"] = logs[i]["errors"]
             run_id = pg.evaluate("new URLSearchParams(location.search).get('run')")
             out["sessions"].append({"seed": 1000 + i, "run": run_id, **lt})
         out["first_click"] = t_first_click
@@ -192,7 +279,8 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
               and record["config"]["seed"] == s["seed"])
         if not ok:
             lost.append({"seed": s["seed"], "run": s["run"], "status": record and record["status"],
-                         "page": s["status"] or ("finished" if s["finished"] else "no result")})
+                         "page": s["status"] or ("finished" if s["finished"] else "no result"),
+                         "page_errors": s.get("page_errors", [])[:3]})
         if record and record.get("started"):
             waits.append(record["started"] - record["created"])
     return {
@@ -210,13 +298,17 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
         "server_cpu_share": (round(data["server_cpu_s"] / data["server_wall_s"], 2)
                              if data.get("server_cpu_s") is not None else None),
         "lost_results": len(lost), "lost": lost,
+        "page_errors": sum(bool(s.get("page_errors")) for s in data["sessions"]),
         "load_average": round(os.getloadavg()[0], 2),
     }
 
 
 def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nice: int = 19,
-                  url: str | None = None, shots: str | None = None) -> dict:
-    """Drive ``sessions`` browsers against a fresh server (or ``url``); returns the summary."""
+                  url: str | None = None, shots: str | None = None, trace: bool = False) -> dict:
+    """Drive ``sessions`` browsers against a fresh server (or ``url``); returns the summary.
+
+    ``shots``: a folder for a screenshot and the console log of every session that showed
+    no result (and the server's log); ``trace``: also every session's websocket messages."""
     if not 1 <= sessions <= MAX_SESSIONS:
         raise SystemExit(f"--sessions must be 1..{MAX_SESSIONS}")
     timeout = min(float(timeout), MAX_SECONDS)
@@ -227,7 +319,7 @@ def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nic
             check_loopback(url)
             probe = HealthProbe(url)
             probe.start()
-            data = drive(url, sessions, rounds, timeout, nice, tmp, shots)
+            data = drive(url, sessions, rounds, timeout, nice, tmp, shots, trace)
             probe.stop()
             store = Path(os.environ.get("FEDCORE_STORE", store))
             return summarise(data, probe.samples, store)
@@ -235,9 +327,11 @@ def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nic
             probe = HealthProbe(local)
             probe.start()
             try:
-                data = drive(local, sessions, rounds, timeout, nice, tmp, shots)
+                data = drive(local, sessions, rounds, timeout, nice, tmp, shots, trace)
             finally:
                 probe.stop()
+                if shots:
+                    (Path(shots) / "streamlit.log").write_text((tmp / "streamlit.log").read_text())
             return summarise(data, probe.samples, store)
 
 
@@ -249,9 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nice", type=int, default=19, help="niceness of the browsers")
     p.add_argument("--url", help="an already running dashboard on this machine (loopback only)")
     p.add_argument("--json", help="also write the summary to this file")
-    p.add_argument("--shots", help="save a screenshot of every session that showed no result here")
+    p.add_argument("--shots", help="save a screenshot and the console log of every session that showed no "
+                                   "result (and the server's log) in this folder")
+    p.add_argument("--trace", action="store_true", help="with --shots: log every session's websocket messages")
     args = p.parse_args(argv)
-    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url, args.shots)
+    if args.trace and not args.shots:
+        p.error("--trace needs --shots (the folder for the logs)")
+    if args.shots:
+        Path(args.shots).mkdir(parents=True, exist_ok=True)
+    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url, args.shots, args.trace)
     lines = [
         f"sessions {summary['sessions']}, load average {summary['load_average']}",
         f"health: p50 {summary['health_p50_s']} s, p95 {summary['health_p95_s']} s, max {summary['health_max_s']} s "
@@ -261,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         f"queue wait: median {summary['queue_wait_median_s']} s, max {summary['queue_wait_max_s']} s",
         f"first click -> last finish: {summary['first_click_to_last_finish_s']} s; server process CPU "
         f"{summary['server_cpu_s']} s ({summary['server_cpu_share']} of one core)",
-        f"lost results: {summary['lost_results']}" + (f" {summary['lost']}" if summary["lost"] else ""),
+        f"lost results: {summary['lost_results']}" + (f" {summary['lost']}" if summary["lost"] else "")
+        + f"; sessions with a page error: {summary['page_errors']}",
     ]
     print("\n".join(lines), flush=True)
     if args.json:
