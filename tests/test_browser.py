@@ -183,15 +183,14 @@ def test_a_deep_link_on_a_fresh_server_goes_through_the_router(page, tmp_path):
         assert "/history" in page.evaluate("location.pathname")
 
 
-def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x720(server):
+def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x720(page, server):
     # teaching mode: large type, no settings sidebar, both charts visible without scrolling;
-    # Pause holds the run between two rounds and Resume lets it finish.
-    from playwright.sync_api import sync_playwright
-
+    # Pause holds the run between two rounds and Resume lets it finish. A second page of the
+    # module's browser (one Playwright per process: a second sync_playwright() is refused).
     url, _ = server
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 720})
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        pg = context.new_page()
         pg.set_default_timeout(90_000)
         pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=400&present=1")
         pg.get_by_role("button", name="Run", exact=True).click()
@@ -213,4 +212,5 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         pg.get_by_role("button", name="Resume").click()
         pg.get_by_text("Round 400 / 400 · finished").wait_for(timeout=180_000)
         assert "present=1" in pg.evaluate("location.search")
-        browser.close()
+    finally:
+        context.close()
