@@ -223,12 +223,14 @@ def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
     pg.context.close()
 
 
-def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(browser, tmp_path):
+def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(browser, tmp_path, monkeypatch):
     # tests/apps/fragment_race.py forces what twenty busy sessions did by chance: a fragment
     # run starts before the full run's messages were sent, and Streamlit drops the
     # fragments' part of them. Plain st.fragment: the page dies (the load test's "lost
     # result", a blank page); pacing.polling_fragment: every line stays, no page error.
     seen = {}
+    # Streamlit's collection after each run (off in config.toml) keeps the timing the race needs
+    monkeypatch.setenv("STREAMLIT_RUNNER_POST_SCRIPT_GC", "true")
     with dashboard_server(tmp_path / "store", tmp_path, app="tests/apps/fragment_race.py") as url:
         for mode in ("bare", "wrapped"):
             pg = session(browser)
