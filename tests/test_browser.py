@@ -197,8 +197,12 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         pg.get_by_text("Privacy spent per client").wait_for()
         pg.get_by_text("Test accuracy and loss").wait_for()
         for title in ("Test accuracy and loss", "Privacy spent per client"):
-            chart = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text=title).first
-            box = chart.bounding_box()
+            box = None
+            for _ in range(40):  # a live chart is redrawn every poll: look again when caught mid-redraw
+                box = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text=title).first.bounding_box()
+                if box is not None:
+                    break
+                time.sleep(0.25)
             assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720, (title, box)
         assert not pg.locator("section[data-testid=stSidebar]").is_visible()
         value = pg.locator("[data-testid=stMetricValue] p").first

@@ -63,6 +63,12 @@ def test_a_bad_link_is_named_not_a_traceback(store_dir, query, name):
     assert "link's settings were not used" in warning and name in warning
 
 
+@pytest.fixture(autouse=True)
+def _not_niced(monkeypatch):
+    """sweep_main lowers its own process's priority: here that process is pytest's."""
+    monkeypatch.setattr("fedcore.runner.worker.lower_priority", lambda *a, **k: None)
+
+
 def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1)
     folder = Path(store_dir) / "sweeps"

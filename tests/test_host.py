@@ -214,7 +214,7 @@ def test_workers_run_niced_with_one_torch_thread(tmp_path):
             time.sleep(0.1)
         pid = m.process(run_id).pid
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        assert int(fields[16]) == os.nice(0) + 7  # field 19 of /proc/<pid>/stat: nice
+        assert int(fields[16]) == min(os.nice(0) + 7, 19)  # field 19 of /proc/<pid>/stat: nice (at most 19)
         assert int(fields[17]) <= 3  # threads: main, watchdog, at most one more (no torch pool)
         m.stop(run_id)
     finally:
