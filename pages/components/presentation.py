@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-CHART_HEIGHT = 300
+CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
 FONT_SIZE = 16
 """Plotly text size in presentation (the dashboard's default is 12)."""
