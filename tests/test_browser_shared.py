@@ -248,14 +248,14 @@ def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(brows
                     break
             seen[mode] = (errors, "" if errors else pg.inner_text("body"))
             pg.context.close()
-    errors, _ = seen["bare"]
-    assert any("Bad delta path" in e for e in errors), (
-        f"the race no longer kills a page of plain fragments ({errors}): Streamlit may have fixed "
-        "ForwardMsgQueue.clear, and polling_fragment's container may be unnecessary")
+    bare_errors, _ = seen["bare"]
     errors, body = seen["wrapped"]
     assert not errors
     for line in ("above the fragments", "first ticked", "between the fragments", "second ticked", "full run 4"):
         assert line in body, (line, body)
+    if not any("Bad delta path" in e for e in bare_errors):  # the timing-dependent control
+        pytest.skip(f"the race did not kill the plain-fragment page this time ({bare_errors}): the "
+                    "survival above proves less; Streamlit may also have fixed ForwardMsgQueue.clear")
 
 
 def test_the_load_test_runs_four_sessions_without_losing_a_result(tmp_path):
