@@ -66,18 +66,27 @@ WATCH_JS = """() => {
 }"""
 
 
+def _parse(message_class, payload):
+    """``payload`` parsed as ``message_class``, or a one-line description when it is text or
+    cannot be parsed."""
+    if isinstance(payload, str):
+        return "text " + payload[:100]
+    m = message_class()
+    try:
+        m.ParseFromString(payload)
+    except Exception as exc:  # noqa: BLE001
+        return f"undecodable {len(payload)} bytes: {exc}"
+    return m
+
+
 def describe_forward(payload) -> str:
     """A server -> browser message in one line: its kind, delta path and fragment, the
     script run and fragments it belongs to (what explained the lost results)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    if isinstance(payload, str):
-        return "text " + payload[:100]
-    m = ForwardMsg()
-    try:
-        m.ParseFromString(payload)
-    except Exception as exc:  # noqa: BLE001
-        return f"undecodable {len(payload)} bytes: {exc}"
+    m = _parse(ForwardMsg, payload)
+    if isinstance(m, str):
+        return m
     kind = m.WhichOneof("type")
     path = list(m.metadata.delta_path)
     extra = ""
@@ -107,13 +116,9 @@ def describe_back(payload) -> str:
     """A browser -> server message in one line (a rerun: its fragment, auto or not, triggers)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
 
-    if isinstance(payload, str):
-        return "text " + payload[:100]
-    m = BackMsg()
-    try:
-        m.ParseFromString(payload)
-    except Exception as exc:  # noqa: BLE001
-        return f"undecodable {len(payload)} bytes: {exc}"
+    m = _parse(BackMsg, payload)
+    if isinstance(m, str):
+        return m
     kind = m.WhichOneof("type")
     if kind == "rerun_script":
         r = m.rerun_script
