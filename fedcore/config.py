@@ -17,6 +17,7 @@ when the engine loads the data, and raise the same error type.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import typing
@@ -288,13 +289,20 @@ def unflatten(flat: dict[str, Any]) -> dict:
     return config
 
 
+@functools.lru_cache(maxsize=None)
+def type_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, resolved once per class (every link, widget and preset
+    resolution asks; the answer is shared, so callers only read it)."""
+    return typing.get_type_hints(cls)
+
+
 def field_type(key: str) -> tuple[Any, str | None]:
     """The type of dotted field ``key`` and, for a component option
     (``privacy.mechanism_options.clip``), the options field that holds it."""
     parts = key.split(".")
     cls: Any = RunConfig
     for i, part in enumerate(parts):
-        hints = typing.get_type_hints(cls)
+        hints = type_hints(cls)
         path = ".".join(parts[: i + 1])
         if cls is PartitionConfig and part not in hints and i == len(parts) - 1:
             return None, "partition.options"  # shorthand: partition.alpha = partition.options.alpha
@@ -374,7 +382,7 @@ def _build(cls, data: Any, prefix: str):
         raise ConfigError(prefix or "config", _cut(data), "must be a mapping of field names to values")
     if cls is PartitionConfig:
         data = _migrate_partition(data)
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
     unknown = sorted(set(map(str, data)) - set(hints))
     if unknown:
         name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]

@@ -11,6 +11,7 @@ import math
 import typing
 from dataclasses import dataclass
 
+from .config import type_hints
 from .constraints import check_fields
 from .errors import ConfigError
 
@@ -38,7 +39,7 @@ def parse_options(options_cls: type, options: dict, prefix: str = "options"):
     the class's own ``validate(prefix)`` for rules that join two options."""
     if not isinstance(options, dict):
         raise ConfigError(prefix, options, "must be a mapping of option names to values")
-    hints = typing.get_type_hints(options_cls)
+    hints = type_hints(options_cls)
     for key in options:
         if key not in hints:
             known = ", ".join(hints) or "(none)"

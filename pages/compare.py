@@ -7,7 +7,7 @@ largest epsilon any client spent.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, compare, history, host, routing, state
+from pages.components import charts, compare, history, host, pacing, routing, state
 from fedcore.runner import ACTIVE
 from fedcore.runner.results import BASIC
 
@@ -56,7 +56,6 @@ if not selected:
 live = any(by_id[i]["status"] in ACTIVE for i in selected)
 
 
-@st.fragment(run_every=1.0 if live else None)
 def comparison():
     if live and not any((state.manager().store.get_run(i) or {}).get("status") in ACTIVE for i in selected):
         st.rerun()  # the whole page: the run picker's labels ("running · acc ...") and the timer
@@ -72,4 +71,5 @@ def comparison():
                                 "final ε (largest)": st.column_config.NumberColumn(format="%.4g")})
 
 
-comparison()
+# a container of its own: see pacing.polling_fragment (a blank page otherwise)
+pacing.polling_fragment(comparison, pacing.poll_seconds(1.0) if live else None)()

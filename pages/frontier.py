@@ -17,6 +17,7 @@ from fedcore.sweep.audit import DEFAULT_TRIALS, findings
 from fedcore.sweep.rows import rows_csv, trade_off
 from fedcore.sweep.spec import DEFAULT_METHODS, SweepSpec
 from pages.components import frontier as fr
+from pages.components import pacing
 from pages.components import routing
 
 routing.through_router()
@@ -107,7 +108,6 @@ if train:
 live = state["status"] in ("starting", "running")
 
 
-@st.fragment(run_every=1.0 if live else None)
 def view():
     now = jobs.status(key)
     rows = jobs.rows(key)
@@ -150,4 +150,5 @@ def view():
                 st.info(text, icon=":material/school:")
 
 
-view()
+# a container of its own: see pacing.polling_fragment (a blank page otherwise)
+pacing.polling_fragment(view, pacing.poll_seconds(1.0) if live else None)()

@@ -11,6 +11,8 @@ import streamlit as st
 from fedcore.audit.run import audit_release
 from fedcore.errors import ConfigError
 
+from . import pacing
+
 DRAWS = 10000
 
 EXPLANATION = """\
@@ -147,7 +149,8 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
                 jobs.submit(cfg, DEFAULT_TRIALS)
                 st.rerun()
             return
-        st.fragment(run_every=2.0 if done is None else None)(_audit_state)(jobs, cfg, DEFAULT_TRIALS, key)
+        pacing.polling_fragment(_audit_state, pacing.poll_seconds(2.0) if done is None else None)(
+            jobs, cfg, DEFAULT_TRIALS, key)
 
 
 def _audit_state(jobs, cfg, trials: int, key: str) -> None:

@@ -10,6 +10,12 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
+
+pio.templates.default = "plotly_white"
+"""Every figure's template, set once per process: a new figure takes the default template
+without validating it, while ``update_layout(template=...)`` deep-copies the whole template
+(a fifth of a Playground script run, under the interpreter lock, was that copy)."""
 
 HEIGHT = 330
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -19,7 +25,7 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 def _layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **kw) -> go.Figure:
     legend = kw.pop("legend", dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-                      height=height, margin=dict(l=10, r=10, t=48, b=10), template="plotly_white",
+                      height=height, margin=dict(l=10, r=10, t=48, b=10),
                       uirevision=revision, legend=legend, **kw)
     return fig
 

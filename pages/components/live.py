@@ -279,7 +279,7 @@ def worker_badge(poll: bool = True) -> None:
     whose own polling must not be interrupted by a second fragment.
     """
     ready = state.manager().warm_ready()
-    st.fragment(run_every=None if ready or not poll else 1.0)(_worker_badge_body)()
+    pacing.polling_fragment(_worker_badge_body, None if ready or not poll else 1.0)()
 
 
 def _worker_badge_body() -> None:

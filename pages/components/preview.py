@@ -16,6 +16,13 @@ def _split(config_json: str):
     return p.label_counts, p.sizes
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _figure(config_json: str, key: str, title: str):
+    """The heatmap of a split, built once per server (building validates every property:
+    a third of a Playground script run before; ``st.plotly_chart`` does not change it)."""
+    return charts.label_distribution(_split(config_json)[0], key, title=title)
+
+
 def _data_fields(cfg: RunConfig) -> str:
     """The config reduced to what decides the split (so other edits hit the cache)."""
     return cfg.replace(rounds=1, privacy={}, local={}, method="").to_json()
@@ -44,7 +51,7 @@ def split_preview(cfg: RunConfig, key: str) -> None:
         st.caption(f"No split to show: {exc}")
         return
     title = f"Label distribution per client — {cfg.partition.kind} split of {cfg.dataset}"
-    st.plotly_chart(charts.label_distribution(counts, key, title=title), key=key, width="stretch")
+    st.plotly_chart(_figure(_data_fields(cfg), key, title), key=key, width="stretch")
     st.caption(f"{len(sizes)} clients · samples per client: min {sizes.min()}, median "
                f"{int(sorted(sizes)[len(sizes) // 2])}, max {sizes.max()}. Weights such as HW-DPFL's "
                "Hellinger weights are computed from these histograms (which the server thus learns).")

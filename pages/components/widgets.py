@@ -9,6 +9,7 @@ dataclass, so a new mechanism shows up with its settings without touching the da
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 import typing
@@ -19,7 +20,8 @@ import streamlit as st
 
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
-from fedcore.config import OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig
+from fedcore.config import (OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig,
+                            type_hints)
 from fedcore.constraints import Choice, Interval, OptionalOf, constraint_of, help_of
 from fedcore.errors import ConfigError, FedcoreError
 from fedcore.methods import apply_method
@@ -197,6 +199,7 @@ def preset_label(name: str) -> str:
     return (f"[{paper}] " if paper else "") + f"{name} · {where}" + (f" · {took}" if took else "")
 
 
+@functools.lru_cache(maxsize=1)
 def preset_durations() -> dict[str, str]:
     """Each preset's rough duration on a 2-core CPU (:mod:`fedcore.runner.estimate`)."""
     return {name: rough_label(seconds) for name, seconds in preset_seconds().items()}
@@ -347,7 +350,7 @@ def options_form(cls, current: dict, key: str, name: str = "") -> dict:
     except TypeError:
         st.caption("This component's options have no defaults; set them via the URL or CLI.")
         return dict(current)
-    hints = typing.get_type_hints(opts_cls)
+    hints = type_hints(opts_cls)
     out = {}
     with st.container(border=True):
         doc = inspect.cleandoc(opts_cls.__doc__) if opts_cls.__doc__ else None
