@@ -68,7 +68,15 @@ ARM_JS = """([button, at]) => {
     if (m) lt.status = m[0];
     if (lt.finished === null) setTimeout(tick, 200);
   };
-  setTimeout(() => { window.__lt.click = Date.now(); button.click(); tick(); }, at - Date.now());
+  const press = () => {  // the Run button of now: the page may have redrawn the one handed in
+    const now = [...document.querySelectorAll('button')].find(
+      b => [...b.querySelectorAll('p')].some(p => p.innerText.trim() === 'Run'));
+    window.__lt.click = Date.now();
+    window.__lt.pressed = (now || button).isConnected;
+    (now || button).click();
+    tick();
+  };
+  setTimeout(press, at - Date.now());
 }"""
 """Press Run at the epoch time ``at`` (ms), then watch the page: every session's click is
 armed first, so the twenty clicks land together however slowly the niced browsers answer."""
@@ -358,7 +366,8 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
               and record["config"]["seed"] == s["seed"])
         if not ok:
             lost.append({"seed": s["seed"], "run": s["run"], "status": record and record["status"],
-                         "page": s["status"] or ("finished" if s["finished"] else "no result"),
+                         "page": s["status"] or ("finished" if s["finished"] else
+                                                    "no result" if s.get("pressed") else "Run not pressed"),
                          "page_errors": s.get("page_errors", [])[:3]})
         if record and record.get("started"):
             waits.append(record["started"] - record["created"])
