@@ -91,13 +91,16 @@ class RoundEvent:
 
 @dataclass
 class RunFinished:
-    """Last event. ``status`` is ``finished``, ``stopped`` or ``failed`` (with ``error``)."""
+    """Last event. ``status`` is ``finished``, ``stopped`` or ``failed`` (with ``error``).
+    ``elapsed`` is wall-clock seconds; ``held_s`` of them the run was paused or slowed down
+    between rounds (teaching mode: :mod:`fedcore.runner.tempo`)."""
 
     status: str
     rounds_done: int
     elapsed: float
     final_accuracy: Optional[float] = None
     error: Optional[str] = None
+    held_s: float = 0.0
     type: str = "end"
     schema: int = SCHEMA_VERSION
 

@@ -206,6 +206,22 @@ def test_a_failed_run_shows_its_error_and_keeps_its_rounds(finished_run, store_d
     assert len(at.get("plotly_chart")) >= 2
 
 
+def test_a_paused_run_reports_its_training_time_apart_from_the_time_it_was_held(finished_run, store_dir):
+    from pages.components import state
+
+    store = state._manager(str(store_dir)).store
+    source = at_run_id(finished_run)
+    events = store.read_events(source)
+    record = store.get_run(source)
+    held = store.create_run(record["config"], "held-copy", label="copy that was paused")["id"]
+    for e in events[:-1]:
+        store.append_event(held, e)
+    store.append_event(held, to_dict(RunFinished("finished", 3, 12.5, 0.5, held_s=10.0)))
+    at = app(run=held)
+    assert any("Finished 3 rounds in 2.5 s of training (10.0 s paused or slowed down)" in s.value
+               for s in at.success), [s.value for s in at.success]
+
+
 def at_run_id(at) -> str:
     return qp(at, "run")
 

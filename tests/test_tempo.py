@@ -65,6 +65,11 @@ def test_slow_motion_waits_after_each_round_and_stop_works_while_paused(tmp_path
     thread.run()
     assert result["status"] == "finished"
     assert time.monotonic() - t0 >= 2.0  # two waits: none after the last round
+    end = store.read_events(run_id)[-1]
+    assert end["type"] == "end" and 2.0 <= end["held_s"] <= end["elapsed"]  # reported apart from training
+    plain_id, thread, _ = start(store, tmp_path, DEMO.replace(rounds=3))
+    thread.run()
+    assert store.read_events(plain_id)[-1]["held_s"] == 0.0
     run_id, thread, result = start(store, tmp_path, DEMO.replace(rounds=50))
     set_tempo(store, run_id, paused=True)
     thread.start()

@@ -88,13 +88,15 @@ def _change(store, run_id: str, by, action: str, change: Callable[[dict], None])
 
 
 def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
-                   sleep: Callable[[float], None] = time.sleep) -> None:
-    """Called by the worker after each round: slow motion, then wait while paused.
+                   sleep: Callable[[float], None] = time.sleep) -> float:
+    """Called by the worker after each round: slow motion, then wait while paused; returns
+    the seconds it held the run (the worker reports their sum apart from training time).
 
     A pending step is used up (the next round runs, and the run stays paused after it).
     Returns at once when ``should_stop()`` turns true (Stop works while paused).
     """
-    end = time.monotonic() + read_tempo(store, run_id)["delay"]
+    t0 = time.monotonic()
+    end = t0 + read_tempo(store, run_id)["delay"]
     while time.monotonic() < end and not should_stop():
         sleep(min(POLL_S, max(0.0, end - time.monotonic())))
     while not should_stop():
@@ -109,5 +111,6 @@ def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
             if changed:  # an unpaused run writes nothing
                 store.cache.set(_key(run_id), tempo, tag=run_id)
         if go:
-            return
+            break
         sleep(POLL_S)
+    return time.monotonic() - t0

@@ -22,6 +22,7 @@ so the first round of a demo run appears within a fraction of a second.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import signal
@@ -162,11 +163,13 @@ def run_job(store_dir: str, run_id: str) -> str:
         from .tempo import between_rounds
 
         cfg = RunConfig.from_dict(record["config"])
-        total = cfg.rounds
+        total, held = cfg.rounds, 0.0
         for event in iter_run(cfg, should_stop=watchdog.should_stop):
+            if isinstance(event, RunFinished) and held:
+                event = dataclasses.replace(event, held_s=round(held, 3))
             store.append_event(run_id, to_dict(event))
             if isinstance(event, RoundEvent) and event.round < total:  # pause / step / slow motion
-                between_rounds(store, run_id, watchdog.should_stop)
+                held += between_rounds(store, run_id, watchdog.should_stop)
             if isinstance(event, RunFinished):
                 status = event.status
                 if status == "stopped":

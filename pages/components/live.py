@@ -125,7 +125,10 @@ def status_block(record: dict, events: list[dict], caption: bool = True) -> None
         st.warning(f"Stopped after {done} of {total} rounds ({reason}).")
     elif status == "finished" and end is not None:
         acc = end.get("final_accuracy")
-        st.success(f"Finished {done} rounds in {end.get('elapsed', 0):.1f} s"
+        held = end.get("held_s") or 0.0
+        took = (f"{end.get('elapsed', 0) - held:.1f} s of training ({held:.1f} s paused or slowed down)"
+                if held else f"{end.get('elapsed', 0):.1f} s")
+        st.success(f"Finished {done} rounds in {took}"
                    + (f" · final test accuracy {acc:.3f}" if acc is not None else ""))
     table = rounds_table(events)
     if not len(table):
