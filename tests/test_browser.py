@@ -192,7 +192,7 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
     try:
         pg = context.new_page()
         pg.set_default_timeout(90_000)
-        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=400&present=1")
+        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=2000&present=1")  # ~10 ms a round: time to Pause
         pg.get_by_role("button", name="Run", exact=True).click()
         pg.get_by_text("Privacy spent per client").first.wait_for()  # a redraw may show two for a moment
         pg.get_by_text("Test accuracy and loss").first.wait_for()
@@ -214,7 +214,7 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         time.sleep(2.0)
         assert pg.locator("[data-testid=stProgress]").inner_text() == held
         pg.get_by_role("button", name="Resume").click()
-        pg.get_by_text("Round 400 / 400 · finished").wait_for(timeout=180_000)
+        pg.get_by_text("Round 2000 / 2000 · finished").wait_for(timeout=300_000)
         assert "present=1" in pg.evaluate("location.search")
     finally:
         context.close()

@@ -24,7 +24,8 @@ still stops after its grace period, so a paused run cannot hold a worker slot fo
 >>> run = store.create_run({"rounds": 3}, "h", label="demo")["id"]
 >>> _ = set_tempo(store, run, paused=True); step(store, run)
 {'paused': True, 'steps': 1, 'delay': 0.0, 'holding': False}
->>> between_rounds(store, run, should_stop=lambda: False)   # returns: the step's round may run
+>>> between_rounds(store, run, should_stop=lambda: False)   # at once, nothing held: the step's round may run
+0.0
 >>> read_tempo(store, run)["steps"]
 0
 """
@@ -90,14 +91,16 @@ def _change(store, run_id: str, by, action: str, change: Callable[[dict], None])
 def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
                    sleep: Callable[[float], None] = time.sleep) -> float:
     """Called by the worker after each round: slow motion, then wait while paused; returns
-    the seconds it held the run (the worker reports their sum apart from training time).
+    the seconds it held the run, 0.0 when it did not wait (the worker reports their sum
+    apart from training time).
 
     A pending step is used up (the next round runs, and the run stays paused after it).
     Returns at once when ``should_stop()`` turns true (Stop works while paused).
     """
-    t0 = time.monotonic()
+    t0, held = time.monotonic(), False
     end = t0 + read_tempo(store, run_id)["delay"]
     while time.monotonic() < end and not should_stop():
+        held = True
         sleep(min(POLL_S, max(0.0, end - time.monotonic())))
     while not should_stop():
         with store.cache.transact():
@@ -112,5 +115,6 @@ def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
                 store.cache.set(_key(run_id), tempo, tag=run_id)
         if go:
             break
+        held = True
         sleep(POLL_S)
-    return time.monotonic() - t0
+    return time.monotonic() - t0 if held else 0.0
