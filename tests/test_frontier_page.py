@@ -156,6 +156,8 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     assert sorted(pairs) == sorted((r["epsilon_audited"], r["epsilon_accountant"], r["accuracy"], r["accuracy"])
                                    for r in private)
     assert any("audited ε ≥" in (name or "") for name in traces)  # the legend says what the marks are
+    # clicking the method in the legend hides its audit marks with its curve: one legend group
+    assert marks["legendgroup"] == seg["legendgroup"] == traces["pldp_b"]["legendgroup"] == "pldp_b"
     lo, hi = fig["layout"]["xaxis"]["range"]
     assert all(lo < math.log10(x) < hi for x in marks["x"] + [r["epsilon_accountant"] for r in private])
     # the caption says what a lower bound means and links to the Mechanisms page's section on it

@@ -119,7 +119,8 @@ def _audit_note(row: dict) -> str:
 def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, floor: float) -> None:
     """Each audited run of ``method``: a hollow diamond at (audited ε, accuracy) joined by a dotted
     segment to the run's own point (headline ε, accuracy); a bound of 0 (the audit found
-    nothing) is a hollow ◁ at the axis' left end."""
+    nothing) is a hollow ◁ at the axis' left end. They belong to the method's legend group:
+    clicking the method in the legend hides its audit marks with its curve."""
     mine = [r for r in audited_points(rows) if r["method"] == method]
     if not mine:
         return
@@ -128,14 +129,14 @@ def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, flo
         seg_x += [max(r["epsilon_audited"], floor), r["epsilon_accountant"], None]
         seg_y += [r["accuracy"], r["accuracy"], None]
     fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1.5, dash="dot"),
-                             hoverinfo="skip", showlegend=False, legendgroup="audit", name=f"{method} audit"))
+                             hoverinfo="skip", showlegend=False, legendgroup=method, name=f"{method} audit"))
     for found, mark in ((True, AUDIT_MARK), (False, NOTHING_FOUND)):
         pts = [r for r in mine if (r["epsilon_audited"] > 0) == found]
         if not pts:
             continue
         fig.add_trace(go.Scatter(
             x=[r["epsilon_audited"] if found else floor for r in pts], y=[r["accuracy"] for r in pts],
-            mode="markers", marker=dict(color=color, **mark), showlegend=False, legendgroup="audit",
+            mode="markers", marker=dict(color=color, **mark), showlegend=False, legendgroup=method,
             name=f"{method} audited", text=[_audit_note(r) for r in pts],
             customdata=[[r["epsilon_audited"], r["epsilon_accountant"], r["epsilon"], r["seed"]] for r in pts],
             hovertemplate=(f"{method} (target ε %{{customdata[2]:g}}, seed %{{customdata[3]}})<br>"
@@ -196,7 +197,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
             fig.add_hline(y=p["accuracy"], line=dict(color="#222", dash="dot", width=1),
                           annotation_text=f"paper, no privacy {p['accuracy']:.3f}", annotation_position="top left")
     if audited_points(rows):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit",
+        # a key to the marks, in no method's group (clicking it hides only itself)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
                                  line=dict(color="#555", width=1.5, dash="dot"),
                                  marker=dict(color="#555", **AUDIT_MARK)))
     if refs:
