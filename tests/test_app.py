@@ -190,33 +190,31 @@ def test_a_change_sent_with_the_previous_url_is_not_undone(store_dir):
     assert by_label(at.slider, "Rounds").value == 9
 
 
-def test_a_failed_run_shows_its_error_and_keeps_its_rounds(finished_run, store_dir):
+def copy_ending(finished_run, store_dir, keep: int, end: RunFinished, name: str) -> str:
+    """A copy of the finished run's first ``keep`` events, ended by ``end``; its id."""
     from pages.components import state
 
     store = state._manager(str(store_dir)).store
     source = at_run_id(finished_run)
-    events = store.read_events(source)
     record = store.get_run(source)
-    failed = store.create_run(record["config"], "failed-copy", label="copy that crashed")["id"]
-    for e in events[:3]:                               # start + 2 rounds
-        store.append_event(failed, e)
-    store.append_event(failed, to_dict(RunFinished("failed", 2, 1.0, None, "RuntimeError: boom")))
+    copy = store.create_run(record["config"], f"{name}-copy", label=f"copy: {name}")["id"]
+    for e in store.read_events(source)[:keep]:
+        store.append_event(copy, e)
+    store.append_event(copy, to_dict(end))
+    return copy
+
+
+def test_a_failed_run_shows_its_error_and_keeps_its_rounds(finished_run, store_dir):
+    failed = copy_ending(finished_run, store_dir, 3, RunFinished("failed", 2, 1.0, None, "RuntimeError: boom"),
+                         "crashed")  # start + 2 rounds
     at = app(run=failed)
     assert any("RuntimeError: boom" in e.value and "2 rounds" in e.value for e in at.error)
     assert len(at.get("plotly_chart")) >= 2
 
 
 def test_a_paused_run_reports_its_training_time_apart_from_the_time_it_was_held(finished_run, store_dir):
-    from pages.components import state
-
-    store = state._manager(str(store_dir)).store
-    source = at_run_id(finished_run)
-    events = store.read_events(source)
-    record = store.get_run(source)
-    held = store.create_run(record["config"], "held-copy", label="copy that was paused")["id"]
-    for e in events[:-1]:
-        store.append_event(held, e)
-    store.append_event(held, to_dict(RunFinished("finished", 3, 12.5, 0.5, held_s=10.0)))
+    held = copy_ending(finished_run, store_dir, 4, RunFinished("finished", 3, 12.5, 0.5, held_s=10.0),
+                       "paused")  # start + 3 rounds
     at = app(run=held)
     assert any("Finished 3 rounds in 2.5 s of training (10.0 s paused or slowed down)" in s.value
                for s in at.success), [s.value for s in at.success]
