@@ -151,4 +151,6 @@ def view():
 
 
 # a container of its own: see pacing.polling_fragment (a blank page otherwise)
-pacing.polling_fragment(view, pacing.poll_seconds(1.0) if live else None)()
+# a fixed 1 s: a sweep is not in the run queue that pacing.poll_seconds counts (and asking it
+# would start the run queue's warm worker on a server where only a frontier trains)
+pacing.polling_fragment(view, 1.0 if live else None)()

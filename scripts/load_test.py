@@ -55,7 +55,7 @@ HEALTH_TIMEOUT_S = 15.0
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run", "--mute-audio"]
 
-ARM_JS = """([button, at]) => {
+ARM_JS = """(at) => {
   window.__lt = {click: null, first: null, finished: null, queued: false, status: ''};
   const tick = () => {
     const lt = window.__lt;
@@ -68,12 +68,12 @@ ARM_JS = """([button, at]) => {
     if (m) lt.status = m[0];
     if (lt.finished === null) setTimeout(tick, 200);
   };
-  const press = () => {  // the Run button of now: the page may have redrawn the one handed in
-    const now = [...document.querySelectorAll('button')].find(
+  const press = () => {  // looked up when pressed: the page may have redrawn the button since
+    const run = [...document.querySelectorAll('button')].find(
       b => [...b.querySelectorAll('p')].some(p => p.innerText.trim() === 'Run'));
     window.__lt.click = Date.now();
-    window.__lt.pressed = (now || button).isConnected;
-    (now || button).click();
+    window.__lt.pressed = Boolean(run);
+    if (run) run.click();
     tick();
   };
   setTimeout(press, at - Date.now());
@@ -300,24 +300,24 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, shots
     out = {"sessions": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        nice_processes(nice, browsers=True)  # the autogroup: renderers started later are in it
         pages, logs = [], []
         for i in range(sessions):
             context = browser.new_context(viewport={"width": 1100, "height": 800})
             pg = context.new_page()
-            out["browser_processes_niced"] = nice_processes(nice, browsers=True)
             pg.set_default_timeout(timeout * 1000)
             logs.append(watch_page(pg, trace))
             pg.goto(f"{url}/?preset=demo&rounds={rounds}&seed={1000 + i}")
             pages.append(pg)
-        buttons = []
+        out["browser_processes_niced"] = nice_processes(nice, browsers=True)  # and every renderer's threads
         for pg in pages:
-            buttons.append(pg.get_by_role("button", name="Run").element_handle())
+            pg.get_by_role("button", name="Run").wait_for()
             pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')")
         pid = server_pid(url)
         cpu0 = cpu_seconds(pid)
         t_first_click = time.time() + 3 + 0.25 * sessions
-        for pg, button in zip(pages, buttons):
-            pg.evaluate(ARM_JS, [button, t_first_click * 1000])
+        for pg in pages:
+            pg.evaluate(ARM_JS, t_first_click * 1000)
         nice_processes(nice, browsers=False)  # the harness and its driver from now on
         time.sleep(max(0.0, t_first_click - time.time()))
         deadline = time.monotonic() + timeout
