@@ -24,7 +24,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constraints import Choice, Interval, Mapping, PerClient, Text, check_fields, setting
+from .constraints import Choice, Interval, Mapping, PerClient, Text, check_fields, setting, shorten
 from .errors import ConfigError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -182,7 +182,7 @@ class RunConfig:
             if isinstance(v, dict):
                 object.__setattr__(self, name, _build(cls, v, name))
             elif not isinstance(v, cls):
-                raise ConfigError(name, _cut(v), "must be a mapping of its fields")
+                raise ConfigError(name, shorten(v), "must be a mapping of its fields")
         self.validate()
 
     def validate(self) -> None:
@@ -280,11 +280,11 @@ def unflatten(flat: dict[str, Any]) -> dict:
         if dot:
             node = config.setdefault(section, {})
             if not isinstance(node, dict):
-                raise ConfigError(section, _cut(node), "is a section; set its fields as section.field")
+                raise ConfigError(section, shorten(node), "is a section; set its fields as section.field")
             node[sub] = value
         else:
             if isinstance(config.get(key), dict) and key in SECTIONS:
-                raise ConfigError(key, _cut(value), "is a section; set its fields as section.field")
+                raise ConfigError(key, shorten(value), "is a section; set its fields as section.field")
             config[key] = value
     return config
 
@@ -338,32 +338,28 @@ def parse_value(raw: Any, ftype: Any, name: str = "value") -> Any:
         except ValueError:
             values = None
         if values is None or not all(v == v and abs(v) != float("inf") for v in values):
-            raise ConfigError(name, _cut(raw), "must be numbers separated by commas, e.g. 1,5,10")
+            raise ConfigError(name, shorten(raw), "must be numbers separated by commas, e.g. 1,5,10")
         return [int(v) if v == int(v) and "." not in part and "e" not in part.lower() else v
                 for v, part in zip(values, text.split(","))]
     if ftype is bool:
         low = raw.strip().lower()
         if low not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            raise ConfigError(name, _cut(raw), "must be true or false")
+            raise ConfigError(name, shorten(raw), "must be true or false")
         return low in ("1", "true", "yes", "on")
-    return _json_or_raw(raw)
+    return json_or_raw(raw)
 
 
-def _json_or_raw(text: str) -> Any:
+def json_or_raw(text: str) -> Any:
+    """``text`` parsed as strict JSON (no NaN / Infinity), else ``text`` itself."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=refuse_json_constant)
     except (json.JSONDecodeError, ValueError, RecursionError):
         return text
 
 
-def _refuse_constant(name: str):
+def refuse_json_constant(name: str):
+    """``json.loads(..., parse_constant=refuse_json_constant)`` rejects NaN and Infinity."""
     raise ValueError(f"{name} is not a number here")
-
-
-def _cut(value: Any, limit: int = 60) -> Any:
-    from .constraints import _short
-
-    return _short(value, limit)
 
 
 def _plain(obj: Any) -> Any:
@@ -379,14 +375,14 @@ def _build(cls, data: Any, prefix: str):
     if isinstance(data, cls):
         return data
     if not isinstance(data, dict):
-        raise ConfigError(prefix or "config", _cut(data), "must be a mapping of field names to values")
+        raise ConfigError(prefix or "config", shorten(data), "must be a mapping of field names to values")
     if cls is PartitionConfig:
         data = _migrate_partition(data)
     hints = type_hints(cls)
     unknown = sorted(set(map(str, data)) - set(hints))
     if unknown:
         name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
-        raise ConfigError(name, _cut(data.get(unknown[0])), "unknown field; known: " + ", ".join(hints))
+        raise ConfigError(name, shorten(data.get(unknown[0])), "unknown field; known: " + ", ".join(hints))
     kwargs = {}
     for key, value in data.items():
         name = f"{prefix}.{key}" if prefix else key
@@ -398,4 +394,4 @@ def _build(cls, data: Any, prefix: str):
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a wrong type reached a comparison
-        raise ConfigError(prefix or "config", _cut(data), f"has a value of the wrong type ({exc})") from None
+        raise ConfigError(prefix or "config", shorten(data), f"has a value of the wrong type ({exc})") from None

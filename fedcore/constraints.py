@@ -182,10 +182,10 @@ def check(name: str, value: Any, constraint: Constraint) -> None:
     if isinstance(constraint, PerClient) and isinstance(value, tuple) and value:
         for i, x in enumerate(value):
             if not constraint.inner.accepts(x):
-                raise ConfigError(f"{name}[{i}]", _short(x), constraint.inner.describe())
+                raise ConfigError(f"{name}[{i}]", shorten(x), constraint.inner.describe())
         return
     if not constraint.accepts(value):
-        raise ConfigError(name, _short(value), constraint.describe())
+        raise ConfigError(name, shorten(value), constraint.describe())
 
 
 def check_fields(obj: Any, prefix: str) -> None:
@@ -196,7 +196,7 @@ def check_fields(obj: Any, prefix: str) -> None:
             check(f"{prefix}.{f.name}" if prefix else f.name, getattr(obj, f.name), c)
 
 
-def _short(value: Any, limit: int = 60) -> Any:
+def shorten(value: Any, limit: int = 60) -> Any:
     """The value as an error shows it: long values are cut (a 5000-digit integer, a blob)."""
     text = repr(value)
     if len(text) <= limit:

@@ -34,7 +34,7 @@ def build_config(preset: str | None, config_file: str | None, sets: list[str]):
 
 def read_config_file(path: str) -> dict:
     """A ``--config`` file: a strict-JSON object of config fields (no NaN / Infinity)."""
-    from .config import _refuse_constant
+    from .config import refuse_json_constant
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -43,7 +43,7 @@ def read_config_file(path: str) -> dict:
     except OSError as exc:
         raise FedcoreError(f"--config {path}: cannot be read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=refuse_json_constant)
     except (ValueError, RecursionError) as exc:
         raise FedcoreError(f"--config {path}: not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):

@@ -4,7 +4,7 @@ Every Streamlit script run installs a fresh ``sys.modules["__main__"]`` whose ``
 is the page script, in whichever session's thread runs it. A spawn child imports the
 parent's main module first, so a worker started meanwhile ran the whole dashboard in bare
 mode before its job (seen as "missing ScriptRunContext" in the server log of the load test,
-whose four runs then never started). ``fedcore.runner.jobs._without_main_module`` keeps
+whose four runs then never started). ``fedcore.runner.jobs.spawn_without_main_module`` keeps
 the main module out of what the child is told to import.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 import time
 import types
 
-from fedcore.runner.jobs import _without_main_module
+from fedcore.runner.jobs import spawn_without_main_module
 
 SPAWNS = 10
 
@@ -44,7 +44,7 @@ def test_spawned_workers_never_run_the_page_script_while_streamlit_swaps_main(tm
         workers = []
         for _ in range(SPAWNS):
             proc = ctx.Process(target=time.sleep, args=(0,), name="fedcore-test-worker", daemon=True)
-            with _without_main_module():
+            with spawn_without_main_module():
                 proc.start()
             workers.append(proc)
         for proc in workers:
@@ -60,7 +60,7 @@ def test_spawned_workers_never_run_the_page_script_while_streamlit_swaps_main(tm
 def test_the_guard_is_per_thread_and_leaves_other_spawns_alone():
     from multiprocessing import spawn
 
-    with _without_main_module():
+    with spawn_without_main_module():
         inside = spawn.get_preparation_data("x")
         seen = {}
         other = threading.Thread(target=lambda: seen.update(spawn.get_preparation_data("y")))

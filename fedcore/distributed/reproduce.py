@@ -63,9 +63,9 @@ class RayResults(Mapping):
 def planned_runs(paper_key: str, *, quick: bool, seeds: Optional[int], tables: Optional[list],
                  extra: Optional[dict]) -> dict:
     """``{config hash: (label, RunConfig)}`` of every run ``reproduce`` would train."""
-    from ..reproduce.run import _paper, row_configs
+    from ..reproduce.run import paper_named, row_configs
 
-    paper = _paper(paper_key)
+    paper = paper_named(paper_key)
     try:
         chosen = [paper.table(k) for k in tables] if tables else \
             [t for t in paper.tables if t.in_quick or not quick]

@@ -176,7 +176,7 @@ def summarize(table: Table, record: dict) -> dict:
 def refresh(record: dict) -> dict:
     """Recompute every table's summary, claims and notes of a stored record with the current
     spec (the runs are kept; e.g. after a claim's wording or check changed)."""
-    paper = _paper(record["paper"])
+    paper = paper_named(record["paper"])
     for t in record["tables"]:
         try:
             spec = paper.table(t["key"])
@@ -206,7 +206,7 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     from ..engine.device import resolve_device
     from .report import markdown
 
-    paper = _paper(paper_key)
+    paper = paper_named(paper_key)
     chosen = [paper.table(k) for k in tables] if tables else \
         [t for t in paper.tables if t.in_quick or not quick]
     n = seeds if seeds is not None else (paper.quick_seeds if quick else paper.seeds)
@@ -252,7 +252,8 @@ def _merge(old: dict, new: dict, paper: Paper) -> dict:
     return new
 
 
-def _paper(key: str) -> Paper:
+def paper_named(key: str) -> Paper:
+    """The registered paper ``key`` (KeyError naming the known ones)."""
     try:
         return PAPERS[key]
     except KeyError:

@@ -54,9 +54,9 @@ class AuditJobs:
             return
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-        from .jobs import _without_main_module
+        from .jobs import spawn_without_main_module
 
-        with _without_main_module():  # the pool's worker must not re-run the page script first
+        with spawn_without_main_module():  # the pool's worker must not re-run the page script first
             self._futures[path.name] = self._pool.submit(audit_to_file, cfg.to_dict(), int(trials), str(path))
 
     def close(self) -> None:

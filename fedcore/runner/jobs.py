@@ -364,7 +364,7 @@ class JobManager:
             else:
                 proc = self._mp.Process(target=job_main, args=(self.store_dir, run_id, *self._priority),
                                         name=f"fedcore-run-{run_id}", daemon=True)
-                with _without_main_module():
+                with spawn_without_main_module():
                     proc.start()
             self.store.update_run(run_id, pid=proc.pid)
             self._procs[run_id] = proc
@@ -375,7 +375,7 @@ class JobManager:
         jobs, ready = self._mp.Queue(), self._mp.Event()
         proc = self._mp.Process(target=warm_worker_main, args=(self.store_dir, jobs, ready, *self._priority),
                                 name="fedcore-warm-worker", daemon=True)
-        with _without_main_module():
+        with spawn_without_main_module():
             proc.start()
         self._warm = _Warm(proc, jobs, ready)
 
@@ -429,7 +429,7 @@ class JobManager:
     def _mark_lost_runs(self) -> None:
         """Runs left ``running`` by a previous manager whose worker is gone: ``failed``."""
         for record in self.store.list_runs():
-            if record["status"] in ACTIVE and not _pid_alive(record.get("pid")):
+            if record["status"] in ACTIVE and not pid_alive(record.get("pid")):
                 self.store.finish(record["id"], "failed",
                                   "its worker is gone (the dashboard was restarted while it ran)")
 
@@ -441,7 +441,7 @@ _MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
 
 def _preparation_data_without_main(original):
     """``multiprocessing.spawn.get_preparation_data`` that leaves out the parent's main
-    module while this thread is inside :func:`_without_main_module`."""
+    module while this thread is inside :func:`spawn_without_main_module`."""
     def get_preparation_data(name):
         data = original(name)
         if getattr(_SPAWNING, "depth", 0):
@@ -454,7 +454,7 @@ def _preparation_data_without_main(original):
 
 
 @contextmanager
-def _without_main_module():
+def spawn_without_main_module():
     """Processes spawned in this block (by this thread) do not re-run the caller's ``__main__``.
 
     A spawn child imports the parent's main module before it runs its target; workers
@@ -490,12 +490,13 @@ def _exit_message(code: Optional[int]) -> str:
     return f"the worker process exited with code {code} without finishing the run"
 
 
-def _pid_alive(pid: Optional[int]) -> bool:
-    if not pid:
-        return False
+def pid_alive(pid) -> bool:
+    """True if process ``pid`` (an int or its string) exists; False for None, 0 or garbage."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        if not pid:
+            return False
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
         return False
     except PermissionError:
         return True

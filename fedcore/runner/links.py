@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import RunConfig, _json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
+from ..config import RunConfig, json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
 from ..errors import ConfigError
 
 RESERVED = ("preset", "run", "runs", "present")
@@ -71,7 +71,7 @@ def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") 
     for key, raw in params.items():
         if key in RESERVED:
             continue
-        overrides[key] = _json_or_raw(raw) if isinstance(raw, str) else raw  # bare: dataset=mnist
+        overrides[key] = json_or_raw(raw) if isinstance(raw, str) else raw  # bare: dataset=mnist
     if not overrides:
         return preset_config(preset)
     method = overrides.get("method")

@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional, Union
+from typing import Union
 
 from ..errors import FedcoreError
 from .rows import dumps_frontier
@@ -115,11 +115,11 @@ class SweepJobs:
         _write(self.folder / f"{key}.status.json",
                json.dumps({"status": "starting", "done": 0, "total": len(spec.points()), "updated": time.time(),
                            "audit": audit}))
-        from ..runner.jobs import _without_main_module
+        from ..runner.jobs import spawn_without_main_module
 
         proc = self._mp.Process(target=sweep_main, args=(str(self.folder), key, spec_to_dict(spec), max_batch, audit),
                                 name=f"fedcore-sweep-{key}", daemon=True)
-        with _without_main_module():
+        with spawn_without_main_module():
             proc.start()
         self._procs[key] = proc
         return key
@@ -131,6 +131,8 @@ class SweepJobs:
     def status(self, key: str) -> dict:
         """``{"status": none|starting|running|finished|stopped|failed, "done", "total", ...}``;
         a worker that died without saying so reads ``failed``."""
+        from ..runner.jobs import pid_alive
+
         path = self.folder / f"{key}.status.json"
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
@@ -141,7 +143,7 @@ class SweepJobs:
             proc.join(0)
             state = {**state, "status": "failed",
                      "error": f"the sweep's worker process ended with exit code {proc.exitcode}"}
-        elif state.get("status") in ("starting", "running") and proc is None and not _alive(state.get("pid")) \
+        elif state.get("status") in ("starting", "running") and proc is None and not pid_alive(state.get("pid")) \
                 and time.time() - float(state.get("updated", 0)) > 30:
             state = {**state, "status": "failed", "error": "its worker is gone (the server was restarted)"}
         return state
@@ -161,14 +163,3 @@ class SweepJobs:
                 if proc.is_alive():
                     proc.kill()
 
-
-def _alive(pid: Optional[int]) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError):
-        return False
-    except PermissionError:
-        return True
-    return True
