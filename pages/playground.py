@@ -98,7 +98,7 @@ else:
 with tab_run:
     if run_id and record is not None:
         if cfg is not None and record["config_hash"] != cfg.config_hash():
-            st.caption(f"Showing run `{run_id}` ({record['label']}); the settings in the sidebar "
+            st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg", teaching=True, present=present)
         if record["status"] == "finished" and not present:

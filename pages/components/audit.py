@@ -12,6 +12,7 @@ from fedcore.audit.run import audit_release
 from fedcore.errors import ConfigError
 
 from . import pacing
+from .plain import plain
 
 DRAWS = 10000
 
@@ -87,7 +88,7 @@ def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, s
     try:
         r = _audit(name, float(eps), float(delta), json.dumps(settings, sort_keys=True), int(seed))
     except (ValueError, ConfigError) as err:
-        st.info(f"No audit for this setting: {err}")
+        st.info(f"No audit for this setting: {plain(err, 400)}")
         return
     claim_label, claim = next(((k, v) for k, v in r["claims"].items() if k.lower().startswith("paper")),
                               (None, None))
@@ -159,6 +160,6 @@ def _audit_state(jobs, cfg, trials: int, key: str) -> None:
         st.info("Auditing in the background… this page stays live.", icon=":material/hourglass_top:")
         return
     if "error" in done:
-        st.warning(f"The audit could not run: {done['error']}")
+        st.warning(f"The audit could not run: {plain(done['error'], 400)}")
         return
     three_numbers(done, key=key)

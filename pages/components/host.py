@@ -4,13 +4,13 @@
   else this browser session; admins are the host's ``admins`` e-mails.
 - :func:`limits`: the host's :class:`~fedcore.runner.limits.HostLimits` (read once per server).
 - :func:`keep_alive`: the owner's page refreshes its run's heartbeat (nobody else's does).
-- :func:`plain`: text from a link (or an error quoting it) as escaped, truncated plain text,
-  never markdown: no links, images, colours or icons can be smuggled into a warning.
+- :func:`plain` (from :mod:`pages.components.plain`, the one plain-text helper): text from a
+  link (or an error quoting it) as escaped, truncated plain text, never markdown: no links,
+  images, colours or icons can be smuggled into a warning.
 """
 from __future__ import annotations
 
 import logging
-import re
 import time
 
 import streamlit as st
@@ -18,32 +18,11 @@ import streamlit as st
 from fedcore.runner.limits import HostLimits, dashboard_limits
 from fedcore.runner.owners import Viewer, can_control
 
+from .plain import ECHO_LIMIT, link_warning, plain  # noqa: F401  (host.plain: the same helper)
+
 LOG = logging.getLogger("fedcore.dashboard")
-ECHO_LIMIT = 200
-"""Characters of a link's value (or an error quoting it) shown at most."""
 TOUCH_EVERY_S = 5.0
 """The owner's page refreshes the heartbeat at most this often (one store write)."""
-_MARKDOWN = re.compile(r"([\\`*{}\[\]()#!|<>$:~])")
-"""Characters that could make a link, an image, code, an icon, a colour or maths in
-Streamlit's markdown (``_`` is left alone: ``num_clients`` must stay readable)."""
-_AUTOLINK = re.compile(r"(?i)\\?:/|www\.|@")
-
-
-def plain(text, limit: int = ECHO_LIMIT) -> str:
-    """``text`` truncated to ``limit`` characters, one line, every markdown character escaped.
-
-    >>> plain("**Session expired.** [Log in](http://x)")
-    '\\\\*\\\\*Session expired.\\\\*\\\\* \\\\[Log in\\\\]\\\\(http\\\\:\\u2060//x\\\\)'
-    """
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    text = _MARKDOWN.sub(r"\\\1", text)
-    # GitHub-flavoured markdown links bare addresses even when escaped ("http\://x",
-    # "www.x", "a@b.c"): an invisible word joiner (U+2060) breaks each pattern
-    return _AUTOLINK.sub(lambda m: m.group(0)[:-1] + "\u2060" + m.group(0)[-1], text)
-
-
 @st.cache_resource(show_spinner=False)
 def limits() -> HostLimits:
     """The host's limits: defaults <- ``$FEDCORE_LIMITS`` file <- ``FEDCORE_<NAME>`` variables."""
@@ -117,8 +96,9 @@ def keep_alive(record: dict) -> None:
 
 
 def warn_link(message: str, detail) -> None:
-    """A warning: ``message`` (our own markdown) plus ``detail`` from the link as plain text."""
-    st.warning(f"{message} {plain(detail)}" if detail else message, icon=":material/link_off:")
+    """A warning: ``message`` (our own markdown) plus ``detail`` from the link as plain text
+    (:func:`pages.components.plain.link_warning`)."""
+    link_warning(message, detail)
 
 
 def store_banner() -> None:

@@ -8,6 +8,7 @@ from fedcore.errors import DatasetUnavailable, FedcoreError
 from fedcore.runner.preview import partition_preview
 
 from . import charts
+from .plain import plain
 
 
 @st.cache_data(show_spinner="Splitting the data…", max_entries=32)
@@ -48,7 +49,7 @@ def split_preview(cfg: RunConfig, key: str) -> None:
                    "then the split can be previewed here.")
         return
     except FedcoreError as exc:
-        st.caption(f"No split to show: {exc}")
+        st.caption(f"No split to show: {plain(exc, 400)}")
         return
     title = f"Label distribution per client — {cfg.partition.kind} split of {cfg.dataset}"
     st.plotly_chart(_figure(_data_fields(cfg), key, title), key=key, width="stretch")

@@ -20,6 +20,8 @@ from fedcore.resolve import preset_config, resolve
 from fedcore.runner import EventCache, JobManager, default_store_dir
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
 
+from .plain import plain
+
 PLAYGROUND = "pages/playground.py"
 DEFAULT_PRESET = "demo"
 WIDGET_PREFIX = "w."
@@ -175,7 +177,7 @@ def open_in_playground(run_id: str) -> None:
     """Switch to the Playground showing ``run_id`` with its config in the widgets."""
     record = manager().store.get_run(run_id)
     if record is None:
-        st.error(f"run {run_id} no longer exists")
+        st.error(f"run {plain(run_id)} no longer exists")
         return
     cfg = RunConfig.from_dict(record["config"])
     load_config(cfg)
@@ -188,7 +190,7 @@ def open_in_playground(run_id: str) -> None:
 def start_run(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
     """Start (or replay from the cache) ``cfg`` as this viewer's run; shows the error (a host
     limit, ...) as plain text and returns None if it cannot."""
-    from .host import plain, viewer
+    from .host import viewer
 
     try:
         return manager().start(cfg, reuse=reuse, owner=viewer().owner)

@@ -34,6 +34,7 @@ from fedcore.runner.limits import offered_datasets
 from fedcore.runner.links import flatten
 
 from . import state
+from .plain import plain
 
 CUSTOM = "(custom)"
 EPSILON_HELP = ("ε bounds how much one client's data can change what the server sees: every output is at "
@@ -394,7 +395,7 @@ def _option_input(cls, name: str, t, value, key: str):
                 choices = [st.session_state[key], *choices]  # shown, and named by the validation
             return st.selectbox(label, choices, key=key, help=help_text or None)
         return st.text_input(label, key=key, help=help_text or None)
-    st.caption(f"{label} = {value!r} (set via the URL or CLI)")
+    st.caption(f"{label} = {plain(repr(value))} (set via the URL or CLI)")
     return value
 
 
