@@ -5,22 +5,15 @@ and the mechanism's clipping settings. Main: what the server receives (draws fro
 real registered mechanism beside the analytic law), how that noise shrinks as eps grows,
 and what eps means for this mechanism in words. The numbers come from fedcore.teaching.
 """
-import sys
-from pathlib import Path
-
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:           # `streamlit run pages/mechanisms.py` on its own
-    sys.path.insert(0, str(ROOT))
-
-from fedcore import teaching  # noqa: E402
-from fedcore.errors import ConfigError  # noqa: E402
-from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text  # noqa: E402
-from fedcore.mechanisms import MECHANISMS  # noqa: E402
-from pages.components import routing  # noqa: E402
+from fedcore import teaching
+from fedcore.errors import ConfigError
+from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
+from fedcore.mechanisms import MECHANISMS
+from pages.components import routing
 
 routing.through_router()
 
@@ -29,8 +22,6 @@ HEIGHT = 370
 GRID_DRAWS = 5000          # draws per eps for the empirical points of the second chart
 KEPT = "mech.kept"         # the page's widget values, kept across page switches
 EPS_TICKS = [0.1, 0.2, 0.5, 1, 2, 5, 10]
-
-st.set_page_config(layout="wide")
 
 
 def _layout(fig: go.Figure, key: str, **kw) -> go.Figure:

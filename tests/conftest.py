@@ -13,9 +13,9 @@ def store_dir(tmp_path_factory):
     old = os.environ.get("FEDCORE_STORE")
     os.environ["FEDCORE_STORE"] = str(path)
     yield path
-    from pages.components import state
+    from pages.components import server
 
-    state._manager(str(path)).close()
+    server.job_manager(str(path)).close()
     if old is None:
         os.environ.pop("FEDCORE_STORE", None)
     else:

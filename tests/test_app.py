@@ -192,9 +192,9 @@ def test_a_change_sent_with_the_previous_url_is_not_undone(store_dir):
 
 def copy_ending(finished_run, store_dir, keep: int, end: RunFinished, name: str) -> str:
     """A copy of the finished run's first ``keep`` events, ended by ``end``; its id."""
-    from pages.components import state
+    from pages.components import server
 
-    store = state._manager(str(store_dir)).store
+    store = server.job_manager(str(store_dir)).store
     source = at_run_id(finished_run)
     record = store.get_run(source)
     copy = store.create_run(record["config"], f"{name}-copy", label=f"copy: {name}")["id"]

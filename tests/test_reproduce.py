@@ -259,9 +259,9 @@ def test_papers_page_button_loads_the_preset_into_the_playground(tiny_run, tmp_p
     try:
         _open_paper_preset_from_the_app(tmp_path)
     finally:
-        from pages.components import state
+        from pages.components import server
 
-        state._manager(str(tmp_path / "store")).close()
+        server.job_manager(str(tmp_path / "store")).close()
 
 
 def _open_paper_preset_from_the_app(tmp_path):

@@ -15,18 +15,14 @@ import time
 
 import streamlit as st
 
-from fedcore.runner.limits import HostLimits, dashboard_limits
 from fedcore.runner.owners import Viewer, can_control
 
 from .plain import ECHO_LIMIT, link_warning, plain  # noqa: F401  (host.plain: the same helper)
+from .server import forget_events, limits, manager  # host.limits: the same cached limits
 
 LOG = logging.getLogger("fedcore.dashboard")
 TOUCH_EVERY_S = 5.0
 """The owner's page refreshes the heartbeat at most this often (one store write)."""
-@st.cache_resource(show_spinner=False)
-def limits() -> HostLimits:
-    """The host's limits: defaults <- ``$FEDCORE_LIMITS`` file <- ``FEDCORE_<NAME>`` variables."""
-    return dashboard_limits()
 
 
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -89,9 +85,7 @@ def keep_alive(record: dict) -> None:
     now = time.monotonic()
     every = min(TOUCH_EVERY_S, (record.get("grace_s") or TOUCH_EVERY_S * 8) / 8)
     if now - beats.get(record["id"], 0.0) >= every:
-        from . import state
-
-        state.manager().store.touch(record["id"])
+        manager().store.touch(record["id"])
         beats[record["id"]] = now
 
 
@@ -103,10 +97,8 @@ def warn_link(message: str, detail) -> None:
 
 def store_banner() -> None:
     """A banner when the run store had to be recreated or replaced (never a traceback)."""
-    from . import state
-
     try:
-        problem = state.manager().store.problem
+        problem = manager().store.problem
     except Exception as exc:  # noqa: BLE001
         LOG.exception("run store unavailable")
         st.error(f"The run store cannot be used: {plain(exc)}", icon=":material/database:")
@@ -145,10 +137,8 @@ def stop_run(run_id: str) -> None:
     """Stop ``run_id`` if this viewer owns it (or is an admin); else say why not."""
     from fedcore.errors import FedcoreError
 
-    from . import state
-
     try:
-        state.manager().stop(run_id, by=viewer())
+        manager().stop(run_id, by=viewer())
     except FedcoreError as exc:
         st.toast(plain(exc))
 
@@ -157,12 +147,10 @@ def delete_run(run_id: str) -> bool:
     """Delete ``run_id`` if this viewer owns it (or is an admin); else show why not."""
     from fedcore.errors import FedcoreError
 
-    from . import state
-
     try:
-        state.manager().delete(run_id, by=viewer())
+        manager().delete(run_id, by=viewer())
     except FedcoreError as exc:
         st.error(plain(exc))
         return False
-    state.forget_events([run_id])
+    forget_events([run_id])
     return True

@@ -1,7 +1,7 @@
-"""Shared handles and what a session remembers.
+"""What a session remembers, and the server's shared handles (:mod:`.server`).
 
 The :class:`~fedcore.runner.JobManager` and the event cache are one per server
-(``st.cache_resource``). Session state holds ids and the Playground's settings only:
+(``st.cache_resource``, :mod:`.server`). Session state holds ids and the Playground's settings only:
 the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), and
 the query strings this session wrote (``pg.urls``). Event data is never copied into a
 session.
@@ -17,42 +17,14 @@ from fedcore.config import RunConfig
 from fedcore.errors import FedcoreError
 from fedcore.methods import consistent_method
 from fedcore.resolve import preset_config, resolve
-from fedcore.runner import EventCache, JobManager, default_store_dir
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
 
 from .plain import plain
+from .server import events, forget_events, manager  # noqa: F401  (the pages' state.manager(), ...)
 
 PLAYGROUND = "pages/playground.py"
 DEFAULT_PRESET = "demo"
 WIDGET_PREFIX = "w."
-
-
-# --- shared handles ---------------------------------------------------------------------
-@st.cache_resource(show_spinner=False)
-def _manager(store_dir: str) -> JobManager:
-    from .host import limits
-
-    # one per server: the host's limits, the store checked (and replaced if damaged) at start-up
-    return JobManager(store_dir, limits=limits(), check_store=True)
-
-
-@st.cache_resource(show_spinner=False)
-def _event_cache(store_dir: str) -> EventCache:
-    return EventCache(_manager(store_dir).store)
-
-
-def manager() -> JobManager:
-    """The server's job manager (its store folder: ``$FEDCORE_STORE`` or the user cache)."""
-    return _manager(str(default_store_dir()))
-
-
-def events(run_id: str) -> list[dict]:
-    """Every event of ``run_id`` so far (read incrementally; the heartbeat: :func:`host.keep_alive`)."""
-    return _event_cache(str(default_store_dir())).events(run_id)
-
-
-def forget_events(run_ids) -> None:
-    _event_cache(str(default_store_dir())).forget(run_ids)
 
 
 # --- the Playground's config ------------------------------------------------------------

@@ -1,0 +1,42 @@
+"""What one server shares between all its sessions (``st.cache_resource``): the host's
+limits, the :class:`~fedcore.runner.JobManager` and the event cache. :mod:`.host` (who may
+do what) and :mod:`.state` (what a session remembers) both build on it; it imports neither.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from fedcore.runner import EventCache, JobManager, default_store_dir
+from fedcore.runner.limits import HostLimits, dashboard_limits
+
+
+@st.cache_resource(show_spinner=False)
+def limits() -> HostLimits:
+    """The host's limits: defaults <- ``$FEDCORE_LIMITS`` file <- ``FEDCORE_<NAME>`` variables."""
+    return dashboard_limits()
+
+
+@st.cache_resource(show_spinner=False)
+def job_manager(store_dir: str) -> JobManager:
+    """The one manager of ``store_dir``: the host's limits, the store checked (and replaced
+    if damaged) at start-up."""
+    return JobManager(store_dir, limits=limits(), check_store=True)
+
+
+@st.cache_resource(show_spinner=False)
+def _event_cache(store_dir: str) -> EventCache:
+    return EventCache(job_manager(store_dir).store)
+
+
+def manager() -> JobManager:
+    """The server's job manager (its store folder: ``$FEDCORE_STORE`` or the user cache)."""
+    return job_manager(str(default_store_dir()))
+
+
+def events(run_id: str) -> list[dict]:
+    """Every event of ``run_id`` so far (read incrementally; the heartbeat: :func:`host.keep_alive`)."""
+    return _event_cache(str(default_store_dir())).events(run_id)
+
+
+def forget_events(run_ids) -> None:
+    _event_cache(str(default_store_dir())).forget(run_ids)
