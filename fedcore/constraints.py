@@ -188,12 +188,45 @@ def check(name: str, value: Any, constraint: Constraint) -> None:
         raise ConfigError(name, shorten(value), constraint.describe())
 
 
+FINITE = "must be a finite number (not infinity or NaN)"
+"""What a float setting given infinity or NaN is told (``clip=Infinity`` is a float, but not one
+any setting takes)."""
+_NON_FINITE_WORDS = frozenset({"inf", "infinity", "nan"})
+
+
+def spells_non_finite(value: Any) -> bool:
+    """``value`` is a float infinity or NaN, or text spelling one (``Infinity``, ``-inf``,
+    ``NaN``: the ``--set`` / link parser keeps those as text, refusing JSON's constants).
+
+    >>> spells_non_finite("Infinity"), spells_non_finite(float("nan")), spells_non_finite("2.0")
+    (True, True, False)
+    """
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, str) and value.strip().lower().lstrip("+-") in _NON_FINITE_WORDS
+
+
 def check_fields(obj: Any, prefix: str) -> None:
-    """Check every field of dataclass instance ``obj`` that declares a constraint."""
+    """Check every field of dataclass instance ``obj`` that declares a constraint; a float
+    field without one still refuses infinity and NaN (:data:`FINITE`), also when spelled as
+    text.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Options:
+    ...     clip: float = 2.0
+    >>> check_fields(Options(clip="Infinity"), "opts")
+    Traceback (most recent call last):
+    ...
+    fedcore.errors.ConfigError: opts.clip: got 'Infinity'; must be a finite number (not infinity or NaN)
+    """
     for f in dataclasses.fields(obj):
         c = f.metadata.get(_META)
+        name = f"{prefix}.{f.name}" if prefix else f.name
         if c is not None:
-            check(f"{prefix}.{f.name}" if prefix else f.name, getattr(obj, f.name), c)
+            check(name, getattr(obj, f.name), c)
+        elif f.type in (float, "float") and spells_non_finite(getattr(obj, f.name)):
+            raise ConfigError(name, shorten(getattr(obj, f.name)), FINITE)
 
 
 def shorten(value: Any, limit: int = 60) -> Any:
