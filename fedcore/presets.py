@@ -68,9 +68,10 @@ register_preset(
 #   clients, q = 0.1 samples one user per round, so every user takes part (q = 1).
 _PLDP_DEMO = {"rounds": 3, "local.epochs": 10, "local.lr": 2.0}
 _ULDP_DEMO = {"participation": 1.0}
+_HW_DEMO = {"rounds": 80, "local.steps": 1, "local.batch_size": 8, "local.lr": 1.5}
 METHOD_SETTINGS: dict[str, dict[str, dict]] = {"demo": {
-    "pldp_a": _PLDP_DEMO, "pldp_b": _PLDP_DEMO, "pldp_c": _PLDP_DEMO,
-    "hw_dpfl": {"rounds": 80, "local.steps": 1, "local.batch_size": 8, "local.lr": 1.5},
+    **{m: _PLDP_DEMO for m in ("pldp_a", "pldp_b", "pldp_c", "pldp_b_ivw", "pldp_c_max")},
+    **{m: _HW_DEMO for m in ("hw_dpfl", "hw_fedavg")},
     "kdp_fl": {"local.lr": 2.0},
     **{m: _ULDP_DEMO for m in ("dp_fedavg", "ddp_fedavg", "sdp_fedavg", "cdp_fedavg", "dsdp_fedavg",
                                "dcdp_fedavg")},

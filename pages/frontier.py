@@ -15,7 +15,8 @@ from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
 from fedcore.sweep.audit import DEFAULT_TRIALS, findings
 from fedcore.sweep.rows import rows_csv, trade_off
-from fedcore.sweep.spec import DEFAULT_METHODS, SweepSpec
+from fedcore.sweep.scenarios import DEFAULT_METHODS
+from fedcore.sweep.spec import SweepSpec
 from pages.components import frontier as fr
 from pages.components import pacing
 from pages.components import routing

@@ -36,20 +36,23 @@ def test_contract_rows_and_keys(frontier):
     data = json.loads(text)
     assert list(data) == ["rows"]
     rows = data["rows"]
-    # 2 methods x (2 eps + no privacy) x 2 seeds
-    assert len(rows) == 12
+    # 2 methods x (2 eps + no privacy + clip only) x 2 seeds
+    assert len(rows) == 16
     for r in rows:
         assert set(FRONTIER_KEYS) <= set(r)
         assert 0.0 <= r["accuracy"] <= 1.0 and r["seconds"] >= 0
-    assert {(r["method"], r["epsilon"], r["seed"]) for r in rows} == {
-        (m, e, s) for m in ("pldp_b", "ldp_fl") for e in (None, 1.0, 10.0) for s in (0, 1)}
-    refs = [r for r in rows if r["epsilon"] is None]
+    assert {(r["method"], r["epsilon"], r["reference"], r["seed"]) for r in rows} == {
+        (m, e, ref, s) for m in ("pldp_b", "ldp_fl") for e, ref in ((None, "no_privacy"), (None, "clip_only"),
+                                                                    (1.0, ""), (10.0, "")) for s in (0, 1)}
+    clip = [r for r in rows if r["reference"] == "clip_only"]
+    assert all(r["threat_model"] == "local" and r["knob"] == 1e6 for r in clip)
+    refs = [r for r in rows if r["reference"] == "no_privacy"]
     assert len(refs) == 4
     # no noise is infinity (null + flag), never 0
     assert all(r["epsilon_accountant"] is None and r["epsilon_accountant_infinite"] for r in refs)
     assert all(r["threat_model"] == "none" for r in refs)
     private = [r for r in rows if r["epsilon"] is not None]
-    assert all(r["threat_model"] == "local" for r in private)
+    assert all(r["threat_model"] == "local" and r["match"] == "target" for r in private)
     assert all(r["epsilon_accountant"] is not None and r["epsilon_accountant"] > 0 for r in private)
     # a larger target spends a larger headline epsilon
     by = {(r["method"], r["epsilon"], r["seed"]): r["epsilon_accountant"] for r in private}
@@ -60,16 +63,17 @@ def test_contract_rows_and_keys(frontier):
 def test_one_line_per_finished_point(frontier):
     _, stdout, _ = frontier
     lines = [ln for ln in stdout.splitlines() if ln.startswith("[")]
-    assert len(lines) == 12
-    assert lines[0].startswith("[ 1/12]") and lines[-1].startswith("[12/12]")
-    assert "no privacy" in stdout and "headline ε ∞" in stdout
+    assert len(lines) == 16
+    assert lines[0].startswith("[ 1/16]") and lines[-1].startswith("[16/16]")
+    assert "no privacy" in stdout and "clip only" in stdout and "headline ε ∞" in stdout
 
 
 def test_table_and_csv(frontier):
     rows = read_frontier(frontier[2])
     table = summary_table(rows)
-    assert table.splitlines()[0].startswith("| method | threat model | ε = 1 | ε = 10 | no privacy |")
-    assert "± " in table and len(table.splitlines()) == 4
+    assert table.splitlines()[0].startswith("Columns: target ε")
+    assert table.splitlines()[2].startswith("| method | threat model | ε = 1 | ε = 10 | clip only | no privacy |")
+    assert "± " in table and len(table.splitlines()) == 6
     csv_text = rows_csv(rows)
     assert csv_text.splitlines()[0].startswith("method,epsilon,epsilon_accountant")
     assert ",none,inf," in csv_text
@@ -106,16 +110,20 @@ def test_bad_input_from_the_shell(tmp_path):
 def test_points_layering():
     spec = SweepSpec(preset="demo", methods="kdp_fl", epsilons="3,1", seeds="4,7", sets=("rounds=3",))
     points = spec.points()
-    assert [(p.epsilon, p.seed) for p in points] == [(None, 4), (None, 7), (1.0, 4), (1.0, 7), (3.0, 4), (3.0, 7)]
+    assert [(p.epsilon, p.reference, p.seed) for p in points] == [
+        (None, "no_privacy", 4), (None, "no_privacy", 7), (None, "clip_only", 4), (None, "clip_only", 7),
+        (1.0, "", 4), (3.0, "", 4), (1.0, "", 7), (3.0, "", 7)]
     assert all(p.config.rounds == 3 and p.config.dataset == "digits" for p in points)
     assert points[0].config.privacy.mechanism == "none"
-    assert points[2].config.privacy.mechanism == "dp_sgd" and points[2].config.privacy.epsilon == (1.0,)
-    assert points[2].config.privacy.aggregator == points[0].config.privacy.aggregator == "kalman"
+    assert points[2].config.privacy.mechanism == "dp_sgd" and points[2].config.privacy.epsilon == (1e6,)
+    assert points[4].config.privacy.mechanism == "dp_sgd" and points[4].config.privacy.epsilon == (1.0,)
+    assert points[4].config.privacy.aggregator == points[0].config.privacy.aggregator == "kalman"
+    assert spec.count() == len(points)
 
 
 def test_fedavg_has_only_reference_rows():
     points = SweepSpec(methods="fedavg", epsilons="1,10", seeds=2).points()
-    assert [p.epsilon for p in points] == [None, None]
+    assert [(p.epsilon, p.reference) for p in points] == [(None, "no_privacy")] * 2
     assert not math.isnan(points[0].seed)
 
 
@@ -147,10 +155,13 @@ def test_batched_equals_one_by_one(method):
             torch.testing.assert_close(res.params[k], v, rtol=1e-5, atol=1e-6)
     # different budgets and seeds really trained differently
     assert len({round(float(r.params[next(iter(r.params))].sum()), 6) for r in batch}) == len(batch)
-    batched = sorted((r["epsilon"] or 0, r["seed"], r["accuracy"], r["epsilon_accountant"]) for r in run_sweep(points))
-    alone = sorted((r["epsilon"] or 0, r["seed"], r["accuracy"], r["epsilon_accountant"])
-                   for r in run_sweep(points, batched=False))
-    assert batched == pytest.approx(alone)
+    def key(r):
+        return (r["epsilon"] or 0, r["reference"], r["seed"], r["accuracy"], r["epsilon_accountant"] or math.inf)
+
+    batched = sorted(key(r) for r in run_sweep(points))
+    alone = sorted(key(r) for r in run_sweep(points, batched=False))
+    assert [k[:3] for k in batched] == [k[:3] for k in alone]
+    assert [k[3:] for k in batched] == pytest.approx([k[3:] for k in alone])
 
 
 def test_sweep_audit_adds_the_lower_bound_beside_the_accountants_epsilon(tmp_path, capsys):

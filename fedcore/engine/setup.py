@@ -5,6 +5,7 @@ Checks that need the data happen here and raise ``ConfigError`` naming the field
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,25 +55,32 @@ def prepare(cfg: RunConfig) -> RunSetup:
     padded, counts = pad_client_indices(partition.indices, device)
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)
-    mech_cls = MECHANISMS.get(cfg.privacy.mechanism)
-    if has_batch_norm(model) and mech_cls.traits_for(
-            mech_cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options")).per_sample:
-        raise ConfigError("model", cfg.model, "uses batch norm, which mixes samples and breaks "
-                          "per-sample clipping (DP-SGD); pick a model without it")
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
-    n = cfg.num_clients
-    ctx = RunContext(
-        num_clients=n, client_sizes=counts.to(torch.float32),
-        epsilon=torch.tensor(cfg.privacy.epsilons(n), dtype=torch.float32, device=device),
-        delta=torch.tensor(cfg.privacy.deltas(n), dtype=torch.float32, device=device),
+    base = RunContext(
+        num_clients=cfg.num_clients, client_sizes=counts.to(torch.float32), epsilon=None, delta=None,
         rounds=cfg.rounds, participation=cfg.participation,
         num_params=sum(v.numel() for v in params.values()), layer_slices=layer_slices(params),
         label_counts=np.asarray(partition.label_counts), num_classes=data.num_classes,
         local=cfg.local, device=device, server_lr=cfg.privacy.server_lr)
-    pc = cfg.privacy
-    mech_cls, agg_cls = MECHANISMS.get(pc.mechanism), AGGREGATORS.get(pc.aggregator)
-    mechanism = mech_cls(mech_cls.parse_options(pc.mechanism_options, "privacy.mechanism_options"), ctx)
-    aggregator = agg_cls(agg_cls.parse_options(pc.aggregator_options, "privacy.aggregator_options"), ctx)
-    aggregator.attach_mechanism(mechanism)
+    mechanism, aggregator, ctx = build_components(cfg, base, model)
     return RunSetup(cfg, device, x_train, y_train, data.x_test[te], data.y_test[te], partition,
                     padded, counts, model, params, ctx, mechanism, aggregator)
+
+
+def build_components(cfg: RunConfig, base: RunContext, model: torch.nn.Module):
+    """``(mechanism, aggregator, ctx)`` of ``cfg``'s privacy settings on the data and model of
+    ``base`` (a context whose budgets, rounds and local settings are replaced by ``cfg``'s)."""
+    n, pc, device = cfg.num_clients, cfg.privacy, base.device
+    ctx = dataclasses.replace(
+        base, epsilon=torch.tensor(pc.epsilons(n), dtype=torch.float32, device=device),
+        delta=torch.tensor(pc.deltas(n), dtype=torch.float32, device=device), rounds=cfg.rounds,
+        participation=cfg.participation, local=cfg.local, server_lr=pc.server_lr)
+    mech_cls, agg_cls = MECHANISMS.get(pc.mechanism), AGGREGATORS.get(pc.aggregator)
+    mech_options = mech_cls.parse_options(pc.mechanism_options, "privacy.mechanism_options")
+    if has_batch_norm(model) and mech_cls.traits_for(mech_options).per_sample:
+        raise ConfigError("model", cfg.model, "uses batch norm, which mixes samples and breaks "
+                          "per-sample clipping (DP-SGD); pick a model without it")
+    mechanism = mech_cls(mech_options, ctx)
+    aggregator = agg_cls(agg_cls.parse_options(pc.aggregator_options, "privacy.aggregator_options"), ctx)
+    aggregator.attach_mechanism(mechanism)
+    return mechanism, aggregator, ctx

@@ -14,3 +14,6 @@ from ..methods import register_method
 register_method("hw_dpfl", summary="HW-DPFL: Gaussian noise per round, weights from label-histogram Hellinger distance.",
                 paper="HW-DPFL (seed 002)",
                 overrides={"privacy.mechanism": "hw_gaussian", "privacy.aggregator": "hellinger"})
+register_method("hw_fedavg", summary="HW-DPFL's noise averaged by plain FedAvg: the paper's DP-FedAvg baseline.",
+                paper="HW-DPFL (seed 002)",
+                overrides={"privacy.mechanism": "hw_gaussian", "privacy.aggregator": "fedavg"})

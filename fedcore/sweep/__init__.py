@@ -12,7 +12,8 @@ no-privacy reference and writes ``{"rows": [...]}`` (:mod:`.rows`).
   for the dashboard.
 """
 from .rows import FRONTIER_KEYS, read_frontier, summary_table, write_frontier
-from .spec import DEFAULT_EPSILONS, DEFAULT_METHODS, SweepPoint, SweepSpec
+from .scenarios import DEFAULT_METHODS, SCENARIOS
+from .spec import DEFAULT_EPSILONS, SweepPoint, SweepSpec
 
-__all__ = ["DEFAULT_EPSILONS", "DEFAULT_METHODS", "FRONTIER_KEYS", "SweepPoint", "SweepSpec",
+__all__ = ["DEFAULT_EPSILONS", "DEFAULT_METHODS", "SCENARIOS", "FRONTIER_KEYS", "SweepPoint", "SweepSpec",
            "read_frontier", "summary_table", "write_frontier"]

@@ -19,18 +19,25 @@ from .lines import format_epsilon, point_line  # noqa: F401  (re-exported)
 def add_sweep_parser(sub) -> argparse.ArgumentParser:
     """Register the ``sweep`` sub-command on ``sub`` (an argparse sub-parsers object)."""
     from .audit import DEFAULT_TRIALS
-    from .spec import DEFAULT_EPSILONS, DEFAULT_METHODS
+    from .scenarios import SCENARIOS
+    from .spec import DEFAULT_EPSILONS, MATCHES
 
     p = sub.add_parser("sweep", help="accuracy vs ε for several methods and seeds -> frontier.json",
                        description=__doc__.splitlines()[0])
     p.add_argument("--preset", default="demo", help="start every method from this preset (default demo)")
-    p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                   help="comma-separated methods (default: %(default)s)")
+    p.add_argument("--methods", default="",
+                   help="comma-separated methods (default: the scenario's; iid: ldp_fl,pldp_b,hw_dpfl,kdp_fl,dp_fedavg)")
+    p.add_argument("--scenario", default="iid", choices=list(SCENARIOS),
+                   help="where each paper's idea matters: " + "; ".join(f"{k}: {v.title}" for k, v in SCENARIOS.items()))
+    p.add_argument("--match", default="target", choices=list(MATCHES),
+                   help="headline: solve each method's budget so its proven (headline) ε equals the column's ε "
+                        "(equal privacy); target: write the column's ε into privacy.epsilon, each method reading "
+                        "it its own way (default %(default)s)")
     p.add_argument("--epsilons", default=",".join(f"{e:g}" for e in DEFAULT_EPSILONS),
                    help="comma-separated target ε values (default: %(default)s)")
     p.add_argument("--seeds", default="3", help="number of seeds (from the config's seed up) or a list, e.g. 0,1,2")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field in every run")
-    p.add_argument("--no-reference", action="store_true", help="skip the no-privacy reference rows")
+    p.add_argument("--no-reference", action="store_true", help="skip the no-privacy and clip-only reference rows")
     p.add_argument("--one-by-one", action="store_true",
                    help="train the points one after another instead of in lockstep batches")
     p.add_argument("--out", default="frontier.json", help="output file (default %(default)s)")
@@ -49,16 +56,22 @@ def cmd_sweep(args) -> int:
     from .spec import SweepSpec
 
     spec = SweepSpec(preset=args.preset, methods=args.methods, epsilons=args.epsilons, seeds=args.seeds,
-                     sets=tuple(args.set or ()), reference=not args.no_reference)
-    points = spec.points()
+                     sets=tuple(args.set or ()), reference=not args.no_reference, match=args.match,
+                     scenario=args.scenario)
     audit = 0 if args.audit is None else check_trials(args.audit, zero_ok=False)
     if audit and getattr(args, "ray", None):
         raise FedcoreError("--audit: not with --ray (the cluster's tasks do not audit); run the audited sweep here")
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
-    print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; ε {','.join(f'{e:g}' for e in spec.epsilons)}"
-          f" + no privacy){f'; each audited with {audit} draws per input' if audit else ''}", flush=True)
+    if spec.match == "headline":
+        print(f"sweep: solving each method's budget so its headline ε equals the column's ε "
+              f"({spec.count()} runs)", flush=True)
+    points = spec.points()
+    refs = " + no privacy, clip only" if spec.reference else ""
+    print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; {spec.match} ε "
+          f"{','.join(f'{e:g}' for e in spec.epsilons)}{refs}; scenario {spec.scenario})"
+          f"{f'; each audited with {audit} draws per input' if audit else ''}", flush=True)
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
         return sweep_on_ray(args, spec, points)

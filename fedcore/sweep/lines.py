@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..accounting.headline import format_epsilon
+from .rows import REFERENCE_LABELS, reference_of
 
 
 def point_line(i: int, total: int, row: dict) -> str:
     """The line printed when a point finishes."""
-    eps = "no privacy" if row["epsilon"] is None else f"ε={row['epsilon']:g}"
+    eps = REFERENCE_LABELS[reference_of(row)] if row["epsilon"] is None else f"ε={row['epsilon']:g}"
     acc = "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
     width = len(str(total))
     return (f"[{i:>{width}}/{total}] {row['method']:<12} {eps:<11} seed {row['seed']:<3} acc {acc}  "

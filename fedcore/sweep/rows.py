@@ -6,8 +6,14 @@
                "epsilon_accountant_infinite": false, "threat_model": "local",
                "seed": 0, "accuracy": 0.83, "seconds": 0.21, ...}, ...]}
 
-- ``epsilon``: the target ε the point was configured with (``privacy.epsilon``, the same for
-  every client); ``null`` for the method's no-privacy reference rows.
+- ``epsilon``: the column's ε: with ``match`` ``"headline"`` the headline ε the point was
+  calibrated to spend (equal privacy), with ``"target"`` the ``privacy.epsilon`` it was
+  configured with (each paper's own reading); ``null`` for the method's reference rows.
+- ``reference``: ``""`` for a private point, ``"no_privacy"`` (no clip, no noise) or
+  ``"clip_only"`` (the method's clipping, negligible noise) for its reference lines (a file
+  without the key: every ``null``-ε row is ``no_privacy``).
+- ``match``, ``knob``: how the column was read, and the largest per-client
+  ``privacy.epsilon`` the run used (the solved knob under ``match = "headline"``).
 - ``epsilon_accountant``: the *headline* ε the run actually spent: the tightest rigorous
   bound for its threat model, the largest over clients (``RoundEvent.epsilon_headline_run``).
   **Infinity is written as ``null`` with ``"epsilon_accountant_infinite": true``** (nothing
@@ -38,7 +44,8 @@ from typing import Iterable, Optional, Union
 from ..errors import FedcoreError
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
-CSV_KEYS = FRONTIER_KEYS + ("epsilon_accountant_infinite", "rounds", "batched", "config_hash")
+CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "epsilon_accountant_infinite", "rounds", "batched",
+                            "config_hash")
 AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
               "audit_accountant", "audit_ceiling", "audit_seconds")
 """The columns an audited sweep adds to every row (see the module doc)."""
@@ -50,13 +57,22 @@ def _finite(x: Optional[float]) -> Optional[float]:
 
 def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optional[float],
              headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
-             rounds: int = 0, batched: bool = False) -> dict:
+             rounds: int = 0, batched: bool = False, reference: str = "", match: str = "target",
+             knob: Optional[float] = None) -> dict:
     """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
     infinite = headline is None or math.isinf(float(headline))
     return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
             "epsilon_accountant_infinite": infinite, "threat_model": threat_model, "seed": int(seed),
             "accuracy": _finite(accuracy), "seconds": round(float(seconds), 4), "config_hash": config_hash,
-            "rounds": int(rounds), "batched": bool(batched)}
+            "rounds": int(rounds), "batched": bool(batched),
+            "reference": reference or ("no_privacy" if epsilon is None else ""), "match": match,
+            "knob": _finite(knob)}
+
+
+def reference_of(row: dict) -> str:
+    """A row's reference kind: ``""`` for a private point (older files: ``no_privacy`` for
+    every row without an ε)."""
+    return row.get("reference") or ("no_privacy" if row.get("epsilon") is None else "")
 
 
 def dumps_frontier(rows: Iterable[dict]) -> str:
@@ -120,7 +136,7 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 def summarize(rows: Iterable[dict]) -> list[dict]:
     """Mean ± std (sample std, n - 1) of accuracy and headline ε per (method, target ε).
 
-    One dict per group: ``method``, ``epsilon`` (None = no privacy), ``n``, ``accuracy_mean``,
+    One dict per group: ``method``, ``epsilon`` (None = a reference line), ``reference``, ``n``, ``accuracy_mean``,
     ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``, and for
     audited rows ``audited_min``: the smallest audited ε lower bound over the group's seeds
     (each seed's bound holds on its own; the smallest is the conservative summary), None when
@@ -129,7 +145,7 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     order: list[tuple] = []
     for r in rows:
-        key = (r["method"], r["epsilon"])
+        key = (r["method"], r["epsilon"], reference_of(r))
         if key not in groups:
             order.append(key)
         groups[key].append(r)
@@ -142,37 +158,45 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         heads = [r["epsilon_accountant"] for r in rs]
         head = None if any(h is None for h in heads) else sum(heads) / len(heads)
         audits = [r["epsilon_audited"] for r in rs if r.get("epsilon_audited") is not None]
-        out.append({"method": key[0], "epsilon": key[1], "n": len(rs), "accuracy_mean": mean,
+        out.append({"method": key[0], "epsilon": key[1], "reference": key[2], "n": len(rs), "accuracy_mean": mean,
                     "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"],
                     "audited_min": min(audits) if audits else None})
     return out
 
 
-def _eps_label(eps: Optional[float]) -> str:
-    return "no privacy" if eps is None else f"ε = {eps:g}"
+REFERENCE_LABELS = {"no_privacy": "no privacy", "clip_only": "clip only"}
+
+
+def _col_label(col) -> str:
+    return REFERENCE_LABELS[col] if isinstance(col, str) else f"ε = {col:g}"
 
 
 def summary_table(rows: Iterable[dict]) -> str:
-    """Markdown table: one line per method, one column per target ε (mean ± std accuracy),
-    then the no-privacy reference; the headline ε spent is in brackets, and an audited sweep's
-    smallest audited lower bound after it (``≥``)."""
+    """Markdown table: one line per method with its threat model, one column per ε (mean ±
+    std accuracy), then the clip-only and no-privacy references; the headline ε spent is in
+    brackets, and an audited sweep's smallest audited lower bound after it (``≥``)."""
     stats = summarize(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
-    cols = eps + [None]
-    cell = {(s["method"], s["epsilon"]): s for s in stats}
-    head = "| method | threat model | " + " | ".join(_eps_label(e) for e in cols) + " |"
-    lines = [head, "|" + "---|" * (len(cols) + 2)]
+    refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats)]
+    cols = eps + refs[::-1]
+    cell = {(s["method"], s["epsilon"] if s["epsilon"] is not None else s["reference"]): s for s in stats}
+    match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
+    head_label = "headline ε" if match == "headline" else "target ε"
+    head = f"| method | threat model | " + " | ".join(_col_label(c) for c in cols) + " |"
+    lines = [f"Columns: {head_label}" + (" (equal privacy: every point spent the column's proven ε)"
+                                         if match == "headline" else " (each method reads ε its own way)"),
+             "", head, "|" + "---|" * (len(cols) + 2)]
     for m in methods:
         threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
         parts = []
-        for e in cols:
-            s = cell.get((m, e))
+        for c in cols:
+            s = cell.get((m, c))
             if s is None:
                 parts.append("–")
                 continue
             text = f"{s['accuracy_mean']:.3f} ± {s['accuracy_std']:.3f}"
-            if e is not None:
+            if not isinstance(c, str):
                 h = s["headline_mean"]
                 text += " (∞)" if h is None else f" ({h:.3g})"
             if s["audited_min"] is not None:
@@ -201,7 +225,7 @@ def trade_off(rows: Iterable[dict]) -> dict[str, dict]:
     for m in dict.fromkeys(s["method"] for s in stats):
         mine = [s for s in stats if s["method"] == m]
         private = sorted((s for s in mine if s["epsilon"] is not None), key=lambda s: s["epsilon"])
-        ref = next((s for s in mine if s["epsilon"] is None), None)
+        ref = next((s for s in mine if s["reference"] == "no_privacy"), None)
         if not private or ref is None:
             continue
         low, high = private[0], private[-1]

@@ -44,7 +44,8 @@ def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Opti
     """The frontier row of ``point`` (``headline`` None or inf = ∞)."""
     threat = threat or ("none" if point.config.privacy.mechanism == "none" else "")
     return make_row(point.method, point.epsilon, point.seed, final_accuracy, headline, threat, seconds,
-                    config_hash=point.config.config_hash(), rounds=point.config.rounds, batched=batched)
+                    config_hash=point.config.config_hash(), rounds=point.config.rounds, batched=batched,
+                    reference=point.reference, match=point.match, knob=point.knob)
 
 
 def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) -> Optional[dict]:

@@ -1,17 +1,32 @@
-"""What a sweep trains: methods x target epsilons x seeds, plus no-privacy references.
+"""What a sweep trains: methods x ε columns x seeds, plus each method's two reference lines.
 
 Each method's config is layered exactly as ``python -m fedcore run`` layers one run
 (:func:`fedcore.layering.build_config`): the preset, then the method's recipe together with the
 preset's demo-scale settings for that method (:func:`fedcore.presets.preset_method_settings`;
-the papers' method definitions are untouched), then the ``--set`` overrides, then the
-point's own ``privacy.epsilon`` (one value for every client) and ``seed``.
+the papers' method definitions are untouched), then the scenario's settings
+(:mod:`.scenarios`), then the ``--set`` overrides, then the point's own budgets and ``seed``.
 
-A method's *no-privacy reference* is the same config with ``privacy.mechanism = "none"``
-(aggregator, clients, rounds and learning rate unchanged): the accuracy the method would
-reach if nothing were noised. Its rows carry ``"epsilon": null``.
+What an ε column means (``match``):
+
+- ``"headline"`` (equal privacy): every method's budgets are solved for so that the run's
+  *headline* ε, the tightest proven bound for its threat model, equals the column's ε
+  (:func:`fedcore.sweep.calibrate.match_headline`: within 1 %, never above). Points of one
+  column then spent the same proven ε under their threat model.
+- ``"target"`` (each paper's own ε): the column's ε is written into ``privacy.epsilon`` and
+  each method reads it its own way (per weight per round, over the run, ...).
+
+Two reference lines per private method, trained with the method's own settings:
+
+- ``no_privacy``: ``privacy.mechanism = "none"``: no clipping, no noise;
+- ``clip_only``: the method's mechanism at ε = 10^6 for every client: its clipping (or
+  quantisation) with noise too small to matter, so ``no_privacy - clip_only`` is what
+  clipping costs and ``clip_only - private`` what the noise costs.
+
+Reference rows carry ``"epsilon": null`` and their kind in ``reference``.
 
 Every bad input raises :class:`~fedcore.errors.ConfigError` naming the field
-(``methods``, ``epsilons``, ``seeds``, ``preset`` or the ``--set`` key).
+(``methods``, ``epsilons``, ``seeds``, ``preset``, ``match``, ``scenario`` or the ``--set`` key),
+and a sweep's size is checked before any point is built.
 """
 from __future__ import annotations
 
@@ -20,44 +35,58 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
 from ..errors import ConfigError, FedcoreError
+from .scenarios import DEFAULT_METHODS, SCENARIOS, get_scenario
 
 DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-DEFAULT_METHODS = ("ldp_fl", "pldp_b", "hw_dpfl", "kdp_fl", "dp_fedavg")
-"""The five one-click private methods of the dashboard (one per paper)."""
 MAX_POINTS = 5000
 """Largest sweep (points incl. references) one command may ask for."""
 MAX_SEEDS = 100
+MATCHES = ("target", "headline")
+REFERENCES = ("no_privacy", "clip_only")
+CLIP_ONLY_EPSILON = 1e6
+"""The clip-only reference's budget: the largest ``privacy.epsilon`` accepts."""
 
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One run of the sweep: ``epsilon`` None is the method's no-privacy reference."""
+    """One run of the sweep: ``epsilon`` None is one of the method's reference lines
+    (``reference`` says which). ``knob``: the largest per-client ``privacy.epsilon`` the run
+    uses (solved for when ``match`` is ``"headline"``)."""
 
     method: str
     epsilon: Optional[float]
     seed: int
     config: object  # RunConfig
+    reference: str = ""
+    match: str = "target"
+    knob: Optional[float] = None
 
     @property
     def label(self) -> str:
-        eps = "no privacy" if self.epsilon is None else f"ε={self.epsilon:g}"
+        eps = self.reference.replace("_", " ") if self.epsilon is None else f"ε={self.epsilon:g}"
         return f"{self.method} {eps} seed {self.seed}"
 
 
 @dataclass(frozen=True)
 class SweepSpec:
     """A validated sweep. ``seeds``: a count (seeds ``base .. base+n-1``, ``base`` = the
-    config's ``seed``) or an explicit tuple of seeds."""
+    config's ``seed``) or an explicit tuple of seeds. ``methods`` empty: the scenario's."""
 
     preset: str = "demo"
-    methods: tuple[str, ...] = DEFAULT_METHODS
+    methods: tuple[str, ...] = ()
     epsilons: tuple[float, ...] = DEFAULT_EPSILONS
     seeds: Union[int, tuple[int, ...]] = 3
     sets: tuple[str, ...] = field(default_factory=tuple)
     reference: bool = True
+    match: str = "target"
+    scenario: str = "iid"
 
     def __post_init__(self):
-        object.__setattr__(self, "methods", parse_methods(self.methods))
+        scenario = get_scenario(self.scenario)
+        if self.match not in MATCHES:
+            raise ConfigError("match", self.match, "must be one of: " + ", ".join(MATCHES))
+        methods = self.methods if _split(self.methods) else scenario.methods
+        object.__setattr__(self, "methods", parse_methods(methods))
         object.__setattr__(self, "epsilons", parse_epsilons(self.epsilons))
         object.__setattr__(self, "seeds", parse_seeds(self.seeds))
         object.__setattr__(self, "sets", tuple(self.sets))
@@ -66,36 +95,72 @@ class SweepSpec:
 
         if self.preset not in PRESETS:
             raise ConfigError("preset", self.preset, "is not a known preset (`python -m fedcore list` shows them)")
+        if self.count() > MAX_POINTS:
+            raise ConfigError("epsilons", f"{len(self.epsilons)} values",
+                              f"with {len(self.methods)} methods and {self.seed_count()} seeds makes "
+                              f"{self.count()} runs; at most {MAX_POINTS}")
 
     def method_config(self, method: str):
-        """The method's config before the point's epsilon and seed (see the module doc)."""
+        """The method's config before the point's budgets and seed (see the module doc)."""
         from ..layering import build_config
 
-        return build_config(self.preset, None, [f"method={method}", *self.sets])
+        return build_config(self.preset, None, [f"method={method}", *SCENARIOS[self.scenario].sets, *self.sets])
+
+    def seed_count(self) -> int:
+        return len(self.seeds) if isinstance(self.seeds, tuple) else int(self.seeds)
+
+    def count(self) -> int:
+        """How many runs :meth:`points` makes, without building them (references included;
+        a method without noise has its no-privacy reference only)."""
+        refs = len(REFERENCES) if self.reference else 0
+        per_seed = [len(self.epsilons) + refs if self.method_config(m).privacy.mechanism != "none" else 1
+                    for m in self.methods]
+        return sum(per_seed) * self.seed_count()
 
     def seed_list(self, base: int) -> list[int]:
         return list(self.seeds) if isinstance(self.seeds, tuple) else [base + i for i in range(self.seeds)]
 
     def points(self) -> list[SweepPoint]:
-        """Every point, grouped by method; references first within a method."""
+        """Every point, grouped by method; references first within a method. With
+        ``match="headline"`` each private point's budgets are solved for here (a few
+        accounting replays per point, no training)."""
         out = []
+        scenario = SCENARIOS[self.scenario]
         for method in self.methods:
             cfg = self.method_config(method)
             private = cfg.privacy.mechanism != "none"
-            reference = cfg.with_overrides({"privacy.mechanism": "none", "privacy.mechanism_options": {}})
-            for seed in self.seed_list(cfg.seed):
-                if self.reference or not private:
-                    out.append(SweepPoint(method, None, seed, _with_seed(reference, seed)))
+            seeds = self.seed_list(cfg.seed)
+            if self.reference or not private:
+                plain = cfg.with_overrides({"privacy.mechanism": "none", "privacy.mechanism_options": {}})
+                out += [SweepPoint(method, None, s, _with_seed(plain, s), "no_privacy") for s in seeds]
             if not private:
                 continue  # a method without noise has only its reference
+            if self.reference:
+                clip = cfg.with_overrides({"privacy.epsilon": [CLIP_ONLY_EPSILON]})
+                out += [SweepPoint(method, None, s, _with_seed(clip, s), "clip_only", knob=CLIP_ONLY_EPSILON)
+                        for s in seeds]
+            out += self._private_points(method, cfg, seeds, scenario)
+        return out
+
+    def _private_points(self, method: str, cfg, seeds: list[int], scenario) -> list[SweepPoint]:
+        out = []
+        scales: dict[float, float] = {}  # column ε -> the scale the previous seed needed
+        for seed in seeds:
+            seeded = _with_seed(cfg, seed)
+            base = None
             for eps in self.epsilons:
-                with_eps = cfg.with_overrides({"privacy.epsilon": [eps]})
-                for seed in self.seed_list(cfg.seed):
-                    out.append(SweepPoint(method, eps, seed, _with_seed(with_eps, seed)))
-        if len(out) > MAX_POINTS:
-            raise ConfigError("epsilons", list(self.epsilons),
-                              f"with {len(self.methods)} methods and these seeds makes {len(out)} runs; "
-                              f"at most {MAX_POINTS}")
+                budgets = scenario.budgets(eps, seeded.num_clients)
+                point_cfg = seeded.with_overrides({"privacy.epsilon": budgets})
+                knob = max(budgets)
+                if self.match == "headline":
+                    from ..engine.setup import prepare
+                    from .calibrate import match_headline
+
+                    base = base or prepare(point_cfg.replace(device="cpu"))
+                    guess = scales.get(eps, next(reversed(scales.values()), 1.0) if scales else 1.0)
+                    matched = match_headline(point_cfg, eps, base=base, guess=guess)
+                    point_cfg, knob, scales[eps] = matched.config, matched.knob, matched.scale
+                out.append(SweepPoint(method, eps, seed, point_cfg, match=self.match, knob=knob))
         return out
 
 
