@@ -27,9 +27,10 @@ from dashboard_server import dashboard_server, round_counter  # noqa: E402
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason=f"{CHROMIUM} is missing (apt-get install chromium); "
-                                       "the browser test never downloads a browser")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                 "the browser test never downloads a browser")]
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 LINK = "/frontier?preset=demo&methods=pldp_b,kdp_fl&eps=3,10,30&seeds=2"
 """A small frontier: 2 methods x (3 eps + no privacy) x 2 seeds = 16 runs."""
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason=f"{CHROMIUM} is missing; the browser test never downloads a browser")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing; the browser test never downloads a browser")]
 
 
 def curve_points(pg) -> int:

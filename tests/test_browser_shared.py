@@ -38,9 +38,10 @@ HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "10", "FEDCORE_MAX_
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
 """A demo slow enough (several seconds of training) that it is still running while we look."""
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason=f"{CHROMIUM} is missing (apt-get install chromium); "
-                                       "the browser test never downloads a browser")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                 "the browser test never downloads a browser")]
 
 
 @pytest.fixture(scope="module")

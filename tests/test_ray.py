@@ -14,6 +14,7 @@ import os
 import pytest
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
 
 from fedcore.cli import main  # noqa: E402
 from fedcore.distributed import RaySweep, SweepHandle, configured_address  # noqa: E402
