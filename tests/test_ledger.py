@@ -77,14 +77,31 @@ def test_nothing_noised_is_infinite_never_zero():
     assert math.isinf(local.headline_run())
 
 
-def test_pure_epsilon_composes_additively_and_the_smaller_view_wins():
+def test_pure_epsilon_composes_by_pld_and_the_smaller_view_wins():
+    from fedcore.accounting.pure import compose_pure
+
     ledger = Ledger(2, np.full(2, 1e-5))
     for _ in range(3):
         ledger.record(torch.tensor([0, 1]), torch.ones(2), pure=torch.tensor([0.5, 100.0]),
                       gaussian=GaussianRecord(torch.tensor([0.1, 20.0])))
     rdp = [reference_epsilon(0.1, 1.0, 3, 1e-5), reference_epsilon(20.0, 1.0, 3, 1e-5)]
-    assert ledger.headline().tolist() == pytest.approx([min(1.5, rdp[0]), min(300.0, rdp[1])])
-    assert ledger.headline()[0] == 1.5 and ledger.headline()[1] < 300
+    pure = [compose_pure({0.5: 3}, 1e-5), compose_pure({100.0: 3}, 1e-5)]
+    assert pure[0] <= 1.5 and pure[1] <= 300.0                      # never above the sum
+    assert ledger.pure.tolist() == [1.5, 300.0]                     # the sum is still kept
+    assert ledger.headline().tolist() == pytest.approx([min(pure[0], rdp[0]), min(pure[1], rdp[1])])
+    assert ledger.headline()[0] == pure[0] and ledger.headline()[1] < 300
+
+
+def test_pure_count_splits_a_round_into_equal_releases():
+    """``pure_count``: a round of d per-weight releases is d releases of pure / d each."""
+    from fedcore.accounting.pure import compose_pure
+
+    ledger = Ledger(1, np.full(1, 1e-5))
+    for _ in range(4):
+        ledger.record(torch.tensor([0]), None, pure=torch.tensor([50.0]), pure_count=torch.tensor([100.0]))
+    assert ledger.pure_releases[0] == {0.5: 400}
+    assert ledger.headline()[0] == pytest.approx(compose_pure({0.5: 400}, 1e-5))
+    assert ledger.headline()[0] < 0.5 * 200
 
 
 def test_a_release_outside_every_bound_makes_the_client_infinite():

@@ -8,7 +8,8 @@ Records *what happened* each round (the Opacus accountant lesson) and derives, p
   releases were all covered by Gaussian records (None elsewhere);
 - the **headline** epsilon (:mod:`fedcore.accounting.headline`): the tightest rigorous
   bound for the mechanism's threat model, per client and per run; infinity when nothing
-  was noised;
+  was noised. Pure-eps releases are kept as ``{eps: count}`` per client and composed by
+  their privacy loss distribution (:mod:`.pure`), which is tighter than their sum;
 - any labelled *claim* a mechanism reports (e.g. LDP-FL's "per-weight eps with
   shuffling" vs "composed eps without shuffling", a paper's closed-form total), so a
   paper's figure and the accountant's are shown side by side.
@@ -19,6 +20,7 @@ the round); each covered client composes ``steps`` steps at its own noise multip
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -26,6 +28,7 @@ import numpy as np
 import torch
 
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
+from .pure import compose_pure
 from .rdp import ORDERS, gaussian_rdp, rdp_epsilons
 
 
@@ -70,7 +73,8 @@ class Ledger:
         self.basic = np.zeros(num_clients)
         self.rdp = np.zeros((num_clients, len(ORDERS)))
         self.rdp_valid = np.ones(num_clients, dtype=bool)     # every release covered by an RDP record
-        self.pure = np.zeros(num_clients)
+        self.pure = np.zeros(num_clients)                     # summed pure eps (basic composition)
+        self.pure_releases: list[dict[float, float]] = [{} for _ in range(num_clients)]
         self.pure_valid = np.ones(num_clients, dtype=bool)    # every release has a pure-eps bound
         self.exposed = np.zeros(num_clients, dtype=bool)      # released something with no bound
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
@@ -84,9 +88,11 @@ class Ledger:
     def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
                gaussian: Optional[GaussianRecord] = None,
                claims: Optional[dict[str, torch.Tensor]] = None,
-               pure: Optional[torch.Tensor] = None) -> None:
+               pure: Optional[torch.Tensor] = None, pure_count: Optional[torch.Tensor] = None) -> None:
         """Add one round: ``clients`` uploaded; ``spent``, ``claims`` and ``pure`` (rigorous
-        pure eps of this round) are aligned with them; ``gaussian`` covers its own clients."""
+        pure eps of this round) are aligned with them; ``pure_count``: how many releases of
+        ``pure / pure_count`` eps each make up ``pure`` (None: one); ``gaussian`` covers its
+        own clients."""
         ids = clients.cpu().numpy().astype(np.int64)
         if spent is not None:
             np.add.at(self.basic, ids, _numpy(spent))
@@ -107,7 +113,12 @@ class Ledger:
         self.rdp_valid[uncovered] = False
         with_pure = np.zeros_like(covered)
         if pure is not None:
-            np.add.at(self.pure, ids, _numpy(pure))
+            values = _numpy(pure)
+            np.add.at(self.pure, ids, values)
+            counts = np.ones_like(values) if pure_count is None else np.broadcast_to(_numpy(pure_count), values.shape)
+            for c, total, k in zip(ids, values, counts):
+                unit = float(f"{total / k:.12g}")
+                self.pure_releases[c][unit] = self.pure_releases[c].get(unit, 0) + k
             with_pure[ids] = True
         else:
             self.exposed[uncovered] = True
@@ -127,9 +138,15 @@ class Ledger:
         """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
         return rdp_epsilons(self.rdp, self.delta)
 
+    def pure_composed(self) -> np.ndarray:
+        """``[N]`` each client's pure-eps releases composed by their PLD (:mod:`.pure`), at its delta."""
+        return np.array([compose_pure(r, d) if ok else math.inf
+                         for r, d, ok in zip(self.pure_releases, self.delta, self.pure_valid)])
+
     def headline(self) -> np.ndarray:
         """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`."""
-        return headline_epsilons(self.rdp, self.rdp_valid, self.pure, self.pure_valid, self.exposed,
+        pure = self.pure_composed() if self.pure_valid.any() and self.pure.any() else self.pure
+        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed,
                                  self.delta, self.threat_model)
 
     def headline_run(self) -> float:

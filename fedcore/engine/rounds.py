@@ -77,6 +77,7 @@ def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor
         global_flat = global_flat + step
         s.params = unflatten(global_flat, s.params)
     s.mechanism.after_round(step, rnd)
-    ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon)
+    ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
+                  upload.pure_count)
     return ServerResult(global_flat, upload.events + result.events, {**upload.signals, **result.signals},
                         upload.clients.tolist(), result.weights.tolist())

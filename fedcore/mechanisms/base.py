@@ -35,7 +35,11 @@ class Upload:
                   states (added up by the ledger and shown beside the accountant's).
     pure_epsilon: ``[m]`` rigorous pure epsilon of this round's release (two-point,
                   Laplace, the sign mechanism's randomized-response bound), composed
-                  additively by the ledger's headline; None when the mechanism has none.
+                  by the ledger's headline (:mod:`fedcore.accounting.pure`); None when the
+                  mechanism has none.
+    pure_count:   ``[m]`` how many releases of equal pure epsilon make up ``pure_epsilon``
+                  (per-weight two-point, per-coordinate sign: the number of weights; None:
+                  one release), so the ledger composes them by their PLD, not their sum.
     linkable:     False when uploads are shuffled (LDP-FL) and cannot be tied to clients.
     """
 
@@ -47,6 +51,7 @@ class Upload:
     gaussian: Optional[GaussianRecord] = None
     claims: dict[str, torch.Tensor] = field(default_factory=dict)
     pure_epsilon: Optional[torch.Tensor] = None
+    pure_count: Optional[torch.Tensor] = None
     linkable: bool = True
     events: list[MethodEvent] = field(default_factory=list)
     signals: dict[str, float] = field(default_factory=dict)

@@ -124,6 +124,7 @@ class LdpSignMechanism(Mechanism):
         per_round = self.ctx.epsilon[clients]
         return Upload(values=signs, clients=clients, is_sign=True, noise_std=sigma, spent=per_round,
                       pure_epsilon=sign_pure_epsilon(c, sigma, self.ctx.num_params),
+                      pure_count=torch.full_like(sigma, self.ctx.num_params),
                       gaussian=GaussianRecord(noise_multiplier=sigma / self.box_diameter),
                       claims={"paper (PLDP-FL)": per_round},
                       signals={**signals, "noise_std_mean": float(sigma.mean())})

@@ -162,6 +162,7 @@ class TwoPointMechanism(Mechanism):
         literal = self.options.per_layer and self.options.layer_range == "own_update"
         return Upload(values=values, clients=clients, noise_std=std_bound, spent=composed, claims=claims,
                       pure_epsilon=None if literal else composed,
+                      pure_count=torch.full_like(eps, self.ctx.num_params),
                       linkable=not self.options.shuffle,
                       signals={"clipped_fraction": float((clipped != updates).float().mean())})
 
