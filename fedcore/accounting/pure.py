@@ -10,12 +10,17 @@ is that PLD; composing it gives an (ε', δ) bound valid for *any* k ε-DP relea
 (two-point, the stochastic sign's per-coordinate randomized response, Laplace).
 
 :func:`compose_pure` takes a client's releases as ``{ε: count}`` and returns the smaller of
-the PLD bound and the plain sum. The PLD grid is a divisor of the smallest ε, so the
-two-point loss values ±ε sit on the grid exactly (no discretisation loss); the result is
-rounded *up* to the grid.
+the composed bound and the plain sum. When every release has the same ε (every mechanism
+here: a client's per-weight or per-round ε is fixed for the run) the k-fold randomized
+response's δ(ε') has a closed form (:func:`exact_rr_delta`), inverted exactly by
+:func:`_exact_epsilon`: continuous and increasing in ε, which a calibration by bisection
+needs. Releases of different ε are composed by dp-accounting's PLD, on a grid that divides
+the smallest ε (the two-point loss values ±ε sit on it exactly) with the result rounded up.
 
 >>> round(compose_pure({1.0: 13000}, 1e-5))
-6436
+6435
+>>> 0.5 * 20 + 1.0 * 5 > compose_pure({0.5: 20, 1.0: 5}, 1e-5)   # mixed ε: dp-accounting's PLD
+True
 >>> compose_pure({0.5: 1}, 1e-5)        # one release: the pure ε itself
 0.5
 """
@@ -40,6 +45,8 @@ def compose_pure(releases: Mapping[float, float], delta: float) -> float:
     if sum(c for _, c in items) == 1 or delta <= 0 or max(e for e, _ in items) > MAX_UNIT:
         return total
     try:
+        if len(items) == 1:
+            return min(total, _exact_epsilon(items[0][0], items[0][1], float(delta)))
         return min(total, _pld_epsilon(items, float(delta)))
     except (OverflowError, ValueError, MemoryError):  # a PLD dp-accounting cannot build: the sum holds
         return total
@@ -62,6 +69,34 @@ def _pld_epsilon(items: tuple, delta: float) -> float:
         part = one.self_compose(count) if count > 1 else one
         composed = part if composed is None else composed.compose(part)
     return float(composed.get_epsilon_for_delta(delta))
+
+
+@lru_cache(maxsize=4096)
+def _exact_epsilon(epsilon: float, k: int, delta: float) -> float:
+    """Smallest ε' with :func:`exact_rr_delta` ``(epsilon, k, ε') <= delta``, in closed form.
+
+    With ``A_i = C(k,i) e^{(k-i)ε} / (1+e^ε)^k`` and ``B_i = C(k,i) e^{iε} / (1+e^ε)^k``, for ε'
+    between the loss values ``L_m = (k-2m)ε < ε' <= L_{m-1}`` the releases with loss above ε'
+    are ``i < m`` and ``δ(ε') = sum_{i<m} A_i - e^{ε'} sum_{i<m} B_i``: prefix sums (in log
+    space) give δ at every breakpoint, and inside the crossing interval ε' solves exactly.
+    """
+    import numpy as np
+    from scipy.special import gammaln
+
+    i = np.arange(k + 1, dtype=np.float64)
+    log_c = gammaln(k + 1) - gammaln(i + 1) - gammaln(k - i + 1) - k * np.logaddexp(0.0, epsilon)
+    log_a = np.logaddexp.accumulate(log_c + (k - i) * epsilon)        # log sum_{i' <= i} A_i'
+    log_b = np.logaddexp.accumulate(log_c + i * epsilon)
+    loss = (k - 2 * i) * epsilon                                       # L_i, decreasing
+    # delta at the breakpoint L_m counts i < m: prefix m - 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        at_break = np.exp(log_a[:-1]) - np.exp(loss[1:] + log_b[:-1])  # δ(L_m), m = 1..k
+    above = np.flatnonzero(at_break > delta)                           # ε' lies above these L_m
+    if len(above) == 0:
+        return max(0.0, float(loss[0]) if delta <= 0 else 0.0)
+    m = int(above[0]) + 1                                              # the largest L_m with δ(L_m) > delta
+    log_rest = log_a[m - 1] + np.log1p(-delta * np.exp(-log_a[m - 1]))
+    return max(0.0, float(min(loss[m - 1], log_rest - log_b[m - 1])))
 
 
 def exact_rr_delta(epsilon: float, k: int, eps_prime: float) -> float:
