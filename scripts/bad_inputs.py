@@ -1,9 +1,10 @@
 """Feed the CLI a corpus of bad configurations and count how each one fails.
 
-    python scripts/bad_inputs.py [--root PATH_TO_A_CHECKOUT]
+    python scripts/bad_inputs.py [--root PATH_TO_A_CHECKOUT] [--commands audit,reproduce]
 
-Each case runs ``python -m fedcore run ...`` (in a forked child of one warm interpreter,
-with a 6 GB address-space limit and a time limit) and is classed as:
+Each case runs ``python -m fedcore run ...`` (or ``audit``, ``reproduce``, ``sweep``: the
+:data:`COMMAND_CASES`) in a forked child of one warm interpreter, with a 6 GB address-space
+limit and a time limit, and is classed as:
 
 - ``clear``: exit 2 and one stderr line naming what is wrong (no traceback);
 - ``traceback``: a Python traceback reached the user;
@@ -12,7 +13,10 @@ with a 6 GB address-space limit and a time limit) and is classed as:
 
 The corpus holds the bad inputs reported in issue 12 plus one or more per config field:
 out-of-range numbers, wrong types, NaN / Infinity, unknown names, malformed ``--set`` and
-``--config`` files.
+``--config`` files; and those of issue 22 for the other commands: numbers far out of range
+(``audit --canaries 1000000000``), options the chosen audit would ignore, run settings that
+used to end in an empty report (``reproduce --set rounds=-3``), an ``--out`` that cannot be
+written (checked before training), a sweep far over its size cap.
 """
 from __future__ import annotations
 
@@ -63,6 +67,31 @@ CONFIG_FILES = [b"[1, 2]", b"null", b'{"privacy": [1, 2]}', b'{"rounds": ' + b"9
                 bytes(range(256)), b'{"rounds": NaN}', b'{"rounds": Infinity}', b"{", b'"text"',
                 b'{"privacy": {"epsilon": "abc"}}']
 PRESETS = ["nope", "pldp_mnist_iid"]
+LAPLACE = ["--set", "privacy.mechanism=laplace", "--set", "privacy.aggregator=mean"]   # a distinguishing audit
+BIG = "1000000000000"
+COMMAND_CASES = [
+    # audit: every number bounded, options the chosen audit does not use refused, --out checked first
+    ["audit", "--preset", "demo", "--canaries", "1000000000"], ["audit", "--preset", "demo", "--canaries", "5"],
+    ["audit", "--preset", "demo", "--trials", BIG], ["audit", "--preset", "demo", "--dim", BIG],
+    ["audit", "--preset", "demo", "--trials", "5000"], ["audit", "--preset", "demo", "--dim", "10"],
+    ["audit", "--preset", "demo", *LAPLACE, "--canaries", "100"], ["audit", "--preset", "demo", *LAPLACE, "--trials", "3"],
+    ["audit", "--preset", "demo", *LAPLACE, "--trials", "100000000"],
+    ["audit", "--preset", "demo", *LAPLACE, "--dim", "0"], ["audit", "--preset", "demo", "--seed", "-1"],
+    ["audit", "--preset", "demo", "--confidence", "1.5"], ["audit", "--preset", "demo", "--confidence", "nan"],
+    ["audit", "--preset", "demo", "--client", "99"], ["audit", "--preset", "demo", "--set", "rounds=-3"],
+    ["audit", "--preset", "demo", "--out", "/proc/nope/audit.json"],
+    ["audit", "--preset", "demo", "--kind", "distinguishing"],
+    # reproduce: settings and --out checked before any training
+    ["reproduce", "ldp_fl", "--quick", "--set", "rounds=-3"], ["reproduce", "ldp_fl", "--quick", "--set", "rounds=1e12"],
+    ["reproduce", "ldp_fl", "--quick", "--set", "nope=1"], ["reproduce", "ldp_fl", "--quick", "--set", "noequals"],
+    ["reproduce", "ldp_fl", "--quick", "--seeds", BIG], ["reproduce", "ldp_fl", "--quick", "--seeds", "0"],
+    ["reproduce", "ldp_fl", "--quick", "--tables", "nope"], ["reproduce", "ldp_fl", "--quick", "--out", "/proc/nope"],
+    # sweep: its size cap checked before the points are built
+    ["sweep", "--preset", "demo", "--epsilons", ",".join(f"{1 + i / 100:g}" for i in range(10_000))],
+    ["sweep", "--preset", "demo", "--seeds", BIG], ["sweep", "--preset", "demo", "--epsilons", "-1"],
+    ["sweep", "--preset", "demo", "--audit", "3"], ["sweep", "--preset", "demo", "--set", "rounds=-3"],
+]
+"""Bad input on the other commands; each writes (if it wrongly ran) into a scratch folder."""
 
 
 def cases() -> list[list[str]]:
@@ -74,6 +103,12 @@ def cases() -> list[list[str]]:
         path = folder / f"bad{i}.json"
         path.write_bytes(content)
         out.append(["--config", str(path)])
+    out = [["run", *case] for case in out]
+    for i, case in enumerate(COMMAND_CASES):
+        if "--out" not in case:   # a case that wrongly runs must not write into the checkout
+            scratch = folder / f"out{i}"
+            case = [*case, "--out", str(scratch if case[0] == "reproduce" else scratch.with_suffix(".json"))]
+        out.append(case)
     return out
 
 
@@ -85,7 +120,7 @@ def _child(args: list[str], conn) -> None:
         try:
             from fedcore.cli import main
 
-            code = main(["run", *args])
+            code = main(args)
         except SystemExit as exc:
             code = exc.code
         except BaseException:  # noqa: BLE001  (what a user would see: a traceback)
@@ -111,6 +146,8 @@ def main() -> None:
     p.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("-v", action="store_true", help="print every case")
+    p.add_argument("--commands", default="run,audit,reproduce,sweep",
+                   help="only the cases of these commands (comma-separated; default all)")
     args = p.parse_args()
     os.chdir(args.root)
     sys.path.insert(0, args.root)
@@ -120,7 +157,8 @@ def main() -> None:
 
     ctx = mp.get_context("fork")
     counts: dict[str, int] = {}
-    for case in cases():
+    commands = set(args.commands.split(","))
+    for case in [c for c in cases() if c[0] in commands]:
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_child, args=(case, child))
         proc.start()
@@ -134,7 +172,7 @@ def main() -> None:
         counts[kind] = counts.get(kind, 0) + 1
         if args.v or kind != "clear":
             line = err.strip().splitlines()[-1] if err.strip() else ""
-            print(f"{kind:<9} exit {code}  {' '.join(case)[:70]:<70}  {line[:110]}")
+            print(f"{kind:<9} exit {code}  {' '.join(case)[:70]:<70}  {line[:110]}", flush=True)
     total = sum(counts.values())
     print(f"{total} bad inputs: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 

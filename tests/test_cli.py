@@ -1,7 +1,13 @@
-"""`python -m fedcore`: exit codes, per-round lines, JSON-lines output, registry listing."""
+"""`python -m fedcore`: exit codes, per-round lines, JSON-lines output, registry listing; bad
+input on every command (one line, exit 2, before any work)."""
+import importlib.util
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from fedcore.cli import main
 
@@ -54,3 +60,60 @@ def test_module_entry_point_exit_code():
     bad = subprocess.run([sys.executable, "-m", "fedcore", "run", "--set", "rounds=0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "rounds: got 0" in bad.stderr
+
+
+# --- issue 22: bad input on the new commands: bounded, checked before any work, one line, exit 2 ---
+def _bad_inputs():
+    """scripts/bad_inputs.py, the corpus ``python scripts/bad_inputs.py`` feeds the CLI."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bad_inputs.py"
+    spec = importlib.util.spec_from_file_location("bad_inputs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+NEW_COMMAND_CASES = [
+    (["audit", "--preset", "demo", "--canaries", "1000000000"], "--canaries: got 1000000000"),
+    (["audit", "--preset", "demo", "--trials", "1000000000000"], "--trials: got 1000000000000"),
+    (["audit", "--preset", "demo", "--dim", "1000000000000"], "--dim: got 1000000000000"),
+    (["audit", "--preset", "demo", "--trials", "5000"], "not used by the canary audit"),
+    (["audit", "--preset", "demo", "--dim", "10"], "not used by the canary audit"),
+    (["audit", "--preset", "demo", "--set", "privacy.mechanism=laplace", "--set", "privacy.aggregator=mean",
+      "--canaries", "100"], "not used by the distinguishing audit"),
+    (["audit", "--preset", "demo", "--seed", "-1"], "--seed: got -1"),
+    (["audit", "--preset", "demo", "--out", "/proc/nope/audit.json"], "--out"),
+    (["reproduce", "ldp_fl", "--quick", "--set", "rounds=-3"], "rounds: got -3"),
+    (["reproduce", "ldp_fl", "--quick", "--seeds", "1000000000000"], "--seeds: got 1000000000000"),
+    (["reproduce", "ldp_fl", "--quick", "--out", "/proc/nope"], "--out '/proc/nope'"),
+    (["run", "--preset", "demo", "--set", "privacy.mechanism=gaussian", "--set", "privacy.mechanism_options.clip=Infinity"],
+     "privacy.mechanism_options.clip: got 'Infinity'; must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("argv, named", NEW_COMMAND_CASES, ids=lambda v: " ".join(v)[:60] if isinstance(v, list) else None)
+def test_bad_input_on_the_new_commands_is_one_line_and_exit_2_before_any_work(argv, named, tmp_path, capsys,
+                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)            # a case that wrongly ran writes its default --out here
+    start = time.monotonic()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and err.count("\n") == 0 and "Traceback" not in err, err
+    assert named in err, err
+    assert time.monotonic() - start < 20, "checked before any training"
+    assert not any(tmp_path.iterdir()), "nothing written"
+
+
+def test_the_bad_inputs_corpus_holds_the_new_commands_and_the_cases_above():
+    corpus = _bad_inputs().cases()
+    commands = {case[0] for case in corpus}
+    assert {"run", "audit", "reproduce", "sweep"} <= commands
+    for argv, _ in NEW_COMMAND_CASES[:-1]:
+        assert any(case[:len(argv)] == argv for case in corpus), argv
+    assert all("--out" in case for case in corpus if case[0] != "run")   # never into the checkout
+
+
+def test_bad_inputs_classes_a_clear_line_apart_from_a_traceback():
+    classify = _bad_inputs().classify
+    assert classify(2, "error: --canaries: got 5; must be an integer in [20, 10,000]\n") == "clear"
+    assert classify(1, "Traceback (most recent call last):\n  ...\nRuntimeError: x") == "traceback"
+    assert classify(0, "") == "accepted"

@@ -8,6 +8,7 @@ tensors there. ``FEDCORE_OFFLINE=1`` switches downloads off.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,12 +66,58 @@ def fetching(name: str, root: Path, expected: str, download: bool) -> Iterator[N
     except (OSError, RuntimeError) as err:
         how = ("downloads are off (download=False or FEDCORE_OFFLINE=1)" if not download
                else "the download failed (no network?)")
-        raise DatasetUnavailable(
+        unavailable = DatasetUnavailable(
             f"dataset {name!r} is not available under {root}: {how}; "
             f"{type(err).__name__}: {str(err).strip()}. "
             f"Expected files under {root}: {expected}. Put them there (the folder must be "
             f"writable: archives are extracted in place), or set {ROOT_ENV} to a folder "
             f"that has them."
-        ) from err
+        )
+        # what a visitor of a shared server may read: no server path, no exception text
+        unavailable.public = (f"dataset {name!r} is not available on this server: "
+                              f"{'downloads are off' if not download else 'the download failed'}. "
+                              f"The host puts its files ({expected}) under ${ROOT_ENV}.")
+        raise unavailable from err
     finally:
         socket.setdefaulttimeout(previous)
+
+
+_PATH = re.compile(r"(?<![\w.:/\\-])(?:~|[A-Za-z]:)?(?:[/\\][^\s/\\'\"`()\[\]{},;:<>|*?]+){2,}[/\\]?")
+"""An absolute path (``/srv/data/x``, ``~/.cache/y``, ``C:\\data``) of two segments or more;
+not a URL's path (``http://host/a/b``) nor ``1/3`` or ``and/or``."""
+PATH_PLACEHOLDER = "<path>"
+
+
+def redact_paths(text: str) -> str:
+    """``text`` without this server's paths: the data root reads ``$FEDCORE_DATA``, every
+    other absolute path :data:`PATH_PLACEHOLDER`.
+
+    >>> redact_paths("no files under /srv/fl/data; see /home/ann/x.log or ~/notes, not 1/3 or http://a/b/c")
+    'no files under <path>; see <path> or ~/notes, not 1/3 or http://a/b/c'
+    >>> redact_paths("it was written to /tmp/a/b.")
+    'it was written to <path>.'
+    """
+    text = str(text)
+    root = str(data_root())
+    if len(root) > 1:
+        text = text.replace(root, "$" + ROOT_ENV)
+    # a full stop after a path ends the sentence, not the path
+    return _PATH.sub(lambda m: PATH_PLACEHOLDER + m.group(0)[len(m.group(0).rstrip(".")):], text)
+
+
+def public_message(error) -> str:
+    """What a visitor of a shared server may read of ``error`` (an exception or its text):
+    the exception's ``public`` text where it has one (:class:`DatasetUnavailable` raised by
+    :func:`fetching`: no server path, no library's exception text), else the text with the
+    server's paths removed (:func:`redact_paths`). The CLI and the host's log keep the full
+    message.
+
+    >>> err = DatasetUnavailable("dataset 'x' is not available under /srv/d: OSError: ...")
+    >>> public_message(err)
+    "dataset 'x' is not available under <path>: OSError: ..."
+    >>> err.public = "dataset 'x' is not available on this server"
+    >>> public_message(err)
+    "dataset 'x' is not available on this server"
+    """
+    public = getattr(error, "public", None)
+    return public if isinstance(public, str) and public else redact_paths(str(error))

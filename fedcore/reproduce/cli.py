@@ -30,15 +30,17 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
 
 def cmd_reproduce(args) -> int:
     from ..config import parse_value
-    from .run import reproduce
+    from .run import check_request, reproduce
 
     extra = {}
     for item in args.set or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise FedcoreError(f"--set {item!r}: expected key=value, e.g. --set rounds=2")
+        if not sep or not key.strip():
+            raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=2")
         extra[key.strip()] = parse_value(value.strip(), None)
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
+    # every setting, every run's config and --out checked before any training (local or Ray)
+    check_request(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None)
     if getattr(args, "ray", None):
         from ..distributed.cli import reproduce_on_ray
         return reproduce_on_ray(args, extra, tables)

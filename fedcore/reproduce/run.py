@@ -19,13 +19,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..errors import FedcoreError
+from ..errors import ConfigError, FedcoreError
 from .presets import PAPERS
 from .spec import Paper, RowStats, Table
 
 QUICK_LABEL = "quick (CPU, reduced)"
 FULL_LABEL = "full (paper settings)"
 DEFAULT_OUT = "assets/reproduction"
+MAX_SEEDS = 100
+"""Seeds per experiment at most (``--seeds``)."""
 
 
 def row_configs(table: Table, *, quick: bool, extra: Optional[dict] = None) -> dict:
@@ -107,6 +109,8 @@ def _mean_curve(curves: list[list]) -> tuple[list, list]:
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
               log: Callable[[str], None] = print, memo: Optional[dict] = None) -> dict:
     """Train every row of ``table`` for every seed; the table's JSON record."""
+    from ..data.root import public_message
+
     record = {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
               "quick_notes": table.quick_notes if quick else "", "reference": table.reference,
               "target": (table.quick_target if quick and table.quick_target is not None else table.target),
@@ -115,8 +119,8 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
     try:
         configs = row_configs(table, quick=quick, extra=extra)
     except (FedcoreError, KeyError) as exc:
-        record["status"] = f"skipped: invalid configuration: {exc}"
-        log(f"  {table.key}: {record['status']}")
+        record["status"] = f"skipped: invalid configuration: {public_message(exc)}"
+        log(f"  {table.key}: skipped: invalid configuration: {exc}")
         return record
     for row in table.rows:
         entry = {"key": row.key, "label": row.label, "short": row.name, "preset": row.preset, "paper": row.paper,
@@ -131,8 +135,10 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
             try:
                 result = train(cfg.replace(seed=seed), memo)
             except FedcoreError as exc:   # dataset unavailable, or impossible once the data is known
-                record["status"] = f"skipped: {exc}"
-                log(f"  {table.key}: {record['status']}")
+                # the record is published (the Papers page, assets/): no path or exception text of
+                # this machine in it; the log line keeps the whole message
+                record["status"] = f"skipped: {public_message(exc)}"
+                log(f"  {table.key}: skipped: {exc}")
                 break
             runs.append(result)
             log(f"  {table.key} / {row.key} / seed {seed}: accuracy {result['final']:.4f} "
@@ -206,12 +212,7 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     from ..engine.device import resolve_device
     from .report import markdown
 
-    paper = paper_named(paper_key)
-    chosen = [paper.table(k) for k in tables] if tables else \
-        [t for t in paper.tables if t.in_quick or not quick]
-    n = seeds if seeds is not None else (paper.quick_seeds if quick else paper.seeds)
-    if n < 1:
-        raise FedcoreError(f"--seeds: got {n}; must be >= 1")
+    paper, chosen, n = check_request(paper_key, quick=quick, seeds=seeds, out=out, tables=tables, extra=extra)
     seed_list = list(range(n))
     label = QUICK_LABEL if quick else FULL_LABEL
     if extra:
@@ -239,6 +240,51 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     log(f"wrote {out / (paper.key + '.json')} and {out / (paper.key + '.md')} "
         f"in {record['elapsed_s']:.0f}s")
     return record
+
+
+def check_request(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
+                  out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
+                  extra: Optional[dict] = None) -> tuple[Paper, list[Table], int]:
+    """Everything :func:`reproduce` can check before it trains: the paper and its tables, the
+    number of seeds, every run's configuration with ``extra`` applied (``--set rounds=-3``
+    names ``rounds``) and that ``out`` is a folder this process can write. Returns
+    ``(paper, tables to run, seeds)``; raises :class:`FedcoreError` (the CLI: one line, exit 2).
+    """
+    paper = paper_named(paper_key)
+    chosen = [paper.table(k) for k in tables] if tables else \
+        [t for t in paper.tables if t.in_quick or not quick]
+    n = seeds if seeds is not None else (paper.quick_seeds if quick else paper.seeds)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SEEDS:
+        raise ConfigError("--seeds", n, f"must be an integer in [1, {MAX_SEEDS}]")
+    for table in chosen:
+        try:
+            row_configs(table, quick=quick, extra=extra)
+        except KeyError as exc:   # an unknown --set name
+            raise ConfigError("--set", ", ".join(f"{k}={v}" for k, v in (extra or {}).items()),
+                              str(exc.args[0] if exc.args else exc)) from None
+    check_out_dir(out)
+    return paper, chosen, n
+
+
+def check_out_dir(out: str | Path) -> Path:
+    """``out`` as a folder this process can write (created if missing), or a one-line
+    :class:`FedcoreError` naming ``--out``: checked before hours of training, not after."""
+    import os
+    import tempfile
+
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise FedcoreError(f"--out {str(out)!r}: cannot write results there ({why}); "
+                           "pick a folder this user can write") from None
+    for name in os.listdir(folder):
+        if name.endswith((".json", ".md")) and not os.access(folder / name, os.W_OK):
+            raise FedcoreError(f"--out {str(out)!r}: {name} there is read-only; pick another folder")
+    return folder
 
 
 def _merge(old: dict, new: dict, paper: Paper) -> dict:
