@@ -18,7 +18,8 @@ from fedcore.context import RunContext
 from fedcore.engine.loop import iter_run
 from fedcore.errors import ConfigError
 from fedcore.mechanisms import MECHANISMS
-from fedcore.mechanisms.dp_sgd import INT_ORDERS, calibrate_noise_multiplier, sampled_gaussian_rdp
+from fedcore.accounting.calibrate import calibrate_noise_multiplier
+from fedcore.accounting.rdp import INT_ORDERS, SampledGaussianRdp
 from fedcore.mechanisms.gaussian import pldp_sigma
 from fedcore.mechanisms.two_point import shuffle_columns, two_point
 from fedcore.models import MODELS
@@ -240,7 +241,7 @@ def test_laplace_scale_is_l1_sensitivity_over_eps():
 def test_sampled_gaussian_rdp_matches_dp_accounting():
     at = [list(ORDERS).index(a) for a in INT_ORDERS]
     for q, z in [(0.01, 0.8), (0.05, 1.0), (0.3, 2.5), (1.0, 3.0)]:
-        assert np.allclose(sampled_gaussian_rdp(q, z)[0], gaussian_rdp(z, q)[at], rtol=1e-9)
+        assert np.allclose(SampledGaussianRdp(q)(z)[0], gaussian_rdp(z, q)[at], rtol=1e-9)
 
 
 @pytest.mark.parametrize("eps,delta,q,steps", [(1.0, 1e-5, 32 / 600, 20 * 5), (5.0, 1e-5, 32 / 600, 20 * 5),

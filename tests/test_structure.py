@@ -30,7 +30,8 @@ def private_imports(package: str) -> set[str]:
                 continue
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
-                    found.add(f"{path.relative_to(ROOT).as_posix()}: from {'.' * node.level}{module} import {alias.name}")
+                    where = path.relative_to(ROOT).as_posix()
+                    found.add(f"{where}: from {'.' * node.level}{module} import {alias.name}")
     return found
 
 

@@ -52,120 +52,28 @@ therefore much weaker than the accounting suggests. The ledger shows both, label
   steps). It reaches ``eps_i`` after ``T`` rounds by construction;
 - ``spent`` (basic): ``eps_i / T`` per upload, the round's share of the calibrated budget.
 
-The RDP arithmetic is vectorised over groups (:func:`sampled_gaussian_rdp`,
-:func:`rdp_to_epsilon`, :func:`calibrate_noise_multiplier`) and matches dp-accounting at
-the integer orders of :data:`fedcore.accounting.rdp.ORDERS` up to 256 (about 2 s for 100
-distinct groups on a laptop core, against ~1 s *per group* through dp-accounting's
-``calibrate_dp_mechanism``). The ledger also uses the fractional and larger orders, so its
-figure is at most ours: within 1% for the papers' budgets, a few % below the target at
-large eps (optimal order near 2-3), where the calibrated noise is then slightly conservative.
+The RDP arithmetic is vectorised over groups (:class:`fedcore.accounting.rdp.SampledGaussianRdp`,
+:func:`fedcore.accounting.calibrate.calibrate_noise_multiplier`) and matches dp-accounting at
+the integer orders up to 256 (about 2 s for 100 distinct groups on a laptop core, against
+~1 s *per group* through dp-accounting's ``calibrate_dp_mechanism``).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..constraints import Choice, Interval, setting
+from ..accounting.calibrate import calibrate_noise_multiplier
 from ..accounting.ledger import GaussianRecord
-from ..accounting.rdp import ORDERS
+from ..accounting.rdp import INT_ORDERS, SampledGaussianRdp, rdp_epsilons
 from ..errors import ConfigError
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
 CALIBRATIONS = ("paper", "per_step")
 PLACEMENTS = ("step", "round")
-INT_ORDERS = np.array([a for a in ORDERS if a == int(a) and 2 <= a <= 256], dtype=np.float64)
-Z_RANGE = (1e-3, 1e4)
-_CHUNK = 64
-
-
-def sampled_gaussian_rdp(q, z, orders: np.ndarray = INT_ORDERS) -> np.ndarray:
-    """RDP ``[G, O]`` of one Poisson(q)-subsampled Gaussian step with multiplier ``z``, at
-    integer ``orders`` (Mironov, Talwar & Zhang 2019, Sec. 3.3)::
-
-        A_alpha = sum_{i=0}^{alpha} C(alpha, i) q^i (1-q)^(alpha-i) exp((i^2 - i) / (2 z^2))
-        RDP(alpha) = ln(A_alpha) / (alpha - 1)
-    """
-    q, z = np.atleast_1d(np.asarray(q, np.float64)), np.atleast_1d(np.asarray(z, np.float64))
-    return _SeriesRdp(q, orders)(z)
-
-
-def rdp_to_epsilon(rdp: np.ndarray, delta, orders: np.ndarray = INT_ORDERS) -> np.ndarray:
-    """``(eps, delta)`` from RDP curves ``[G, O]``: dp-accounting's ``compute_epsilon``
-    (Canonne, Kamath & Steinke 2020, Prop. 12), vectorised over ``G``."""
-    delta = np.asarray(delta, np.float64).reshape(-1, 1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        eps = rdp + np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)
-        eps = np.where((rdp < 0) | (delta ** 2 + np.expm1(-rdp) > 0), 0.0, eps)
-    return np.maximum(0.0, np.nanmin(eps, axis=1))
-
-
-def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions) -> np.ndarray:
-    """Smallest noise multiplier per group such that ``compositions`` Poisson-subsampled
-    Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP (RDP accountant).
-
-    Bisection in ``log z`` over :data:`Z_RANGE`, all groups at once; returns the private
-    end of the final bracket. Raises ``ConfigError`` where even ``z = 1e4`` is not enough.
-
-    >>> round(float(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)[0]), 3)
-    4.045
-    """
-    eps, delta, q, n = (np.atleast_1d(np.asarray(a, np.float64))
-                        for a in (epsilon, delta, sample_rate, compositions))
-    out = np.empty_like(eps)
-    for start in range(0, len(eps), _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        rdp = _SeriesRdp(q[sl], INT_ORDERS)
-
-        def private(log_z):
-            return rdp_to_epsilon(n[sl, None] * rdp(np.exp(log_z)), delta[sl]) <= eps[sl]
-
-        lo = np.full(len(eps[sl]), math.log(Z_RANGE[0]))
-        hi = np.full(len(eps[sl]), math.log(Z_RANGE[1]))
-        if not np.all(private(hi)):
-            raise ConfigError("privacy.epsilon", float(eps[sl].min()), "is too small for dp_sgd to reach "
-                              f"with a noise multiplier up to {Z_RANGE[1]:g}; raise epsilon or delta")
-        for _ in range(48):
-            mid = (lo + hi) / 2
-            ok = private(mid)
-            hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
-        out[sl] = np.exp(hi)
-    return out
-
-
-class _SeriesRdp:
-    """The binomial series of :func:`sampled_gaussian_rdp` for fixed ``q [G]``, evaluated
-    for any ``z [G]``; orders are split into blocks so that each sums only ``i <= alpha``."""
-
-    def __init__(self, q: np.ndarray, orders: np.ndarray):
-        from scipy.special import gammaln  # on first use: keeps `import fedcore` cheap
-
-        self.orders = orders
-        self.blocks = []
-        for sel in (orders <= 64, orders > 64):
-            if not sel.any():
-                continue
-            a = orders[sel][:, None]
-            i = np.arange(int(a.max()) + 1, dtype=np.float64)
-            inside = i <= a
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log_comb = gammaln(a + 1) - gammaln(i + 1) - gammaln(np.where(inside, a - i, 0) + 1)
-                log_q, log_1mq = np.log(q)[:, None, None], np.log1p(-q)[:, None, None]
-                rest = np.where(a - i > 0, (a - i) * log_1mq, 0.0)          # q = 1: only i = alpha
-                terms = np.where(inside, log_comb + i * log_q + rest, -np.inf)
-            self.blocks.append((sel, terms, (i * i - i) / 2))
-
-    def __call__(self, z: np.ndarray) -> np.ndarray:
-        from scipy.special import logsumexp
-
-        out = np.empty((len(z), len(self.orders)))
-        inv = 1.0 / (z[:, None, None] ** 2)
-        for sel, terms, quad in self.blocks:
-            out[:, sel] = logsumexp(terms + quad * inv, axis=-1) / (self.orders[sel] - 1)
-        return out
 
 
 @MECHANISMS.register("dp_sgd", summary="DP-SGD local training: per-sample clipping and Gaussian noise at every "
@@ -223,7 +131,7 @@ class DpSgdMechanism(Mechanism):
         groups, member = np.unique(keys, axis=1, return_inverse=True)
         z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], ctx.rounds * groups[3])
         self.noise_multiplier = z[member.ravel()]                                    # [N]
-        self._rdp_unit = (per_round[:, None] * sampled_gaussian_rdp(groups[2], z)[member.ravel()])
+        self._rdp_unit = per_round[:, None] * SampledGaussianRdp(groups[2])(z)[member.ravel()]
         self._uploads = np.zeros(len(n), dtype=np.int64)
         self._claimed = np.zeros(len(n))
         self.momentum = local.momentum if local.optimizer == "momentum" else 0.0
@@ -269,8 +177,8 @@ class DpSgdMechanism(Mechanism):
         noise = torch.randn(updates.shape, generator=gen, device=device, dtype=updates.dtype)
         self._uploads[ids] += 1
         units = np.full(len(ids), round) if self.options.calibration == "paper" else self._uploads[ids]
-        cumulative = rdp_to_epsilon(units[:, None] * self._rdp_unit[ids],
-                                    self.ctx.delta[clients].double().cpu().numpy())
+        cumulative = rdp_epsilons(units[:, None] * self._rdp_unit[ids],
+                                  self.ctx.delta[clients].double().cpu().numpy(), INT_ORDERS)
         increment = cumulative - self._claimed[ids]
         self._claimed[ids] = cumulative
         gaussian = None

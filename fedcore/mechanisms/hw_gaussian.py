@@ -169,7 +169,7 @@ class HwGaussianMechanism(Mechanism):
             self.steps_ = steps
             self.sample_rate_ = (local.batch_size / n).clamp(max=1.0)
             if options.noise == "calibrated":
-                from .dp_sgd import calibrate_noise_multiplier
+                from ..accounting.calibrate import calibrate_noise_multiplier
 
                 z = calibrate_noise_multiplier(ctx.epsilon.double().cpu().numpy(), delta.cpu().numpy(),
                                                self.sample_rate_.cpu().numpy(), (ctx.rounds * steps).cpu().numpy())

@@ -11,12 +11,15 @@ Two readings of who adds how much noise (option ``reading``; METHODS section 5, 
   same). Only a trusted aggregator or secure aggregation, which reveals the sum alone,
   makes this private. ``noise="auto"`` then takes ``z`` from dp-accounting: the smallest
   multiplier for which ``T`` rounds of the Poisson(``q``)-subsampled Gaussian are
-  ``(eps_i, delta_i)``-DP at user level (:func:`fedcore.mechanisms.dp_sgd.calibrate_noise_multiplier`).
+  ``(eps_i, delta_i)``-DP at user level (:func:`fedcore.accounting.calibrate.calibrate_noise_multiplier`).
   The ledger charges, every round, every user that could have been sampled (fewer than
   r participations so far) the subsampled Gaussian with multiplier
   ``sigma_sum / C_i``: ``sigma_sum = sqrt(sum_{j in U^t} z_j^2 C_j^2 / |U^t|)`` is the std
   of the sum's noise, ``C_i`` the clip user i would use (rounded down to a 1 % grid, so the
-  figure errs on the safe side and dp-accounting's curves are reused). This assumes the sum is released
+  figure errs on the safe side and dp-accounting's curves are reused; ``z`` is calibrated on
+  that grid, rounded up, so with equal clips a run spends at most its target; with the
+  decaying clip a user whose clip exceeds the round's RMS clip is charged more, and its
+  figure can pass the target). This assumes the sum is released
   with equal weights (the paper's MNIST users all hold 600 images; the ``uldp``
   aggregator's n_i weights then coincide). Needs ``sampling: poisson``.
 - ``"local"`` (the literal per-user reading; threat model *local*): every upload carries
@@ -262,14 +265,14 @@ class UldpGaussian(Mechanism):
                                               STORAGE_DTYPES[o.history_dtype], dev, o.history_on_cpu)
         self.accountant_z: Optional[torch.Tensor] = None
         if o.noise_mode == "accountant":
-            from .dp_sgd import calibrate_noise_multiplier
+            from ..accounting.calibrate import calibrate_noise_multiplier
 
             eps = ctx.epsilon.double().cpu().numpy()
             delta = ctx.delta.double().cpu().numpy()
             keys, member = np.unique(np.stack([eps, delta]), axis=1, return_inverse=True)
             rate = ctx.participation if self.central else 1.0
             z = calibrate_noise_multiplier(keys[0], keys[1], np.full(keys.shape[1], rate),
-                                           np.full(keys.shape[1], ctx.rounds))
+                                           np.full(keys.shape[1], ctx.rounds), grid=self.central)
             self.accountant_z = torch.as_tensor(z[member.ravel()], dtype=torch.float32, device=dev)
 
     def clip_for(self, k: torch.Tensor) -> torch.Tensor:
