@@ -1,10 +1,12 @@
 """Frontier: accuracy against the privacy actually spent, for several methods at once.
 
-Pick methods, a range of target ε and seeds; the sweep trains in a background process
-(``fedcore.sweep.job``: runs x clients in one vmap) and its points appear as they finish.
-The link (``?preset=&methods=&eps=&seeds=&audit=``) restores the view, and a finished
-frontier reopens at once. "Audit each point" adds every run's audited ε lower bound
-(``fedcore.sweep.audit``, the same as ``sweep --audit``) beside the accountant's upper bound.
+Pick a scenario (where each paper's idea matters), methods, a range of ε and seeds; by
+default every method is calibrated to spend exactly the column's headline ε (equal privacy,
+``sweep --match headline``). The sweep trains in a background process (``fedcore.sweep.job``:
+runs x clients in one vmap) and its points appear as they finish, one panel per threat
+model. The link (``?preset=&scenario=&match=&methods=&eps=&seeds=&audit=``) restores the
+view, and a finished frontier reopens at once. "Audit each point" adds every run's audited ε
+lower bound (``fedcore.sweep.audit``, the same as ``sweep --audit``) beside the accountant's.
 """
 import pandas as pd
 import streamlit as st
@@ -15,17 +17,19 @@ from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
 from fedcore.sweep.audit import DEFAULT_TRIALS, findings
 from fedcore.sweep.rows import rows_csv, trade_off
-from fedcore.sweep.scenarios import DEFAULT_METHODS
+from fedcore.sweep.scenarios import SCENARIOS
 from fedcore.sweep.spec import SweepSpec
 from pages.components import frontier as fr
 from pages.components import pacing
 from pages.components import routing
+from pages.components.plain import plain
 
 routing.through_router()
 
 st.title("Privacy–accuracy frontier")
-st.caption("Each point is a training run; the x axis is the **headline ε** it spent — the tightest rigorous "
-           "bound for its threat model, the largest over clients — not the ε it was configured with.")
+st.caption("Each point is a training run; the x axis is the **headline ε** it spent — the tightest proven "
+           "bound for its threat model, the largest over clients. Each threat model has its own panel: "
+           "an ε under one is not comparable with an ε under another.")
 
 if "fr.init" not in st.session_state:
     st.session_state["fr.init"] = True
@@ -35,26 +39,47 @@ if "fr.init" not in st.session_state:
         st.session_state["fr.link_error"] = str(exc)
         linked = {}
     st.session_state["fr.preset"] = linked.get("preset", "demo")
-    st.session_state["fr.methods"] = linked.get("methods", list(DEFAULT_METHODS))
+    st.session_state["fr.scenario"] = linked.get("scenario", "iid")
+    st.session_state["fr.match"] = linked.get("match", "headline")
+    st.session_state["fr.methods"] = linked.get("methods", list(SCENARIOS[st.session_state["fr.scenario"]].methods))
     st.session_state["fr.range0"] = linked.get("range", fr.DEFAULT_RANGE)  # the slider's value= (a range)
+    st.session_state["fr.step"] = linked.get("step", "decade")
     st.session_state["fr.seeds"] = linked.get("seeds", 3)
     st.session_state["fr.audit"] = linked.get("audit", False)
 if st.session_state.get("fr.link_error"):
-    st.warning(f"The link's settings were not used: {st.session_state['fr.link_error']}", icon=":material/link_off:")
+    st.warning(f"The link's settings were not used: {plain(st.session_state['fr.link_error'])}",
+               icon=":material/link_off:")
 
+
+def _scenario_methods():
+    st.session_state["fr.methods"] = list(SCENARIOS[st.session_state["fr.scenario"]].methods)
+
+
+s1, s2 = st.columns([1, 1])
+scenario = s1.selectbox("Scenario", list(SCENARIOS), key="fr.scenario", on_change=_scenario_methods,
+                        format_func=lambda k: SCENARIOS[k].title,
+                        help="Where each paper's idea makes a difference; picking one also picks its methods.")
+s1.caption(f"Exercises {SCENARIOS[scenario].exercises}.")
+match = s2.radio("Compare at", list(fr.MATCH_LABELS), key="fr.match", format_func=fr.MATCH_LABELS.get,
+                 help="Equal privacy solves each method's own budget (ε per weight, per round, a noise "
+                      "multiplier) so that the proven headline ε it spends equals the column's ε: a fair "
+                      "comparison within one threat model. 'Each paper's own ε' writes the column's ε into "
+                      "every method's setting, where it means different things.")
 c1, c2 = st.columns([1, 3])
 preset = c1.selectbox("Experiment (preset)", PRESETS.names(), key="fr.preset",
                       help="Every method starts from this preset, with its demo-scale settings.")
 methods = c2.multiselect("Methods", [m for m in METHODS.names()], key="fr.methods",
-                         help="Each method also gets its no-privacy reference (the dashed line).")
-c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+                         help="Each method also gets two references with its own settings: no privacy (dashed) and clip "
+                              "only (dotted).")
+c1, c2, c3, c4 = st.columns([3, 1.2, 0.8, 1], vertical_alignment="bottom")
 picked = c1.select_slider(
-    "Target ε range", options=list(fr.EPS_GRID), value=st.session_state["fr.range0"], key="fr.range",
+    "ε range (columns)", options=list(fr.EPS_GRID), value=st.session_state["fr.range0"], key="fr.range",
     format_func=fr._fmt,
     help="ε (epsilon) bounds how much one client's (or one record's) data can change what others see: "
-         "smaller ε = more noise = more privacy. The target is what each method is configured with; the "
-         "chart places each run at the ε it really spent. See the Mechanisms page for what ε means.")
-seeds = c2.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
+         "smaller ε = more noise = more privacy. Under equal privacy each run spends exactly its column's ε; "
+         "under each paper's own ε the chart places each run at the ε it really spent. See the Mechanisms page.")
+step = c2.radio("Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
+seeds = c3.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
 t0, t1, t2 = st.columns([3, 1.2, 0.8], vertical_alignment="center")
 t0.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
 audit = t1.toggle(
@@ -64,8 +89,8 @@ audit = t1.toggle(
          "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
          f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
 low, high = picked if isinstance(picked, (tuple, list)) else (picked, picked)
-eps = fr.epsilons_in(low, high)
-st.query_params.update(fr.to_link(preset, methods, eps, int(seeds), audit))
+eps = fr.epsilons_in(low, high, step) or (low,)
+st.query_params.update(fr.to_link(preset, methods, eps, int(seeds), audit, match, scenario))
 if not audit and "audit" in st.query_params:
     del st.query_params["audit"]
 trials = DEFAULT_TRIALS if audit else 0
@@ -75,10 +100,11 @@ if not methods:
     st.info("Pick at least one method.")
     st.stop()
 try:
-    spec = SweepSpec(preset=preset, methods=tuple(methods), epsilons=eps, seeds=int(seeds))
-    total = len(spec.points())
+    spec = SweepSpec(preset=preset, methods=tuple(methods), epsilons=eps, seeds=int(seeds), match=match,
+                     scenario=scenario)
+    total = spec.count()
 except FedcoreError as exc:
-    st.error(f"These settings cannot run: {exc}", icon=":material/error:")
+    st.error(f"These settings cannot run: {plain(exc)}", icon=":material/error:")
     st.stop()
 
 from fedcore.sweep.job import spec_key  # noqa: E402
@@ -93,11 +119,13 @@ if ray_installed() and t2.toggle("Train on Ray", key="fr.ray", disabled=audit,
     jobs = ray_jobs(jobs.folder)
 key = spec_key(spec, trials)
 state = jobs.status(key)
-train = c3.button("Train frontier" if state["status"] != "finished" else "Trained",
+train = c4.button("Train frontier" if state["status"] != "finished" else "Trained",
                   disabled=state["status"] in ("finished", "running", "starting"), type="primary",
                   icon=":material/play_arrow:", key="fr.train")
-st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy) × {int(seeds)} seed(s), "
-           "trained together in batches in the background"
+st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy + clip only) × {int(seeds)} "
+           "seed(s), trained together in batches in the background"
+           + ("; each method's budget is first solved for, so it spends exactly the column's ε"
+              if match == "headline" else "")
            + ("; each run is then audited, one after another (slower)." if audit else "."))
 if train:
     try:
@@ -115,12 +143,13 @@ def view():
     if now["status"] in ("starting", "running"):
         left, right = st.columns([4, 1], vertical_alignment="center")
         left.progress(min(1.0, len(rows) / max(1, now.get("total") or total)),
-                      text=f"{'Training and auditing' if trials else 'Training'}: "
-                           f"{len(rows)} of {now.get('total') or total} runs done")
+                      text=(f"Starting: {now['phase']}" if now.get("phase") and now["status"] == "starting" else
+                            f"{'Training and auditing' if trials else 'Training'}: "
+                            f"{len(rows)} of {now.get('total') or total} runs done"))
         if right.button("Stop", icon=":material/stop:", key="fr.stop"):
             jobs.stop(key)
     elif now["status"] == "failed":
-        st.error(f"The sweep failed: {now.get('error', 'unknown error')}", icon=":material/error:")
+        st.error(f"The sweep failed: {plain(now.get('error', 'unknown error'))}", icon=":material/error:")
     elif now["status"] == "stopped":
         st.warning(f"Stopped after {len(rows)} of {now.get('total') or total} runs.", icon=":material/stop_circle:")
     if (now["status"] in ("finished", "stopped", "failed")) != (state["status"] in ("finished", "stopped", "failed")):
@@ -133,6 +162,7 @@ def view():
     st.plotly_chart(fr.figure(rows, paper, f"frontier-{key}"), key="fr-chart", width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
                                                      "scale": 2}, "displaylogo": False})
+    st.caption(fr.REFERENCE_NOTE)
     if trials:
         fr.audit_notes(rows, findings(rows))
     st.dataframe(pd.DataFrame(fr.table(rows)), hide_index=True, width="stretch")

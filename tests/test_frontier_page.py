@@ -45,7 +45,9 @@ def test_the_link_restores_the_view(store_dir):
     assert at.multiselect(key="fr.methods").value == ["pldp_b", "kdp_fl"]
     assert at.select_slider(key="fr.range").value == (1.0, 10.0)
     assert at.number_input(key="fr.seeds").value == 2
-    assert "16 runs: 2 method(s) × (3 ε + no privacy) × 2 seed(s)" in texts(at, "caption")
+    assert at.radio(key="fr.step").value == "half"
+    assert at.radio(key="fr.match").value == "headline" and at.selectbox(key="fr.scenario").value == "iid"
+    assert "20 runs: 2 method(s) × (3 ε + no privacy + clip only) × 2 seed(s)" in texts(at, "caption")
     assert "Train frontier" in at.button(key="fr.train").label
     # changing a widget rewrites the link
     at.number_input(key="fr.seeds").set_value(1).run()
@@ -53,6 +55,8 @@ def test_the_link_restores_the_view(store_dir):
 
 
 @pytest.mark.parametrize("query, name", [({"eps": "1,abc"}, "eps"), ({"eps": "0.5,1"}, "eps"),
+                                         ({"eps": "1,3,100"}, "eps"), ({"match": "both"}, "match"),
+                                         ({"scenario": "**x**"}, "scenario"),
                                          ({"methods": "nope"}, "methods"), ({"seeds": "99"}, "seeds"),
                                          ({"audit": "yes"}, "audit"),
                                          ({"preset": "<b>x</b>"}, "preset")])
@@ -70,12 +74,12 @@ def _not_niced(monkeypatch):
 
 
 def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
-    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1)
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
     folder = Path(store_dir) / "sweeps"
     folder.mkdir(exist_ok=True)
-    sweep_main(str(folder), spec_key(spec), spec_to_dict(spec))  # trains 3 runs here, in lockstep
+    sweep_main(str(folder), spec_key(spec), spec_to_dict(spec))  # trains 4 runs here, in lockstep
     assert SweepJobs(folder).status(spec_key(spec))["status"] == "finished"
-    at = frontier_page(methods="pldp_b", eps="1,3", seeds="1")
+    at = frontier_page(methods="pldp_b", eps="1,3", seeds="1", match="target")
     assert not at.exception
     assert at.button(key="fr.train").disabled and at.button(key="fr.train").label == "Trained"
     charts = at.get("plotly_chart")
@@ -87,16 +91,18 @@ def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     names = [t.get("name") for t in fig["data"]]
     assert "pldp_b" in names
     frame = at.dataframe[0].value
-    assert list(frame.columns) == ["method", "ε 1", "ε 3", "no privacy"]
-    assert frame.iloc[0]["method"] == "pldp_b"
+    assert list(frame.columns) == ["method", "threat model", "configured ε 1", "configured ε 3", "clip only",
+                                   "no privacy"]
+    assert frame.iloc[0]["method"] == "pldp_b" and frame.iloc[0]["threat model"] == "local"
     # one seed: the accuracy and the headline ε spent (no ± std of one number, no audit)
-    assert re.fullmatch(r"0\.\d{3} \(ε [0-9.e+]+\)", frame.iloc[0]["ε 1"]), frame.iloc[0]["ε 1"]
+    assert re.fullmatch(r"0\.\d{3} \(spent [0-9.e+]+\)", frame.iloc[0]["configured ε 1"]), frame.iloc[0]
+    assert "= clip only (its own clipping" in texts(at, "caption")
     assert any(b.proto.label == "CSV" for b in at.get("download_button"))
     assert "camera icon" in texts(at, "caption")
 
 
 def test_train_runs_in_the_background_and_points_appear(store_dir):
-    at = frontier_page(methods="pldp_b", eps="10,30", seeds="1")
+    at = frontier_page(methods="pldp_b", eps="10,30", seeds="1")     # equal privacy (the default)
     assert not at.get("plotly_chart")
     at.button(key="fr.train").click().run()
     assert not at.exception
@@ -108,7 +114,10 @@ def test_train_runs_in_the_background_and_points_appear(store_dir):
             break
     assert at.button(key="fr.train").label == "Trained", texts(at, "error")
     frame = at.dataframe[0].value
-    assert list(frame.columns) == ["method", "ε 10", "ε 30", "no privacy"]
+    assert list(frame.columns) == ["method", "threat model", "headline ε 10", "headline ε 30", "clip only",
+                                   "no privacy"]
+    spent = [float(frame.iloc[0][c].rsplit("spent ", 1)[1].rstrip(")")) for c in ("headline ε 10", "headline ε 30")]
+    assert 0.99 * 10 <= spent[0] <= 10 and 0.99 * 30 <= spent[1] <= 30
 
 
 def test_the_link_restores_the_audit_option(store_dir):
@@ -132,16 +141,17 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     from fedcore.sweep.audit import DEFAULT_TRIALS
     from fedcore.sweep.rows import AUDIT_KEYS
 
-    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1)
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1, match="target", reference=True)
     folder = Path(store_dir) / "sweeps"
     folder.mkdir(exist_ok=True)
     key = spec_key(spec, DEFAULT_TRIALS)
     sweep_main(str(folder), key, spec_to_dict(spec), audit=DEFAULT_TRIALS)  # what the page's worker runs
     rows = SweepJobs(folder).rows(key)
-    assert len(rows) == 3 and all(set(AUDIT_KEYS) <= set(r) and r["epsilon_audited"] is not None for r in rows)
+    assert len(rows) == 4 and all(set(AUDIT_KEYS) <= set(r) for r in rows)
+    assert all(r["epsilon_audited"] is not None for r in rows if r["reference"] != "clip_only")
     private = sorted((r for r in rows if r["epsilon"] is not None), key=lambda r: r["epsilon"])
 
-    at = frontier_page(methods="pldp_b", eps="0.3,1", seeds="1", audit="1")
+    at = frontier_page(methods="pldp_b", eps="0.3,1", seeds="1", audit="1", match="target")
     assert not at.exception
     assert at.button(key="fr.train").label == "Trained"
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
@@ -169,8 +179,8 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     frame = at.dataframe[0].value
     # the table: the accountant's upper bound and the audited lower bound of each cell
     one = next(r for r in private if r["epsilon"] == 1.0)
-    assert frame.iloc[0]["ε 1"] == (f"{one['accuracy']:.3f} (ε ≤ {one['epsilon_accountant']:.3g}, "
-                                    f"≥ {one['epsilon_audited']:.3g})")
+    assert frame.iloc[0]["configured ε 1"] == (f"{one['accuracy']:.3f} (ε ≤ {one['epsilon_accountant']:.3g}, "
+                                               f"≥ {one['epsilon_audited']:.3g})")
     assert re.fullmatch(r"0\.\d{3} \(ε ≥ [0-9.e+-]+\)", frame.iloc[0]["no privacy"]), frame.iloc[0]["no privacy"]
     # the unaudited frontier of the same settings is another file: switching the option off shows it
     at.toggle(key="fr.audit").set_value(False).run()

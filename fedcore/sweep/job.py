@@ -67,6 +67,8 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
     try:
         spec_obj = SweepSpec(**{**spec, "seeds": spec["seeds"] if isinstance(spec["seeds"], int)
                                 else tuple(spec["seeds"]), "sets": tuple(spec.get("sets", ()))})
+        status("starting", phase="solving each method's budget for equal privacy" if spec_obj.match == "headline"
+               else "building the runs")
         points = spec_obj.points()
         status("running")
         for row in run_sweep(points, max_batch=max_batch, should_stop=stop_path.exists, audit=audit):
@@ -109,11 +111,11 @@ class SweepJobs:
         running = [k for k in self._procs if self.status(k)["status"] in ("running", "starting")]
         if len(running) >= MAX_RUNNING:
             raise FedcoreError("another frontier is training on this server; wait for it or stop it first")
-        spec.points()  # invalid specs fail here, in one line, not in the worker
+        total = spec.count()  # invalid specs failed in SweepSpec(); the points are built in the worker
         for suffix in (".json", ".stop"):
             (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
         _write(self.folder / f"{key}.status.json",
-               json.dumps({"status": "starting", "done": 0, "total": len(spec.points()), "updated": time.time(),
+               json.dumps({"status": "starting", "done": 0, "total": total, "updated": time.time(),
                            "audit": audit}))
         from ..runner.jobs import spawn_without_main_module
 

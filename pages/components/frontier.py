@@ -18,9 +18,13 @@ from fedcore.sweep.rows import summarize
 
 from .charts import COLORS, _layout
 
-EPS_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
-"""Target ε values the range slider offers (log-spaced)."""
-DEFAULT_RANGE = (0.1, 100.0)
+EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 3e4, 1e5)
+"""ε values the range slider offers (half decades). Under equal privacy local DP on a
+650-weight model needs ε in the thousands before it learns; central and record-level DP
+learn by ε = 10: the default range spans both."""
+DECADES = tuple(e for e in EPS_GRID if abs(math.log10(e) - round(math.log10(e))) < 1e-9)
+STEPS = {"decade": "every ×10", "half": "every ×3"}
+DEFAULT_RANGE = (1.0, 1e4)
 MAX_SEEDS = 5
 
 
@@ -36,20 +40,36 @@ def jobs() -> SweepJobs:
     return _jobs(str(Path(default_store_dir()) / "sweeps"))
 
 
-def epsilons_in(low: float, high: float) -> tuple[float, ...]:
-    return tuple(e for e in EPS_GRID if low <= e <= high)
+def epsilons_in(low: float, high: float, step: str = "half") -> tuple[float, ...]:
+    """The grid's ε in ``[low, high]``: every half decade, or only the decades (``step="decade"``)."""
+    grid = DECADES if step == "decade" else EPS_GRID
+    return tuple(e for e in grid if low <= e <= high)
 
 
 def _fmt(e: float) -> str:
     return f"{e:g}"
 
 
+MATCH_LABELS = {"headline": "Equal privacy: every method spends the same proven ε",
+                "target": "Each paper's own ε (methods read it differently)"}
+
+
 def from_link(params) -> dict:
     """Widget values from the page's query parameters (``preset``, ``methods``, ``eps``,
-    ``seeds``, ``audit``); raises FedcoreError naming the parameter on a bad value."""
+    ``seeds``, ``audit``, ``match``, ``scenario``); raises FedcoreError naming the parameter
+    on a bad value (the value is quoted; the page shows the message through ``plain``)."""
+    from fedcore.sweep.scenarios import SCENARIOS
     from fedcore.sweep.spec import parse_epsilons, parse_methods
 
     out = {}
+    if "match" in params:
+        if params["match"] not in MATCH_LABELS:
+            raise FedcoreError(f"match: {params['match'][:40]!r} must be one of: " + ", ".join(MATCH_LABELS))
+        out["match"] = params["match"]
+    if "scenario" in params:
+        if params["scenario"] not in SCENARIOS:
+            raise FedcoreError(f"scenario: {params['scenario'][:40]!r} must be one of: " + ", ".join(SCENARIOS))
+        out["scenario"] = params["scenario"]
     if "preset" in params:
         from fedcore.catalog import PRESETS
 
@@ -63,9 +83,11 @@ def from_link(params) -> dict:
         off = [e for e in eps if e not in EPS_GRID]
         if off:
             raise FedcoreError(f"eps: {off[0]:g} is not on this page's grid ({', '.join(map(_fmt, EPS_GRID))})")
-        if list(eps) != list(epsilons_in(eps[0], eps[-1])):
-            raise FedcoreError("eps: must be a contiguous range of the grid, e.g. 0.1,0.3,1,3,10")
-        out["range"] = (eps[0], eps[-1])
+        step = next((k for k in STEPS if list(eps) == list(epsilons_in(eps[0], eps[-1], k))), None)
+        if step is None:
+            raise FedcoreError("eps: must be a contiguous range of the grid, every decade (1,10,100) "
+                               "or every half decade (0.1,0.3,1,3,10)")
+        out["range"], out["step"] = (eps[0], eps[-1]), step
     if "seeds" in params:
         text = str(params["seeds"])
         if not text.isdigit() or not 1 <= int(text) <= MAX_SEEDS:
@@ -79,9 +101,11 @@ def from_link(params) -> dict:
     return out
 
 
-def to_link(preset: str, methods: list[str], eps: tuple, seeds: int, audit: bool = False) -> dict:
+def to_link(preset: str, methods: list[str], eps: tuple, seeds: int, audit: bool = False,
+            match: str = "headline", scenario: str = "iid") -> dict:
     """The link's parameters; ``audit`` appears only when it is on (an old link reads off)."""
-    link = {"preset": preset, "methods": ",".join(methods), "eps": ",".join(map(_fmt, eps)), "seeds": str(seeds)}
+    link = {"preset": preset, "scenario": scenario, "match": match, "methods": ",".join(methods),
+            "eps": ",".join(map(_fmt, eps)), "seeds": str(seeds)}
     return {**link, "audit": "1"} if audit else link
 
 
@@ -116,7 +140,7 @@ def _audit_note(row: dict) -> str:
     return note
 
 
-def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, floor: float) -> None:
+def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, floor: float, col: int = 1) -> None:
     """Each audited run of ``method``: a hollow diamond at (audited ε, accuracy) joined by a dotted
     segment to the run's own point (headline ε, accuracy); a bound of 0 (the audit found
     nothing) is a hollow ◁ at the axis' left end. They belong to the method's legend group:
@@ -129,7 +153,8 @@ def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, flo
         seg_x += [max(r["epsilon_audited"], floor), r["epsilon_accountant"], None]
         seg_y += [r["accuracy"], r["accuracy"], None]
     fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color=color, width=1.5, dash="dot"),
-                             hoverinfo="skip", showlegend=False, legendgroup=method, name=f"{method} audit"))
+                             hoverinfo="skip", showlegend=False, legendgroup=method, name=f"{method} audit"),
+                  row=1, col=col)
     for found, mark in ((True, AUDIT_MARK), (False, NOTHING_FOUND)):
         pts = [r for r in mine if (r["epsilon_audited"] > 0) == found]
         if not pts:
@@ -141,99 +166,163 @@ def _audit_traces(fig: go.Figure, rows: list[dict], method: str, color: str, flo
             customdata=[[r["epsilon_audited"], r["epsilon_accountant"], r["epsilon"], r["seed"]] for r in pts],
             hovertemplate=(f"{method} (target ε %{{customdata[2]:g}}, seed %{{customdata[3]}})<br>"
                            "audit shows ε ≥ %{customdata[0]:.3g} %{text}<br>"
-                           "accountant says ε ≤ %{customdata[1]:.3g}<br>accuracy %{y:.3f}<extra></extra>")))
+                           "accountant says ε ≤ %{customdata[1]:.3g}<br>accuracy %{y:.3f}<extra></extra>")),
+            row=1, col=col)
+
+
+FACETS = {
+    "local": ("Local DP", "the server is not trusted: every upload is private on its own; ε protects a "
+                          "client's whole data"),
+    "central": ("Central, user-level DP", "the aggregator (or secure aggregation) is trusted with the sum; "
+                                          "ε protects a client's whole data"),
+    "record": ("Record-level DP", "DP-SGD: the server sees each client's noisy update; ε protects one "
+                                  "training record, not a client"),
+}
+"""Each threat model's facet: its title and, in words, who is trusted and what one unit of ε protects."""
+REFERENCE_NOTE = ("Per method: **dashed** = no privacy (no clipping, no noise), **dotted** = clip only (its "
+                  "own clipping, noise at ε = 10⁶). The gap no privacy → clip only is what clipping costs; "
+                  "clip only → the curve is what the noise costs.")
+
+
+def threat_of(rows: list[dict], method: str) -> str:
+    """The threat model of ``method``'s private rows (``none`` if it has none)."""
+    return next((r["threat_model"] for r in rows if r["method"] == method and r["epsilon"] is not None
+                 and r["threat_model"] in FACETS), "none")
+
+
+def facets(rows: list[dict]) -> list[str]:
+    """The threat models present, in the order local, central, record."""
+    present = {threat_of(rows, m) for m in {r["method"] for r in rows}}
+    return [t for t in FACETS if t in present]
 
 
 def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
-    """Accuracy vs headline ε (log x): per method the seed mean with a ± std band, each
-    seed as a dot, the no-privacy reference as a dashed line, the papers' points as stars;
-    an audited sweep adds each run's audited ε lower bound (:func:`_audit_traces`)."""
-    fig = go.Figure()
-    x_low, x_high = _x_range(rows, paper)
-    floor = x_low * 1.25
-    refs: list[str] = []   # the no-privacy lines' labels: one line above the plot, not one per line
+    """Accuracy vs headline ε (log x), one panel per threat model (:data:`FACETS`: ε of
+    different threat models never share an axis): per method the seed mean with a ± std
+    band, each seed as a dot, its no-privacy (dashed) and clip-only (dotted) references in
+    its own panel, the papers' points as stars; an audited sweep adds each run's audited ε
+    lower bound (:func:`_audit_traces`)."""
+    from plotly.subplots import make_subplots
+
+    panels = facets(rows) or ["local"]
+    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[f"<b>{FACETS[t][0]}</b><br><sup>{_wrap(FACETS[t][1])}</sup>"
+                                        for t in panels])
     stats = summarize(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
-    for i, m in enumerate(methods):
-        color = COLORS[i % len(COLORS)]
-        pts = sorted((s for s in stats if s["method"] == m and s["epsilon"] is not None
-                      and s["headline_mean"] is not None and s["headline_mean"] > 0),
-                     key=lambda s: s["headline_mean"])
-        if pts:
-            x = [s["headline_mean"] for s in pts]
-            mean = [s["accuracy_mean"] for s in pts]
-            lo = [s["accuracy_mean"] - s["accuracy_std"] for s in pts]
-            hi = [s["accuracy_mean"] + s["accuracy_std"] for s in pts]
-            fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], mode="lines", fill="toself", fillcolor=color,
-                                     opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
-                                     legendgroup=m))
-            fig.add_trace(go.Scatter(
-                x=x, y=mean, name=m, mode="lines+markers", legendgroup=m, line=dict(color=color, width=2.5),
-                marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"]] for s in pts],
-                hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} (target %{{customdata[0]:g}})<br>"
-                               "accuracy %{y:.3f} ± %{customdata[1]:.3f} (%{customdata[2]} seeds)<extra></extra>")))
-        dots = [r for r in rows if r["method"] == m and r["epsilon"] is not None
-                and r["epsilon_accountant"] and r["accuracy"] is not None]
-        if dots:
-            fig.add_trace(go.Scatter(x=[r["epsilon_accountant"] for r in dots], y=[r["accuracy"] for r in dots],
-                                     mode="markers", marker=dict(color=color, size=5, opacity=0.5),
-                                     legendgroup=m, showlegend=False, name=f"{m} seeds",
-                                     hovertemplate=f"{m} seed %{{text}}<br>ε %{{x:.3g}}<br>acc %{{y:.3f}}<extra></extra>",
-                                     text=[r["seed"] for r in dots]))
-        _audit_traces(fig, rows, m, color, floor)
-        ref = next((s for s in stats if s["method"] == m and s["epsilon"] is None), None)
+    for col, threat in enumerate(panels, start=1):
+        mine = [r for r in rows if threat_of(rows, r["method"]) == threat]
+        x_low, x_high = _x_range(mine, paper if col == 1 else [])
+        for i, m in enumerate(methods):
+            if threat_of(rows, m) != threat:
+                continue
+            _method_traces(fig, rows, stats, m, COLORS[i % len(COLORS)], x_low * 1.25, col)
+        fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], row=1, col=col,
+                         title_text="headline ε spent (log)")
+    _paper_traces(fig, paper)
+    if audited_points(rows):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
+                                 line=dict(color="#555", width=1.5, dash="dot"),
+                                 marker=dict(color="#555", **AUDIT_MARK)))
+    fig.update_yaxes(range=[0, 1.02])
+    fig.update_yaxes(title_text="final test accuracy", row=1, col=1)
+    fig.update_annotations(font=dict(size=12))
+    _layout(fig, "", revision, height=480,
+            legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.18, yanchor="top"))
+    fig.update_layout(margin=dict(l=10, r=10, t=80, b=10))
+    return fig
+
+
+def _wrap(text: str, width: int = 48) -> str:
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width))
+
+
+def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, color: str, floor: float,
+                   col: int) -> None:
+    """One method in panel ``col``: mean ± std, the seeds, the audit marks, the two references."""
+    pts = sorted((s for s in stats if s["method"] == m and s["epsilon"] is not None
+                  and s["headline_mean"] is not None and s["headline_mean"] > 0), key=lambda s: s["headline_mean"])
+    where = dict(row=1, col=col)
+    if pts:
+        x = [s["headline_mean"] for s in pts]
+        mean = [s["accuracy_mean"] for s in pts]
+        lo = [s["accuracy_mean"] - s["accuracy_std"] for s in pts]
+        hi = [s["accuracy_mean"] + s["accuracy_std"] for s in pts]
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], mode="lines", fill="toself", fillcolor=color,
+                                 opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
+                                 legendgroup=m), **where)
+        match = next((r.get("match") for r in rows if r["method"] == m and r["epsilon"] is not None), "target")
+        column = "equal-privacy target" if match == "headline" else "configured ε"
+        fig.add_trace(go.Scatter(
+            x=x, y=mean, name=m, mode="lines+markers", legendgroup=m, line=dict(color=color, width=2.5),
+            marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"]] for s in pts],
+            hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} ({column} %{{customdata[0]:g}})<br>"
+                           "accuracy %{y:.3f} ± %{customdata[1]:.3f} (%{customdata[2]} seeds)<extra></extra>")),
+            **where)
+    dots = [r for r in rows if r["method"] == m and r["epsilon"] is not None
+            and r["epsilon_accountant"] and r["accuracy"] is not None]
+    if dots:
+        fig.add_trace(go.Scatter(x=[r["epsilon_accountant"] for r in dots], y=[r["accuracy"] for r in dots],
+                                 mode="markers", marker=dict(color=color, size=5, opacity=0.5),
+                                 legendgroup=m, showlegend=False, name=f"{m} seeds",
+                                 hovertemplate=f"{m} seed %{{text}}<br>ε %{{x:.3g}}<br>acc %{{y:.3f}}<extra></extra>",
+                                 text=[r["seed"] for r in dots]), **where)
+    _audit_traces(fig, rows, m, color, floor, col)
+    for kind, dash in (("no_privacy", "dash"), ("clip_only", "dot")):
+        ref = next((s for s in stats if s["method"] == m and s["reference"] == kind), None)
         if ref is not None:
-            fig.add_hline(y=ref["accuracy_mean"], line=dict(color=color, dash="dash", width=1.2))
-            refs.append(f"<span style='color:{color}'>{m} {ref['accuracy_mean']:.3f}</span>")
+            label = "no privacy" if kind == "no_privacy" else "clip only"
+            fig.add_trace(go.Scatter(
+                x=[1e-300, 1e300], y=[ref["accuracy_mean"]] * 2, mode="lines", legendgroup=m, showlegend=False,
+                line=dict(color=color, dash=dash, width=1.2), name=f"{m} {label}",
+                hovertemplate=f"{m}, {label}: accuracy {ref['accuracy_mean']:.3f}<extra></extra>"), **where)
+
+
+def _paper_traces(fig: go.Figure, paper: list[dict]) -> None:
+    """The papers' reported accuracies at the ε they state (their own accounting), in the first panel."""
     stars = [p for p in paper if p["epsilon"] is not None]
     if stars:
         fig.add_trace(go.Scatter(x=[p["epsilon"] for p in stars], y=[p["accuracy"] for p in stars],
                                  mode="markers", name="paper (its own ε claim)",
                                  marker=dict(symbol="star", size=13, color="#222", line=dict(color="white", width=1)),
                                  text=[p["label"] for p in stars],
-                                 hovertemplate="%{text}<br>paper's ε %{x:g}<br>reported accuracy %{y:.3f}<extra></extra>"))
+                                 hovertemplate="%{text}<br>paper's ε %{x:g}<br>reported accuracy %{y:.3f}<extra></extra>"),
+                      row=1, col=1)
     for p in paper:
         if p["epsilon"] is None:
-            fig.add_hline(y=p["accuracy"], line=dict(color="#222", dash="dot", width=1),
+            fig.add_hline(y=p["accuracy"], line=dict(color="#222", dash="dot", width=1), row=1, col=1,
                           annotation_text=f"paper, no privacy {p['accuracy']:.3f}", annotation_position="top left")
-    if audited_points(rows):
-        # a key to the marks, in no method's group (clicking it hides only itself)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
-                                 line=dict(color="#555", width=1.5, dash="dot"),
-                                 marker=dict(color="#555", **AUDIT_MARK)))
-    if refs:
-        fig.add_annotation(xref="paper", yref="paper", x=1.0, y=1.0, xanchor="right", yanchor="bottom",
-                           showarrow=False, font=dict(size=11), text="dashed, no privacy: " + " · ".join(refs))
-    title = "headline ε spent (largest over clients, rigorous bound; log scale)"
-    if audited_points(rows):
-        title = "ε, log scale: ● headline ε spent (the accountant's upper bound), ◇ audited lower bound"
-    fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], title_text=title)
-    fig.update_yaxes(title_text="final test accuracy", range=[0, 1.02])
-    return _layout(fig, "Accuracy vs privacy spent", revision, height=470,
-                   legend=dict(orientation="v", x=1.01, xanchor="left", y=1.0, yanchor="top"))
 
 
 def table(rows: list[dict]) -> list[dict]:
-    """Mean ± std per method (lines) and target ε (columns; one seed: no ± std), headline ε in
-    brackets (``ε ≤``: the accountant's upper bound), and an audited sweep's smallest audited lower
-    bound over the seeds (``≥``)."""
+    """Mean ± std per method (lines, with their threat model) and ε column (one seed: no ±
+    std): headline ε spent in brackets (``ε ≤``: the accountant's upper bound), an audited
+    sweep's smallest audited lower bound over the seeds (``≥``); then the clip-only and
+    no-privacy references. Columns are headed by what they mean: headline ε under equal
+    privacy, the configured ε otherwise."""
     stats = summarize(rows)
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
+    match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
+    head = "headline ε" if match == "headline" else "configured ε"
     out = []
     for m in dict.fromkeys(s["method"] for s in stats):
-        line = {"method": m}
-        for e in eps + [None]:
-            s = next((s for s in stats if s["method"] == m and s["epsilon"] == e), None)
-            col = "no privacy" if e is None else f"ε {e:g}"
+        line = {"method": m, "threat model": threat_of(rows, m)}
+        for e in eps + ["clip_only", "no_privacy"]:
+            ref = isinstance(e, str)
+            s = next((s for s in stats if s["method"] == m and (s["reference"] == e if ref else s["epsilon"] == e)),
+                     None)
+            col = e.replace("_", " ") if ref else f"{head} {e:g}"
             if s is None:
                 line[col] = ""
                 continue
             text = f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
             audited = s["audited_min"]
-            if e is not None:
+            if not ref:
                 h = s["headline_mean"]
                 bound = "∞" if h is None else f"{h:.3g}"
-                text += f" (ε ≤ {bound}, ≥ {audited:.3g})" if audited is not None else f" (ε {bound})"
+                text += f" (ε ≤ {bound}, ≥ {audited:.3g})" if audited is not None else f" (spent {bound})"
             elif audited is not None:
                 text += f" (ε ≥ {audited:.3g})"
             line[col] = text
