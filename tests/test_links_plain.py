@@ -29,7 +29,6 @@ EXTRA = "__Act now__ ![i](http://127.0.0.1:8748/i.png) :red[red] :material/lock:
 
 PLAYGROUND, COMPARE, MECHANISMS = "pages/playground.py", "pages/compare.py", "pages/mechanisms.py"
 PAPERS, HISTORY, FRONTIER = "pages/papers.py", "pages/history.py", "pages/frontier.py"
-FRONTIER_ELSEWHERE = pytest.mark.xfail(strict=False, reason="frontier page owned elsewhere")
 
 
 def _case(page: str, params: dict, marks=()):
@@ -54,8 +53,8 @@ CASES = [
     _case(MECHANISMS, {"mechanism": PAYLOAD}),
     _case(PAPERS, {"preset": PAYLOAD}),      # reads none: a stray parameter stays unseen
     _case(HISTORY, {"run": PAYLOAD}),        # reads none
-    *(_case(FRONTIER, {name: PAYLOAD}, marks=FRONTIER_ELSEWHERE)
-      for name in ("preset", "methods", "eps", "seeds", "audit")),
+    *(_case(FRONTIER, {name: PAYLOAD})
+      for name in ("preset", "methods", "eps", "seeds", "audit", "match", "scenario")),
 ]
 
 MARKDOWN_ELEMENTS = {"Markdown", "Caption", "Latex", "Error", "Warning", "Info", "Success", "Exception",
