@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import charts, routing, state
+from pages.components.plain import plain, plain_text
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.resolve import preset_config
 from fedcore.reproduce import report, results
@@ -50,7 +51,7 @@ def privacy_summary(paper_key: str, tables: list[dict]) -> None:
 def show_table(paper_key: str, table: dict) -> None:
     st.subheader(table["title"])
     if table["status"] not in ("ran", "not run"):
-        st.warning(table["status"])
+        st.warning(plain(table["status"], 600))  # a stored record: no server path or exception text
     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
     for c in table["claims"]:
         icon = ICONS[None] if report.verdict(c) == "inconclusive" else ICONS[c["holds"]]
@@ -79,8 +80,8 @@ for tab, paper in zip(tabs, PAPERS.values()):
             st.info(f"Not reproduced yet. Run `python -m fedcore reproduce {paper.key} --quick` "
                     "(CPU, minutes) or without `--quick` (paper settings, GPU).")
         else:
-            st.caption(f"Mode: **{record['mode']}** · seeds {record['seeds']} · {record['device']} · "
-                       f"{record['created']} · `{record['command']}`")
+            st.caption(f"Mode: **{plain(record['mode'])}** · seeds {record['seeds']} · {plain(record['device'])} · "
+                       f"{plain(record['created'])} · `{plain_text(record['command'], 400)}`")
 
         privacy_summary(paper.key, ran)
 

@@ -331,3 +331,104 @@ def test_a_presentation_link_opens_the_presentation_layout_and_keeps_it(store_di
     assert qp(at, "present") == "1" and qp(at, "rounds") == "7"
     by_label(at.toggle, "Presentation").set_value(False).run()
     assert "present" not in at.query_params and [t for t in at.title if t.value == "Playground"]
+
+
+# --- issue 22: nothing private or host-specific in what visitors see ------------------------------
+def all_texts(at) -> str:
+    """Every text the page shows: messages, markdown, captions, titles, toasts, tables' cells."""
+    parts = [str(getattr(e, "value", "")) for kind in ("markdown", "caption", "error", "warning", "success", "info",
+                                                        "toast", "title", "header", "subheader", "text", "code")
+             for e in at.get(kind)]
+    parts += [df.value.to_csv() for df in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_a_dataset_missing_offline_is_refused_without_the_servers_data_path(store_dir, tmp_path, monkeypatch):
+    from pages.components import host
+
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "private-data"))      # nothing downloaded here
+    host.limits.clear()
+    try:
+        at = app(preset="demo", dataset='"fashion_mnist"')
+        shown = all_texts(at)
+        assert "Not allowed on this server" in shown and "fashion_mnist" in shown
+        assert str(tmp_path) not in shown and "private-data" not in shown, shown
+    finally:
+        host.limits.clear()
+
+
+def test_an_unavailable_dataset_tells_visitors_neither_the_path_nor_the_exception(tmp_path, monkeypatch):
+    from fedcore.data import load_dataset
+    from fedcore.data.root import public_message
+    from fedcore.errors import DatasetUnavailable
+    from fedcore.runner.worker import one_line_error
+
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    with pytest.raises(DatasetUnavailable) as err:
+        load_dataset("covertype", root=tmp_path / "private-data")
+    assert "private-data" in str(err.value)                 # the CLI and the host's log keep the details
+    for shown in (public_message(err.value), one_line_error(err.value)):    # a visitor's view, a run's record
+        assert "private-data" not in shown and "OSError" not in shown and "download_if_missing" not in shown
+        assert "covertype" in shown and "$FEDCORE_DATA" in shown
+
+
+def test_the_papers_page_and_its_records_show_no_server_path_or_exception_text(store_dir):
+    import re
+
+    records = ROOT / "assets" / "reproduction"
+    for path in sorted(records.iterdir()):
+        text = path.read_text()
+        assert not re.search(r"(?<![\w.:/])/(?:tmp|root|home|Users|srv|var|work|proc)/", text), path.name
+        assert not re.search(r"\b(?:OSError|RuntimeError|Traceback)\b", text), path.name
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/papers.py").run()
+    assert not at.exception
+    shown = all_texts(at)
+    assert "covertype" in shown and "not available on this server" in shown      # a skipped table, said plainly
+    assert not re.search(r"/(?:tmp|root|home)/|OSError|download_if_missing", shown)
+
+
+def test_a_replays_download_carries_neither_the_original_run_id_nor_a_server_path(tmp_path):
+    from fedcore.runner.results import export_json
+    from fedcore.runner.store import RunStore
+
+    store = RunStore(tmp_path / "store")
+    try:
+        original = store.create_run({"rounds": 1}, "hash-1", label="demo", owner="browser:alice")["id"]
+        store.update_run(original, error="dataset 'mnist' is not available under /srv/private/data: OSError")
+        copy = store.copy_run(original, owner="browser:bob")
+        record = store.get_run(copy)
+        assert record["replayed_from"] == original                  # the store knows; the download does not
+        text = export_json(record, store.read_events(copy))
+        assert original not in text and "replayed_from" not in text and "alice" not in text and "bob" not in text
+        assert "/srv/private" not in text and "dataset 'mnist' is not available" in text
+    finally:
+        store.close()
+
+
+def test_the_sign_in_secrets_stay_out_of_git_and_out_of_the_image():
+    import re
+
+    def excluded(ignore_file: Path, path: str) -> bool:
+        """Whether ``path`` is excluded by a .gitignore / .dockerignore (last match wins; a
+        pattern without a slash matches at any depth in .gitignore)."""
+        verdict = False
+        for line in ignore_file.read_text().splitlines():
+            pattern = line.strip()
+            if not pattern or pattern.startswith("#"):
+                continue
+            negate = pattern.startswith("!")
+            pattern = pattern.lstrip("!").strip("/")
+            anywhere = ignore_file.name == ".gitignore" and "/" not in pattern
+            regex = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*") \
+                .replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
+            regex = ("(?:.*/)?" if anywhere else "") + regex + "(?:/.*)?"
+            if re.fullmatch(regex, path):
+                verdict = not negate
+        return verdict
+
+    for name in (".gitignore", ".dockerignore"):
+        for path in (".streamlit/secrets.toml", "deploy/.streamlit/secrets.toml"):
+            assert excluded(ROOT / name, path), (name, path)
+        assert not excluded(ROOT / name, ".streamlit/config.toml"), name     # the server's settings ship

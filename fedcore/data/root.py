@@ -76,7 +76,7 @@ def fetching(name: str, root: Path, expected: str, download: bool) -> Iterator[N
         # what a visitor of a shared server may read: no server path, no exception text
         unavailable.public = (f"dataset {name!r} is not available on this server: "
                               f"{'downloads are off' if not download else 'the download failed'}. "
-                              f"The host puts its files ({expected}) under ${ROOT_ENV}.")
+                              f"Its files go under ${ROOT_ENV}: {expected}.")
         raise unavailable from err
     finally:
         socket.setdefaulttimeout(previous)

@@ -210,14 +210,21 @@ def mean_band(tables: list[pd.DataFrame], column: str = "accuracy") -> pd.DataFr
     return out
 
 
-PRIVATE_FIELDS = ("owner", "pid", "traceback")
-"""Record fields a download leaves out: who ran it, the worker's pid, and (in records
-written before tracebacks went to the host's log only) a traceback with server paths."""
+PRIVATE_FIELDS = ("owner", "pid", "traceback", "replayed_from")
+"""Record fields a download leaves out: who ran it, the worker's pid, (in records written
+before tracebacks went to the host's log only) a traceback with server paths, and the run a
+replay was copied from (another owner's private run id)."""
 
 
 def export_json(record: dict, events: list[dict]) -> str:
-    """The run as one JSON document: its record (config included) and every event."""
+    """The run as one JSON document: its record (config included) and every event; an error
+    or stop reason without the server's paths."""
+    from ..data.root import public_message
+
     public = {k: v for k, v in record.items() if k not in PRIVATE_FIELDS}
+    for key in ("error", "reason"):
+        if isinstance(public.get(key), str):
+            public[key] = public_message(public[key])
     return json.dumps({"run": public, "events": events}, indent=1, default=str)
 
 

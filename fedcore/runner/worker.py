@@ -76,10 +76,11 @@ def parent_alive() -> bool:
 
 
 def one_line_error(exc: BaseException) -> str:
-    """A readable one-line description: the message of a FedcoreError, else ``Type: message``."""
+    """A readable one-line description: the message of a FedcoreError (its ``public`` text
+    where it has one: no server path), else ``Type: message``."""
     from ..errors import FedcoreError
 
-    text = str(exc).strip().splitlines()
+    text = str(getattr(exc, "public", None) or exc).strip().splitlines()
     first = text[0] if text else ""
     if isinstance(exc, FedcoreError):
         return first or type(exc).__name__

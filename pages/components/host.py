@@ -123,13 +123,14 @@ def sign_in_controls() -> None:
 
 def submission_error(cfg):
     """Why this host refuses ``cfg`` (a host limit, no GPU, a dataset missing offline), or None."""
+    from fedcore.data.root import public_message
     from fedcore.errors import FedcoreError
     from fedcore.runner.limits import check_submission
 
     try:
         check_submission(cfg, limits())
     except FedcoreError as exc:
-        return str(exc)
+        return public_message(exc)  # a dataset missing here: no server path, no exception text
     return None
 
 

@@ -118,7 +118,7 @@ def status_block(record: dict, events: list[dict], caption: bool = True) -> None
     elif status == "running" and start is None:
         st.info("Loading the data and building the model…")
     elif status == "failed":
-        st.error(f"Run failed after {done} rounds: {record.get('error') or 'unknown error'}. "
+        st.error(f"Run failed after {done} rounds: {host.plain(record.get('error') or 'unknown error', 400)}. "
                  "The rounds it finished are kept below.")
     elif status == "stopped":
         reason = record.get("reason") or "stopped"

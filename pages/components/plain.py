@@ -16,7 +16,10 @@ value that came from ``st.query_params`` (or an error message quoting one) goes 
 - :func:`plain` ``(text, limit=ECHO_LIMIT) -> str``: ``text`` (anything; ``str()`` is taken)
   on one line, cut to ``limit`` characters, with every character that could start Markdown
   or Streamlit markup escaped, so Streamlit shows it literally. Put it inside our own
-  markdown wherever the value goes; never call it twice on the same text.
+  markdown wherever the value goes; never call it twice on the same text. It is also what
+  visitors see of an error: an exception shows its ``public`` text where it has one (a
+  dataset missing on the server: no server path, no library's exception text), and the
+  server's paths are removed from any text (:func:`fedcore.data.root.public_message`).
 - :func:`link_warning` ``(message, detail)``: ``st.warning`` with ``message`` (our own
   markdown) followed by ``detail`` from the link through :func:`plain`.
 
@@ -48,8 +51,11 @@ _JOINER = "\u2060"
 
 def plain_text(text, limit: int = ECHO_LIMIT) -> str:
     """``text`` as one line of at most ``limit`` characters (whitespace runs become one space),
-    not escaped: for ``st.text`` / ``st.code``, which render literally."""
-    text = " ".join(str(text).split())
+    without the server's paths, not escaped: for ``st.text`` / ``st.code``, which render
+    literally."""
+    from fedcore.data.root import public_message
+
+    text = " ".join(public_message(text).split())
     return text[: limit - 1] + "…" if len(text) > limit else text
 
 
@@ -63,6 +69,8 @@ def plain(text, limit: int = ECHO_LIMIT) -> str:
     '\\\\_\\\\_now\\\\_\\\\_ num_clients'
     >>> plain("- 1. item")
     '\\\\- 1. item'
+    >>> plain("no files under /srv/private/data")
+    'no files under \\\\<path\\\\>'
     """
     text = _MARKDOWN.sub(r"\\\1", plain_text(text, limit))
     text = _UNDERSCORE.sub(r"\\_", text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fedcore.config import RunConfig
+from fedcore.data.root import public_message
 from fedcore.errors import DatasetUnavailable, FedcoreError
 from fedcore.runner.preview import partition_preview
 
@@ -36,7 +37,7 @@ def data_error(cfg: RunConfig):
     except DatasetUnavailable:
         return None  # not downloaded yet: the run itself fetches it
     except FedcoreError as exc:
-        return str(exc)
+        return public_message(exc)
     return None
 
 
