@@ -10,7 +10,8 @@ gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
 ``clip``, then averaged. With ``noise_std`` (the mechanism's per-step DP-SGD noise,
 :meth:`fedcore.mechanisms.base.Mechanism.step_noise_std`) every step adds
 ``N(0, noise_std_c^2 I)`` to client c's *sum* of clipped per-sample gradients before the
-division by its batch size: Abadi et al. 2016, Alg. 1, line "add noise".
+division by its batch size: Abadi et al. 2016, Alg. 1, line "add noise". A Poisson plan
+(:mod:`fedcore.engine.plan`) divides by the expected batch size instead.
 
 Plain autograd rather than ``torch.func.grad`` for the unclipped step, and cross-entropy
 written as ``-log_softmax[y]``: the kernels are the same, but ``torch.func.grad``'s first
@@ -240,6 +241,7 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                 else None)
     index, mask, active = ((plan.index, plan.mask, plan.active) if order is None else
                            (plan.index[order], plan.mask[order], plan.active[order]))
+    expected = None if plan.expected is None else (plan.expected if order is None else plan.expected[order])
     with torch.no_grad():
         for s in range(plan.steps):
             k_s, w = live[s], width[s]
@@ -248,15 +250,18 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                 z = {k: (gen(p.shape, s) if callable(gen) else  # lockstep: each run's own generator
                          torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
                      for k, p in params.items()}
-                scale = noise_std.to(plan.mask.dtype) / plan.mask[:, s].sum(1).clamp(min=1.0)
                 if order is not None:
                     z = {k: v[order] for k, v in z.items()}
-                    scale = scale[order]
+                std = noise_std.to(mask.dtype) if order is None else noise_std.to(mask.dtype)[order]
+                scale = std / (expected if expected is not None else mask[:, s].sum(1).clamp(min=1.0))
             for i in range(0, k_s, chunk):
                 rows = slice(i, min(i + chunk, k_s))
                 idx = index[rows, s, :w]
                 part = {k: p[rows] for k, p in params.items()}
                 grads = grad_fn(part, buffers, _gather(x_all, idx), _gather(y_all, idx), mask[rows, s, :w])
+                if expected is not None:  # Poisson batches: the clipped sum over the expected size
+                    ratio = mask[rows, s, :w].sum(1) / expected[rows]
+                    grads = {k: g * ratio.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) for k, g in grads.items()}
                 if z is not None:
                     c = scale[rows]
                     grads = {k: g + c.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z[k][rows]

@@ -88,13 +88,17 @@ def concat_plans(plans: Sequence[BatchPlan], offsets: Sequence[int]) -> BatchPla
     """Stack the plans of several runs into one (clients of run ``i`` after those of
     ``i - 1``); shorter plans are padded with inactive steps, indices shifted by ``offsets``."""
     steps = max(p.steps for p in plans)
+    width = max(p.index.shape[2] for p in plans)      # Poisson plans draw batches of different sizes
     index, mask, active = [], [], []
     for p, off in zip(plans, offsets):
-        pad = steps - p.steps
-        index.append(torch.nn.functional.pad(p.index + off, (0, 0, 0, pad)))
-        mask.append(torch.nn.functional.pad(p.mask, (0, 0, 0, pad)))
-        active.append(torch.nn.functional.pad(p.active, (0, pad)))
-    return BatchPlan(torch.cat(index), torch.cat(mask), torch.cat(active))
+        pad = (0, width - p.index.shape[2], 0, steps - p.steps)
+        index.append(torch.nn.functional.pad(p.index + off, pad))
+        mask.append(torch.nn.functional.pad(p.mask, pad))
+        active.append(torch.nn.functional.pad(p.active, (0, steps - p.steps)))
+    if any((p.expected is None) != (plans[0].expected is None) for p in plans):
+        raise ValueError("runs of one lockstep batch disagree on Poisson batch sampling")
+    expected = None if plans[0].expected is None else torch.cat([p.expected for p in plans])
+    return BatchPlan(torch.cat(index), torch.cat(mask), torch.cat(active), expected)
 
 
 def _per_run_noise(parts):
@@ -139,7 +143,8 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
             selected, _events = choose_clients(r.s, rnd, r.rng)
             if len(selected):
                 sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=r.s.device)
-                parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen)))
+                parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen,
+                                                getattr(r.s.mechanism, "poisson_batches", False))))
         if parts:
             plan = concat_plans([p for _, _, p in parts], [r.offset for r, _, _ in parts])
             start = {k: torch.cat([r.s.params[k].unsqueeze(0).expand(len(sel), *r.s.params[k].shape)

@@ -64,7 +64,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         signals, uploaded, weights = dict(s.aggregator.round_signals()), [], []
         if len(selected):
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
-            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen)
+            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, getattr(s.mechanism, "poisson_batches", False))
             step_noise = s.mechanism.step_noise_std(sel)
             if trainer == "loop" and step_noise is not None:
                 raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")

@@ -7,11 +7,20 @@ takes step ``s`` at all (a client with fewer samples finishes its epoch earlier 
 leaving its parameters and momentum untouched). Epoch mode matches a per-client
 ``DataLoader(shuffle=True, drop_last=False)``: every sample once per epoch, the last batch
 partial.
+
+Poisson mode (:func:`make_plan` with ``poisson=True``, DP-SGD's record-level accounting):
+as many steps as the other modes take (``epochs * ceil(n / B)`` or ``local.steps``), and at
+every step each of the client's n samples joins the batch independently with probability
+``q = min(1, B / n)``: batch sizes are Binomial(n, q), the sampling the subsampled-Gaussian
+RDP bound assumes (Abadi et al. 2016; Mironov, Talwar & Zhang 2019). The plan then carries
+``expected`` [m] = q n: DP-SGD divides the clipped sum and its noise by the *expected*
+batch size, not the drawn one (which would depend on the data), as Opacus does.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -20,11 +29,13 @@ from ..config import LocalConfig
 
 @dataclass
 class BatchPlan:
-    """``index`` [m, S, B] long, ``mask`` [m, S, B] float, ``active`` [m, S] float."""
+    """``index`` [m, S, B] long, ``mask`` [m, S, B] float, ``active`` [m, S] float;
+    ``expected`` [m] the expected batch size of a Poisson plan (None otherwise)."""
 
     index: torch.Tensor
     mask: torch.Tensor
     active: torch.Tensor
+    expected: Optional[torch.Tensor] = None
 
     @property
     def steps(self) -> int:
@@ -46,8 +57,11 @@ def pad_client_indices(indices: list, device) -> tuple[torch.Tensor, torch.Tenso
 
 
 def make_plan(padded: torch.Tensor, counts: torch.Tensor, local: LocalConfig,
-              gen: torch.Generator) -> BatchPlan:
-    """Batch plan for the clients whose rows are ``padded [m, n_max]`` / ``counts [m]``."""
+              gen: torch.Generator, poisson: bool = False) -> BatchPlan:
+    """Batch plan for the clients whose rows are ``padded [m, n_max]`` / ``counts [m]``
+    (``poisson``: Poisson-sampled batches, see the module doc)."""
+    if poisson:
+        return _poisson_plan(padded, counts, local, gen)
     if local.steps > 0:
         return _steps_plan(padded, counts, local.steps, local.batch_size, gen)
     return _epochs_plan(padded, counts, local.epochs, local.batch_size, gen)
@@ -80,3 +94,28 @@ def _steps_plan(padded, counts, steps, batch, gen) -> BatchPlan:
     index = padded.gather(1, pos.view(m, -1)).view(m, steps, batch)
     mask = (counts > 0).float()[:, None, None].expand(m, steps, batch).contiguous()
     return BatchPlan(index, mask, mask[..., 0].contiguous())
+
+
+def poisson_steps(counts, local: LocalConfig):
+    """Steps per client of a Poisson plan: those of the epoch or steps mode it replaces."""
+    if local.steps > 0:
+        return torch.full_like(counts, local.steps)
+    return local.epochs * torch.div(counts + local.batch_size - 1, local.batch_size, rounding_mode="floor")
+
+
+def _poisson_plan(padded, counts, local: LocalConfig, gen) -> BatchPlan:
+    m = padded.shape[0]
+    n_max = max(1, int(counts.max()))
+    padded = padded[:, :n_max]
+    steps = poisson_steps(counts, local)
+    total = max(1, int(steps.max()))
+    q = (local.batch_size / counts.clamp(min=1).double()).clamp(max=1.0)
+    valid = torch.arange(n_max, device=padded.device)[None, :] < counts[:, None]       # [m, n]
+    live = torch.arange(total, device=padded.device)[None, :] < steps[:, None]         # [m, S]
+    drawn = torch.rand(m, total, n_max, generator=gen, device=padded.device, dtype=torch.float64)
+    take = (drawn < q[:, None, None]) & valid[:, None, :] & live[:, :, None]           # [m, S, n]
+    width = max(1, int(take.sum(-1).max()))
+    order = torch.sort((~take).to(torch.int8), dim=-1, stable=True).indices[..., :width]  # taken first
+    index = padded.gather(1, order.reshape(m, -1)).view(m, total, width)
+    mask = take.gather(2, order).float()
+    return BatchPlan(index, mask, live.float(), expected=(q * counts.double()).float())
