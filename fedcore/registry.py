@@ -1,6 +1,9 @@
 """Named registries of datasets, models, partitioners, mechanisms and aggregators.
 
-Adding a method is one module plus one ``@REGISTRY.register(...)`` line; the CLI's
+Adding a method is one module with one ``@REGISTRY.register(...)`` line, plus its name in
+the registry's table of modules (``Registry(kind, modules={module: names})``): a name is
+known (listed, checked) without importing anything, and its module is imported when the
+entry is first used, so resolving a config loads only the components it names. The CLI's
 ``list`` command and the dashboard's pickers are generated from these registries.
 
 >>> from fedcore.registry import Registry
@@ -15,8 +18,9 @@ Adding a method is one module plus one ``@REGISTRY.register(...)`` line; the CLI
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -30,11 +34,16 @@ class Entry:
 
 
 class Registry:
-    """A name -> object mapping with a summary line and a paper reference per entry."""
+    """A name -> object mapping with a summary line and a paper reference per entry.
 
-    def __init__(self, kind: str):
+    ``modules``: each module that registers entries, with the names it registers; it is
+    imported on the first :meth:`get` / :meth:`entry` of one of them.
+    """
+
+    def __init__(self, kind: str, modules: Optional[dict[str, tuple[str, ...]]] = None):
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        self._modules = {name: module for module, names in (modules or {}).items() for name in names}
 
     def register(self, name: str, *, summary: str, paper: str = "") -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged."""
@@ -51,25 +60,27 @@ class Registry:
         return self.entry(name).obj
 
     def entry(self, name: str) -> Entry:
+        if name not in self._entries and name in self._modules:
+            importlib.import_module(self._modules[name])
         try:
             return self._entries[name]
         except KeyError:
-            known = ", ".join(sorted(self._entries)) or "(none)"
+            known = ", ".join(self.names()) or "(none)"
             raise KeyError(f"unknown {self.kind} {name!r}; known: {known}") from None
 
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted(set(self._entries) | set(self._modules))
 
     def entries(self) -> list[Entry]:
-        return [self._entries[n] for n in self.names()]
+        return [self.entry(n) for n in self.names()]
 
     def __contains__(self, name: str) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self._modules
 
     def check(self, field: str, value, empty_ok: bool = False) -> None:
         """Raise ``ConfigError`` naming ``field`` unless ``value`` is registered (a near miss
         is suggested; a long list of names is not dumped)."""
-        if value in self._entries or (empty_ok and value == ""):
+        if value in self or (empty_ok and value == ""):
             return
         import difflib
 

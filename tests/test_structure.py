@@ -47,3 +47,23 @@ def test_no_import_circles(package):
     out = subprocess.run([sys.executable, "scripts/import_cycles.py", package], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("import circles: 0; modules in circles: 0"), out
+
+
+def test_resolving_the_demo_loads_no_torch():
+    code = ("import sys\nimport fedcore.resolve as r\nfrom fedcore.config import RunConfig\n"
+            "from fedcore.resolve import preset_config\n"
+            "r.resolve(preset_config('demo')); r.resolve(RunConfig())\n"
+            "print(sorted(m for m in ('torch', 'scipy', 'dp_accounting') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_each_registry_names_the_module_of_every_entry():
+    """A registry imports a module on first use of one of its names (``Registry(modules=...)``):
+    each module registers exactly the names the table gives it."""
+    from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, MODELS
+
+    for registry in (AGGREGATORS, DATASETS, MECHANISMS, MODELS):
+        declared = dict(registry._modules)
+        found = {e.name: e.obj.__module__ for e in registry.entries() if e.obj.__module__ in declared.values()}
+        assert declared and found == declared

@@ -1,7 +1,4 @@
-"""Server-side aggregation rules. Importing this package registers all of them."""
-from . import mean  # noqa: F401
-from . import hellinger, kalman, probabilistic, weighted  # noqa: F401
-from . import uldp  # noqa: F401
+"""Server-side aggregation rules; :data:`AGGREGATORS` imports each one's module on first use."""
 from .base import Aggregate, Aggregator
 from .registry import AGGREGATORS
 

@@ -8,15 +8,18 @@ so any mechanism composes with any compatible aggregator.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Optional
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 import numpy as np
-import torch
 
-from ..context import RunContext
 from ..events import MethodEvent
 from ..mechanisms.base import Upload
 from ..options import Configurable
+
+if TYPE_CHECKING:  # annotations only: the interface (and resolving a config) loads no torch
+    import torch
+
+    from ..context import RunContext
 
 
 @dataclass

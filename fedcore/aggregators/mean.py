@@ -5,8 +5,6 @@
 """
 from __future__ import annotations
 
-import torch
-
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
 
@@ -17,6 +15,8 @@ class MeanAggregator(Aggregator):
     """Every upload counts the same; works on shuffled (unlinkable) uploads."""
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch  # here, not at the top: resolving a config that names these loads no torch
+
         m = upload.values.shape[0]
         w = torch.full((m,), 1.0 / m, device=upload.values.device)
         return Aggregate(weighted_sum(upload.values, w), w)
@@ -30,6 +30,8 @@ class FedAvgAggregator(Aggregator):
     needs_linkable = True
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch
+
         n = self.ctx.client_sizes[upload.clients].to(torch.float64)
         w = (n / n.sum()).to(upload.values.dtype)
         return Aggregate(weighted_sum(upload.values, w), w)

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from . import covertype, digits, vision  # noqa: F401  (registers the loaders)
 from .base import Dataset
 from .registry import DATASETS
 from .root import data_root, downloads_allowed
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DATASETS", "Dataset", "data_root", "load_dataset"]
 
@@ -59,6 +60,8 @@ def load_dataset(name: str, device: str | torch.device = "cpu", root: str | Path
     DatasetUnavailable
         The files are absent (or corrupted) and could not be downloaded.
     """
+    import torch
+
     if name not in DATASETS:
         raise ConfigError("dataset", name, "must be one of: " + ", ".join(DATASETS.names()))
     root = Path(root).expanduser() if root is not None else data_root()

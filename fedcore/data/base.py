@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -37,6 +39,8 @@ class Dataset:
     input_shape: tuple[int, ...]
 
     def __post_init__(self) -> None:
+        import torch  # here: `fedcore.data` (the registry, names) loads no torch
+
         for split in ("train", "test"):
             x, y = getattr(self, f"x_{split}"), getattr(self, f"y_{split}")
             if x.dtype != torch.float32 or y.dtype != torch.int64:
@@ -52,6 +56,8 @@ class Dataset:
 
     def to(self, device: str | torch.device) -> Dataset:
         """A copy with every tensor on ``device`` (``self`` when already there)."""
+        import torch
+
         device = torch.device(device)
         if self.device == device:
             return self

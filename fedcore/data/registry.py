@@ -5,4 +5,8 @@ A loader is ``load(root: Path, download: bool) -> Dataset`` returning CPU tensor
 """
 from ..registry import Registry
 
-DATASETS = Registry("dataset")
+DATASETS = Registry("dataset", modules={
+    "fedcore.data.digits": ("digits",),
+    "fedcore.data.covertype": ("covertype",),
+    "fedcore.data.vision": ("mnist", "fashion_mnist", "cifar10"),
+})

@@ -8,17 +8,18 @@ rounds (e.g. ULDP-FED's stored noisy updates) and emit :class:`MethodEvent` reco
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass, field
-from typing import ClassVar, Optional
+from typing import TYPE_CHECKING, ClassVar, Optional
 
-import torch
-
-from ..accounting.ledger import GaussianRecord
-from ..context import RunContext
 from ..events import MethodEvent
 from ..options import Configurable
+
+if TYPE_CHECKING:  # annotations only: the interface (and resolving a config) loads no torch
+    import torch
+
+    from ..accounting.ledger import GaussianRecord
+    from ..context import RunContext
+    from .scalar import ScalarLaw
 
 
 @dataclass
@@ -137,7 +138,3 @@ class Mechanism(Configurable):
 
         ULDP-FED's recall compares against the previous global noisy update.
         """
-
-
-if TYPE_CHECKING:
-    from .scalar import ScalarLaw

@@ -28,11 +28,13 @@ Registered models (``name``: architecture; paper):
 """
 from __future__ import annotations
 
-import torch
-from torch import nn
+from typing import TYPE_CHECKING
 
 from fedcore.errors import ConfigError
 from fedcore.models.registry import MODELS
+
+if TYPE_CHECKING:  # torch loads with the first model built, not with the registry's names
+    from torch import nn
 
 
 def build_model(name: str, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
@@ -67,6 +69,8 @@ def has_batch_norm(model: nn.Module) -> bool:
     breaks DP-SGD's sensitivity argument) and updates running statistics in place (which
     ``torch.func.vmap`` rejects).
     """
+    from torch import nn
+
     return any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
 
 
@@ -82,6 +86,7 @@ def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
     convolutions and nothing for bias additions, activations or pooling; e.g. logistic
     regression on ``(64,)`` with 10 classes costs ``2 * 64 * 10 = 1280``.
     """
+    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
@@ -97,8 +102,5 @@ def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
         model.train(was_training)
     return int(counter.get_total_flops())
 
-
-# Importing the families registers them; they import MODELS from here, so keep this last.
-from fedcore.models import cnn, lenet, linear, resnet, vgg  # noqa: E402,F401
 
 __all__ = ["MODELS", "build_model", "count_flops", "has_batch_norm", "num_parameters"]
