@@ -1,11 +1,8 @@
-"""Noise calibration: the smallest Gaussian noise multiplier that meets a privacy target.
-
-Every mechanism that calibrates to ``(eps_i, delta_i)`` (DP-SGD, HW-DPFL's per-step
-placement, ULDP-FED's accountant noise) calls :func:`calibrate_noise_multiplier`, and its
-answer is the multiplier *the ledger will compose*, so a run never spends more than its
-target: the ledger rounds a multiplier to :data:`~.rdp.DIGITS` significant digits (and a
-``GaussianRecord(grid=True)`` first rounds it down to the 1 % grid :data:`~.ledger.GRID`);
-the calibration rounds up to the same grid instead.
+"""Noise calibration (DP-SGD, HW-DPFL per step, ULDP-FED's accountant noise): the smallest
+Gaussian noise multiplier whose value *as the ledger composes it* meets the target, so a run
+never spends more than its target. The ledger rounds a multiplier to :data:`~.rdp.DIGITS`
+significant digits (a ``GaussianRecord(grid=True)`` first down to its grid
+:data:`~.ledger.GRID`); the calibration rounds up to the same grid.
 
 >>> round(float(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)[0]), 3)
 4.045
@@ -23,26 +20,23 @@ from .rdp import DIGITS, INT_ORDERS, SampledGaussianRdp, rdp_epsilons, rounded_m
 Z_RANGE = (1e-3, 1e4)
 """Where the bisection looks for a multiplier."""
 GRID_MARGIN = 0.01
-"""A gridded multiplier is placed this fraction of a grid step above its grid point, so that
-float32 arithmetic on the way to the ledger cannot push it below (it would be charged one
-step less noise)."""
+"""Fraction of a grid step above its grid point where a gridded multiplier is placed: float32
+arithmetic on the way to the ledger cannot push it one step down."""
 _CHUNK = 64
 
 
 def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
     """Smallest noise multiplier per group such that ``compositions`` Poisson-subsampled
-    Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP (RDP accountant), as the
-    ledger counts them: on its :data:`~.rdp.DIGITS`-digit grid, or with ``grid`` on the
-    1 % grid of ``GaussianRecord(grid=True)``, rounded up.
+    Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP, on the ledger's grid
+    (``grid``: that of ``GaussianRecord(grid=True)``).
 
     Bisection in ``log z`` over :data:`Z_RANGE`, all groups at once, at the integer orders
     (the ledger also uses fractional and larger ones, so its figure is at most ours: within
     1 % for the papers' budgets, a few % below the target at large eps). Raises
     ``ConfigError`` where even ``z = 1e4`` is not enough.
     """
-    eps, delta, q, n = (np.atleast_1d(np.asarray(a, np.float64))
-                        for a in (epsilon, delta, sample_rate, compositions))
-    eps, delta, q, n = np.broadcast_arrays(eps, delta, q, n)
+    eps, delta, q, n = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
+                                             for a in (epsilon, delta, sample_rate, compositions)))
     out = np.empty_like(eps)
     for start in range(0, len(eps), _CHUNK):
         sl = slice(start, start + _CHUNK)

@@ -1,15 +1,12 @@
 """RDP of the (subsampled) Gaussian mechanism: the one home of the RDP maths.
 
-Pure functions, no state (the Opacus lesson): :func:`gaussian_rdp` gives the RDP curve
-of one step through Google's dp-accounting (what the ledger composes), :func:`rdp_epsilons`
-converts accumulated curves into (eps, delta)-DP. Noise multipliers are rounded to
-:data:`DIGITS` significant digits for caching (:func:`rounded_multiplier`); that changes
-the curve far below the precision any figure is shown with, and the noise calibration
-(:mod:`.calibrate`) rounds up to the same digits so that the ledger's figure never exceeds
-its target. :class:`SampledGaussianRdp` is the same curve at integer orders as a
-vectorised binomial series, fast enough to calibrate many groups at once. dp-accounting
-(and the scipy it pulls in, about a second) is imported on first use, so runs without
-Gaussian noise never load it.
+Pure functions, no state (the Opacus lesson): :func:`gaussian_rdp` gives the RDP curve of
+one step through Google's dp-accounting (what the ledger composes), :class:`SampledGaussianRdp`
+the same curve at integer orders as a vectorised series (to calibrate many groups at once),
+:func:`rdp_epsilons` converts curves into (eps, delta)-DP. Multipliers are rounded to
+:data:`DIGITS` significant digits for caching, far below the precision any figure is shown
+with. dp-accounting (and the scipy it pulls in, about a second) is imported on first use,
+so runs without Gaussian noise never load it.
 """
 from __future__ import annotations
 
@@ -88,10 +85,6 @@ class SampledGaussianRdp:
 
     The terms that do not depend on ``z`` are computed once; orders are split into blocks
     so that each sums only ``i <= alpha``. Matches dp-accounting at these orders.
-
-    >>> curve = SampledGaussianRdp(np.array([1.0]))(np.array([2.0]))[0]
-    >>> bool(np.allclose(curve, INT_ORDERS / 8))           # no sampling: alpha / (2 z^2)
-    True
     """
 
     def __init__(self, q: np.ndarray, orders: np.ndarray = INT_ORDERS):
