@@ -96,12 +96,30 @@ def gaussian_pair_epsilon(mu0: float, sd0: float, mu1: float, sd1: float, delta:
     return hi
 
 
+GUESS_DIVISORS = (40, 20, 10, 5, 4)
+"""k = m // divisor: the fixed grid of guess counts of :func:`steinke_lower_bound`."""
+
+
+def guess_counts(m: int) -> list[int]:
+    """The guess counts k tried on ``m`` canaries (k top "in", k bottom "out"), fixed before
+    the scores are seen.
+
+    >>> guess_counts(200)
+    [5, 10, 20, 40, 50]
+    """
+    return sorted({k for k in (m // div for div in GUESS_DIVISORS) if k >= 1})
+
+
 def steinke_lower_bound(scores: np.ndarray, inserted: np.ndarray, delta: float,
                         confidence: float = CONFIDENCE) -> tuple[float, dict]:
-    """Best one-run bound over a fixed grid of guess counts k (k top "in", k bottom "out")."""
+    """Best one-run bound over a fixed grid of guess counts k (k top "in", k bottom "out").
+
+    Each k is tested at significance ``(1 - confidence) / len(grid)`` (Bonferroni), so the
+    best of them still holds with ``confidence``.
+    """
     m = len(scores)
     order = np.argsort(scores)
-    grid = sorted({k for k in (m // 40, m // 20, m // 10, m // 5, m // 4) if k >= 1})
+    grid = guess_counts(m)
     alpha = (1 - confidence) / len(grid)
     best, detail = 0.0, {}
     for k in grid:

@@ -7,7 +7,10 @@
 
 If the lower bound exceeds the accountant's eps, the accountant (or the code) is wrong; if
 it exceeds the paper's claim, the claim does not hold for what runs. A lower bound below
-both says nothing is wrong *that this attack can see*: it is evidence, not a proof.
+both says nothing is wrong *that this attack can see*: it is evidence, not a proof. An audit
+that tests outside the premise a claim rests on (LDP-FL's per-weight eps assumes shuffled
+reports; its one-report audit draws them un-shuffled) says so in its verdict
+(``AuditResult.premise``) and never calls that claim refuted.
 
 Which audit (``kind="auto"``), by the mechanism's threat model:
 
@@ -55,6 +58,9 @@ class AuditResult:
     seconds: float
     settings: dict = field(default_factory=dict)
     detail: dict = field(default_factory=dict)
+    premise: str = ""
+    """Non-empty when the audit tests outside the premise the paper's claim rests on (LDP-FL:
+    un-shuffled reports, while its per-weight eps assumes shuffling): what lies outside."""
 
     @property
     def accountant_violated(self) -> bool:
@@ -62,16 +68,33 @@ class AuditResult:
         return self.audited_epsilon > self.accountant_epsilon
 
     @property
-    def claim_refuted(self) -> bool:
-        """The lower bound exceeds the paper's claimed eps for the same scope."""
+    def outside_premise(self) -> bool:
+        """The audit tests outside the premise of the paper's claim, so it can neither refute nor confirm it."""
+        return bool(self.premise)
+
+    @property
+    def claim_exceeded(self) -> bool:
+        """The lower bound exceeds the paper's claimed eps (whatever the claim's premise)."""
         return self.paper_claim is not None and self.audited_epsilon > self.paper_claim
 
+    @property
+    def claim_refuted(self) -> bool:
+        """The lower bound exceeds the paper's claimed eps for the same scope and under the
+        claim's own premise (never when the audit tests outside it)."""
+        return self.claim_exceeded and not self.outside_premise
+
     def verdict(self) -> str:
+        """One sentence (no final full stop); an audit outside the paper's premise says so in it."""
         if self.accountant_violated:
-            return "VIOLATION: the audited lower bound exceeds the accountant's epsilon"
-        if self.claim_refuted:
-            return "the paper's claim does not hold: the audited lower bound exceeds it"
-        return "consistent: the audited lower bound is below the accountant's epsilon"
+            text = "VIOLATION: the audited lower bound exceeds the accountant's epsilon"
+        elif self.claim_refuted:
+            text = "the paper's claim does not hold: the audited lower bound exceeds it"
+        elif self.claim_exceeded:      # only outside the claim's premise: the claim itself is not tested
+            text = ("the audited lower bound exceeds the paper's claimed epsilon, not the accountant's; "
+                    "the claim is neither refuted nor confirmed")
+        else:
+            text = "consistent: the audited lower bound is below the accountant's epsilon"
+        return f"{text}; tested outside the paper's premise: {self.premise}" if self.premise else text
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -81,6 +104,7 @@ class AuditResult:
             if v is not None and math.isinf(v):
                 out[key + "_infinite"] = True
         out.update(accountant_violated=self.accountant_violated, claim_refuted=self.claim_refuted,
+                   claim_exceeded=self.claim_exceeded, outside_premise=self.outside_premise,
                    verdict=self.verdict())
         return _finite(out)
 
@@ -171,6 +195,16 @@ def audit_run(cfg, *, trials: int = 20000, canaries: int = 200, kind: str = "aut
                 "ledger_views": audit.claims})
 
 
+def two_point_premise(options) -> str:
+    """Why an audit of LDP-FL's two-point reports lies outside the paper's premise: it draws them
+    un-shuffled (one report the server can link to its client), while the paper's per-weight eps
+    assumes the weights are split and shuffled. Said whether the run shuffles or not."""
+    run = ("the run shuffles, but this audit draws one client's report un-shuffled" if options.shuffle
+           else "the run itself does not shuffle (shuffle=False), and neither does this audit")
+    return (f"LDP-FL's per-weight eps assumes shuffled reports the server cannot link to a client; {run}, "
+            "so it measures what one linkable report leaks")
+
+
 def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> AuditResult:
     from ..engine.setup import prepare
     from ..mechanisms import MECHANISMS
@@ -187,12 +221,15 @@ def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> Au
     r = distinguish(cls, options, s.ctx, PROBES[name], name=name, client=who, trials=trials, seed=seed, dim=dim,
                     confidence=confidence)
     claim, label = paper_claim(r.claims)
+    premise, report = "", "one report"
     if name == "two_point":       # the claim rests on shuffling, which the audit of one report sets aside
         claim, label = eps[who], "per-weight eps with shuffling (LDP-FL); needs reports the server cannot link"
+        premise = two_point_premise(cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options"))
+        report = "one un-shuffled report"
     t = r.test
     return AuditResult(
         method=cfg.method, mechanism=name, threat_model=threat, kind="distinguishing",
-        scope=f"one report: client {who}'s upload in one round ({r.dim} parameters)",
+        scope=f"{report}: client {who}'s upload in one round ({r.dim} parameters)", premise=premise,
         delta=r.delta, paper_claim=claim, paper_claim_label=label, accountant_epsilon=r.accountant_epsilon,
         accountant_basis=r.accountant_basis, audited_epsilon=r.epsilon_lower, confidence=confidence,
         audited_estimate=None, estimate_basis="",
