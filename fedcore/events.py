@@ -55,6 +55,7 @@ class RunStarted:
     epsilon: list[float]
     delta: list[float]
     threat_model: str = ""
+    caveat: str = ""          # what the headline ε does not prove ("" = a rigorous bound for what runs)
     type: str = "start"
     schema: int = SCHEMA_VERSION
 
@@ -148,6 +149,7 @@ class RunSummary:
     threat_model: str = ""
     last_round: Optional[RoundEvent] = None
     end: Optional[RunFinished] = None
+    caveat: str = ""
 
     @property
     def status(self) -> str:
@@ -172,6 +174,7 @@ def summarize(events) -> RunSummary:
     for event in events:
         if isinstance(event, RunStarted):
             summary.threat_model = getattr(event, "threat_model", "") or ""
+            summary.caveat = getattr(event, "caveat", "") or ""
         elif isinstance(event, RoundEvent):
             summary.last_round = event
             summary.threat_model = getattr(event, "threat_model", "") or summary.threat_model

@@ -160,7 +160,8 @@ def _statistic(kind: str, pair: Pair) -> Callable[[torch.Tensor], torch.Tensor]:
 def report_epsilon(upload, row: int, delta: float) -> tuple[float, str]:
     """What the mechanism's own ledger record says one report costs (row ``row``): the
     tightest of its Gaussian record (dp-accounting RDP at ``delta``) and its rigorous pure
-    eps; else the eps it spends under basic composition; infinity if nothing is noised."""
+    eps (its ``pure_count`` equal releases composed as the ledger composes them,
+    :mod:`fedcore.accounting.pure`); else the eps it spends under basic composition; infinity if nothing is noised."""
     options = []
     g = upload.gaussian
     if g is not None:
@@ -171,7 +172,13 @@ def report_epsilon(upload, row: int, delta: float) -> tuple[float, str]:
                         f"RDP (dp-accounting) of its Gaussian record, noise multiplier {z:.4g}"))
     pure = getattr(upload, "pure_epsilon", None)
     if pure is not None:
-        options.append((float(torch.as_tensor(pure).reshape(-1)[row]), "its rigorous pure eps"))
+        from ..accounting.pure import compose_pure
+
+        total = float(torch.as_tensor(pure).reshape(-1)[row])
+        count = getattr(upload, "pure_count", None)
+        k = 1.0 if count is None else float(torch.as_tensor(count).reshape(-1)[row])
+        options.append((compose_pure({total / k: k}, delta),
+                        "its rigorous pure eps" + (f", {k:.0f} releases composed by their PLD" if k > 1 else "")))
     if options:
         return min(options)
     if upload.spent is not None and float(upload.spent[row]) > 0:

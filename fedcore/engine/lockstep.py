@@ -54,6 +54,7 @@ class LockstepResult:
     headline_per_client: list
     threat_model: str
     params: dict
+    caveat: str = ""
 
 
 class _Run:
@@ -144,7 +145,7 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
             if len(selected):
                 sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=r.s.device)
                 parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen,
-                                                getattr(r.s.mechanism, "poisson_batches", False))))
+                                                r.s.mechanism.poisson_batches)))
         if parts:
             plan = concat_plans([p for _, _, p in parts], [r.offset for r, _, _ in parts])
             start = {k: torch.cat([r.s.params[k].unsqueeze(0).expand(len(sel), *r.s.params[k].shape)
@@ -166,5 +167,6 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                 acc, loss = evaluate(model, r.s.params, r.s.x_test, r.s.y_test)
                 per_client = r.ledger.headline()
                 results[i] = LockstepResult(acc, loss, float(per_client.max()) if len(per_client) else math.inf,
-                                            per_client.tolist(), r.ledger.threat_model, r.s.params)
+                                            per_client.tolist(), r.ledger.threat_model, r.s.params,
+                                            r.s.mechanism.caveat)
     return results

@@ -44,7 +44,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                      num_params=s.ctx.num_params, client_sizes=s.counts.tolist(),
                      label_counts=s.partition.label_counts.tolist(), num_classes=s.ctx.num_classes,
                      epsilon=s.ctx.epsilon.tolist(), delta=s.ctx.delta.tolist(),
-                     threat_model=s.mechanism.threat_model)
+                     threat_model=s.mechanism.threat_model, caveat=s.mechanism.caveat)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator(device=s.device).manual_seed(cfg.seed)
     grad_fn = client_gradient_fn(s.model, s.mechanism.per_sample_clip)
@@ -64,7 +64,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         signals, uploaded, weights = dict(s.aggregator.round_signals()), [], []
         if len(selected):
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
-            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, getattr(s.mechanism, "poisson_batches", False))
+            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, s.mechanism.poisson_batches)
             step_noise = s.mechanism.step_noise_std(sel)
             if trainer == "loop" and step_noise is not None:
                 raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")

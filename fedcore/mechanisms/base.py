@@ -97,6 +97,7 @@ class Mechanism(Configurable):
         self.ctx = ctx
         self.per_sample_clip: Optional[float] = None
         self.threat_model = type(self).threat_model_for(options)
+        self.caveat = type(self).caveat_for(options)
 
     def step_noise_std(self, clients: torch.Tensor) -> Optional[torch.Tensor]:
         """``[m]`` std of the per-step noise on each client's clipped gradient sum, or None."""
@@ -111,6 +112,15 @@ class Mechanism(Configurable):
     def threat_model_for(cls, options) -> str:
         """The threat model under ``options`` (default: the class attribute)."""
         return cls.threat_model
+
+    @classmethod
+    def caveat_for(cls, options) -> str:
+        """What the headline epsilon does *not* prove under ``options``, in one sentence
+        ("" when it is a rigorous bound for what runs): shown wherever the figure is."""
+        return ""
+
+    #: local training draws Poisson-sampled batches (:func:`fedcore.engine.plan.make_plan`)
+    poisson_batches: bool = False
 
     @classmethod
     def traits_for(cls, options) -> "Traits":

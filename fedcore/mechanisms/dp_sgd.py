@@ -73,6 +73,7 @@ from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
 CALIBRATIONS = ("paper", "per_step")
+BATCHINGS = ("poisson", "shuffle")
 PLACEMENTS = ("step", "round")
 
 
@@ -88,7 +89,7 @@ class DpSgdMechanism(Mechanism):
     @dataclass(frozen=True)
     class Options:
         """``clip_norm``: per-sample gradient bound M. ``placement``: "step" (standard
-        DP-SGD) or "round" (the literal Eq. 3). ``calibration`` (``placement="round"``
+        DP-SGD) or "round" (the literal Eq. 3). ``batching``: "poisson" (default) or "shuffle". ``calibration`` (``placement="round"``
         only): "paper" (KDP-FL Eq. 4: T rounds, q = participation * S B / n) or
         "per_step" (T * S DP-SGD steps, q = B / n)."""
 
@@ -99,6 +100,10 @@ class DpSgdMechanism(Mechanism):
                                  "round: the literal Eq. 3, noise once on the round's result (sensitivity 2 S M)")
         calibration: str = setting("paper", Choice(CALIBRATIONS),
                                    "placement=round only: the accountant the noise is calibrated with")
+        batching: str = setting("poisson", Choice(BATCHINGS),
+                                "poisson: each sample joins each step's batch with probability B/n (what the "
+                                "record-level bound assumes); shuffle: fixed-size shuffled batches (the bound then "
+                                "assumes Poisson sampling it does not have)")
 
         def validate(self, prefix: str) -> None:
             if not self.clip_norm > 0:
@@ -115,6 +120,7 @@ class DpSgdMechanism(Mechanism):
         b = local.batch_size
         self.steps = np.full_like(n, local.steps) if local.steps > 0 else local.epochs * np.ceil(n / b)
         self.per_step = options.placement == "step"
+        self.poisson_batches = self.per_step and options.batching == "poisson"
         if self.per_step:
             q = np.minimum(1.0, b / n)
             per_round, self.claim_label = self.steps, ""
@@ -136,6 +142,13 @@ class DpSgdMechanism(Mechanism):
         self._claimed = np.zeros(len(n))
         self.momentum = local.momentum if local.optimizer == "momentum" else 0.0
         self.drift = 2 * self.steps / (1 - self.momentum)   # L2 range of (w0 - w)/lr, in units of M
+
+    @classmethod
+    def caveat_for(cls, options) -> str:
+        if options.placement == "step" and options.batching == "shuffle":
+            return ("assumes Poisson sampling: the record-level bound is for Poisson-sampled batches, and these "
+                    "batches are shuffled (batching=shuffle)")
+        return ""
 
     def step_noise_std(self, clients):
         """``z_i M`` per client (noise on the clipped gradient sum), or None for Eq. 3."""

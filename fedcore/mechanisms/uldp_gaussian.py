@@ -248,6 +248,18 @@ class UldpGaussian(Mechanism):
     def threat_model_for(cls, options) -> str:
         return "central" if options.reading == "central" else "local"
 
+    @classmethod
+    def caveat_for(cls, options) -> str:
+        if options.reading != "central":
+            return ""
+        if options.recall != "none":
+            return ("an approximation: the central reading charges a recalled round like a fresh one, though "
+                    "swapping one stored update for another is not bounded by the clip")
+        if options.decay:
+            return ("may exceed its figure: the round's noise follows the sampled users' average clip, so a "
+                    "user with a larger clip is covered by a smaller multiplier")
+        return ""
+
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
         o = options

@@ -12,7 +12,9 @@ training), so a calibration costs a few replays, not a few runs.
 
 The search is a bisection on ``log(scale)``: the headline grows with every mechanism's
 budget. A mechanism whose headline is infinite (nothing noised) cannot be matched and
-raises :class:`~fedcore.errors.FedcoreError` naming the method.
+raises :class:`~fedcore.errors.FedcoreError` naming the method. One that spends less than the
+target even at the largest budget ``privacy.epsilon`` accepts (a floor on its noise) runs at
+that budget, ``reached=False``: its headline, below the target, is what it can spend.
 
 >>> from fedcore.layering import build_config
 >>> cfg = build_config("demo", None, ["method=pldp_b"])
@@ -43,6 +45,7 @@ class Matched:
     headline: float      # replayed headline ε of ``config``
     knob: float          # the largest solved per-client privacy.epsilon
     scale: float         # solved budgets / configured budgets
+    reached: bool = True  # False: even its largest budget spends less than the target (it runs at that)
 
 
 def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess: float = 1.0) -> Matched:
@@ -62,7 +65,8 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
     label = cfg.method or cfg.privacy.mechanism
 
     def scaled(log_s: float):
-        return cfg.with_overrides({"privacy.epsilon": [e * math.exp(log_s) for e in eps]})
+        return cfg.with_overrides({"privacy.epsilon": [min(EPSILON_RANGE[1], max(EPSILON_RANGE[0], e * math.exp(log_s)))
+                                                       for e in eps]})
 
     def headline(log_s: float) -> float:
         return replay_headline(scaled(log_s), base)
@@ -86,6 +90,10 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
         log_s = _next_guess(lo, hi, aim, lo_limit, hi_limit)
         if log_s is None:
             break
+    if lo is not None and lo[0] >= hi_limit - 1e-9:
+        # the largest budget it accepts still spends less (e.g. DP-SGD's smallest noise
+        # multiplier): it cannot spend more, so it runs at its most and says so in its headline
+        return _matched(scaled(lo[0]), target, math.exp(lo[1]), lo[0], eps, reached=False)
     if lo is not None:
         raise FedcoreError(f"equal privacy: {label} cannot spend ε = {target:g} within {tol:.0%} "
                            f"(closest from below {math.exp(lo[1]):.4g}; budgets within {EPSILON_RANGE})")
@@ -113,6 +121,6 @@ def _next_guess(lo, hi, aim: float, lo_limit: float, hi_limit: float):
     return mid
 
 
-def _matched(cfg, target: float, headline: float, log_s: float, eps: list) -> Matched:
+def _matched(cfg, target: float, headline: float, log_s: float, eps: list, reached: bool = True) -> Matched:
     scale = math.exp(log_s)
-    return Matched(cfg, target, headline, max(eps) * scale, scale)
+    return Matched(cfg, target, headline, max(cfg.privacy.epsilon), scale, reached)

@@ -12,4 +12,4 @@ def point_line(i: int, total: int, row: dict) -> str:
     width = len(str(total))
     return (f"[{i:>{width}}/{total}] {row['method']:<12} {eps:<11} seed {row['seed']:<3} acc {acc}  "
             f"headline ε {format_epsilon(row['epsilon_accountant'])} ({row['threat_model']})  "
-            f"{row['seconds']:.2f}s")
+            f"{row['seconds']:.2f}s" + (f"  [{row['caveat'].split(':')[0]}]" if row.get("caveat") else ""))

@@ -14,6 +14,8 @@
   without the key: every ``null``-ε row is ``no_privacy``).
 - ``match``, ``knob``: how the column was read, and the largest per-client
   ``privacy.epsilon`` the run used (the solved knob under ``match = "headline"``).
+- ``caveat``: what the headline ε does not prove for this run ("" when it is a rigorous
+  bound for what ran), e.g. "assumes Poisson sampling" or "an approximation".
 - ``epsilon_accountant``: the *headline* ε the run actually spent: the tightest rigorous
   bound for its threat model, the largest over clients (``RoundEvent.epsilon_headline_run``).
   **Infinity is written as ``null`` with ``"epsilon_accountant_infinite": true``** (nothing
@@ -44,8 +46,8 @@ from typing import Iterable, Optional, Union
 from ..errors import FedcoreError
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
-CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "epsilon_accountant_infinite", "rounds", "batched",
-                            "config_hash")
+CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "rounds",
+                            "batched", "config_hash")
 AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
               "audit_accountant", "audit_ceiling", "audit_seconds")
 """The columns an audited sweep adds to every row (see the module doc)."""
@@ -58,7 +60,7 @@ def _finite(x: Optional[float]) -> Optional[float]:
 def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optional[float],
              headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
              rounds: int = 0, batched: bool = False, reference: str = "", match: str = "target",
-             knob: Optional[float] = None) -> dict:
+             knob: Optional[float] = None, caveat: str = "") -> dict:
     """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
     infinite = headline is None or math.isinf(float(headline))
     return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
@@ -66,7 +68,7 @@ def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optiona
             "accuracy": _finite(accuracy), "seconds": round(float(seconds), 4), "config_hash": config_hash,
             "rounds": int(rounds), "batched": bool(batched),
             "reference": reference or ("no_privacy" if epsilon is None else ""), "match": match,
-            "knob": _finite(knob)}
+            "knob": _finite(knob), "caveat": caveat}
 
 
 def reference_of(row: dict) -> str:

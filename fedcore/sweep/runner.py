@@ -40,12 +40,12 @@ def headline_of(event) -> tuple[Optional[float], str]:
 
 
 def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Optional[float], threat: str,
-              seconds: float, batched: bool = False) -> dict:
+              seconds: float, batched: bool = False, caveat: str = "") -> dict:
     """The frontier row of ``point`` (``headline`` None or inf = ∞)."""
     threat = threat or ("none" if point.config.privacy.mechanism == "none" else "")
     return make_row(point.method, point.epsilon, point.seed, final_accuracy, headline, threat, seconds,
                     config_hash=point.config.config_hash(), rounds=point.config.rounds, batched=batched,
-                    reference=point.reference, match=point.match, knob=point.knob)
+                    reference=point.reference, match=point.match, knob=point.knob, caveat=caveat)
 
 
 def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) -> Optional[dict]:
@@ -59,7 +59,7 @@ def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) 
         return None
     headline, threat_last = headline_of(run.last_round)
     return point_row(point, run.end.final_accuracy, headline, threat_last or run.threat_model,
-                     time.perf_counter() - t0)
+                     time.perf_counter() - t0, caveat=run.caveat)
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
@@ -106,4 +106,4 @@ def _trained(points: list[SweepPoint], batched: bool, max_batch: int,
             share = (time.perf_counter() - t0) / len(chunk)
             for point, res in zip(chunk, results):
                 yield point_row(point, res.final_accuracy, res.headline, res.threat_model, share,
-                                batched=len(chunk) > 1)
+                                batched=len(chunk) > 1, caveat=res.caveat)
