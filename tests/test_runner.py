@@ -241,3 +241,88 @@ def test_a_link_and_a_cli_line_rebuild_the_same_config():
     args = shlex.split(cli_command(cfg, "demo"))
     sets = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
     assert build_config("demo", None, sets) == cfg
+
+
+def _ended_runs(store, n=2):
+    """``n`` runs that ended (finished, stopped) and one still queued."""
+    ended = []
+    for k in range(n):
+        run = store.create_run({"rounds": 2, "seed": k}, f"h{k}", label=f"run {k}", owner="visitor:a")
+        store.append_event(run["id"], {"type": "start", "device": "cpu"})
+        store.append_event(run["id"], {"type": "round", "round": 1, "accuracy": 0.5 + k / 10})
+        status = "finished" if k == 0 else "stopped"
+        store.append_event(run["id"], {"type": "end", "status": status, "rounds_done": 1, "final_accuracy": 0.5})
+        ended.append(run["id"])
+    store.update_run(ended[-1], reason="stopped by the user")
+    queued = store.create_run({"rounds": 2}, "hq")["id"]
+    return ended, queued
+
+
+@pytest.mark.parametrize("damage", ["header", "pages"])
+def test_runs_that_ended_survive_a_damaged_store(tmp_path, damage):
+    store = RunStore(tmp_path)
+    ended, queued = _ended_runs(store)
+    before = {i: (store.get_run(i), store.read_events(i, touch=False)) for i in ended}
+    store.close()
+    db = tmp_path / "cache.db"
+    with open(db, "r+b") as f:  # at rest: the header, or every page after the first
+        if damage == "pages":
+            f.seek(4096)
+        f.write(os.urandom(max(8192, db.stat().st_size - f.tell())))
+    manager = JobManager(tmp_path, check_store=True)  # what the dashboard starts with
+    try:
+        fresh = manager.store
+        assert [r["id"] for r in fresh.list_runs()] == ended[::-1]  # newest first, as before
+        for run_id, (record, events) in before.items():
+            assert fresh.get_run(run_id) == record and fresh.read_events(run_id, touch=False) == events
+        assert fresh.get_run(queued) is None  # it had not ended: not archived
+        assert fresh.find_finished("h0") == ended[0]  # the result cache is back too
+        assert "damaged" in fresh.problem and "2 runs that had ended" in fresh.problem
+        assert list(tmp_path.glob("cache.db.damaged-*"))
+        # the rebuilt store goes on: new runs, deletes (the archive goes too)
+        assert fresh.delete(ended[1]) and not (tmp_path / "archive" / f"{ended[1]}.json").exists()
+    finally:
+        manager.close()
+
+
+def test_a_deleted_database_is_rebuilt_from_the_archives(tmp_path, monkeypatch):
+    from fedcore.runner import store as store_mod
+
+    monkeypatch.setattr(store_mod, "EXISTENCE_CHECK_S", 0.0)
+    store = RunStore(tmp_path)
+    ended, _ = _ended_runs(store, 1)
+    for side in tmp_path.glob("cache.db*"):
+        side.unlink()
+    assert [r["id"] for r in store.list_runs()] == ended and "restored" in store.problem
+    archive = tmp_path / "archive" / f"{ended[0]}.json"
+    assert oct(archive.stat().st_mode & 0o777) == "0o600"
+    archive.write_text("{not json")  # a damaged archive loses only its own run
+    for side in tmp_path.glob("cache.db*"):
+        side.unlink()
+    assert store.list_runs() == []
+
+
+def test_a_worker_whose_record_is_gone_stops_itself_within_seconds(tmp_path):
+    import multiprocessing
+    import shutil
+
+    folder = tmp_path / "runs"
+    store = RunStore(folder)
+    cfg = DEMO.replace(rounds=100_000)
+    run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
+    proc = multiprocessing.get_context("spawn").Process(target=worker_mod.job_main, args=(str(folder), run_id))
+    proc.start()
+    try:
+        wait_for(lambda: (store.touch(run_id), store.get_run(run_id)["rounds_done"] >= 1)[1], timeout=120)
+        store.close()
+        shutil.rmtree(folder)  # the store deleted during the run; the server recreates it
+        store = RunStore(folder)
+        store.create_run({"rounds": 1}, "other")
+        t0 = time.monotonic()
+        wait_for(lambda: not proc.is_alive(), timeout=15)
+        assert time.monotonic() - t0 < 8.0
+        assert store.get_run(run_id) is None and len(store.list_runs()) == 1  # it wrote nothing back
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)

@@ -1,10 +1,13 @@
 """Who may see and control a run on a shared dashboard.
 
 Every run started from the dashboard records its ``owner``: ``"user:<e-mail>"`` when the
-host configured sign-in (Streamlit's ``st.login``), else ``"browser:<key>"``, the browser
-session that pressed Run (a hash of the browser's own session cookie, so a reload or a
-reconnect keeps it; ``"session:<id>"``, one page's connection, where no cookie is set).
-Runs started by scripts or the CLI have no owner.
+host configured sign-in (Streamlit's ``st.login``), else ``"visitor:<id>"``: an anonymous
+identity the server issued to the page's Streamlit session (:class:`Identities`). Nothing
+the browser stores or sends names it: the server keeps it in the session, so no other page
+(another port of the same host, a script reading cookies) can read or choose it. The
+visitor may save its "keep my runs" code and claim the runs later from another page; a
+claim moves the identity there and issues a new code (:meth:`Identities.claim`). Runs
+started by scripts or the CLI have no owner.
 
 - Only the owner, or a host admin (``admins`` in :class:`~fedcore.runner.limits.HostLimits`),
   may **stop** or **delete** a run; an ownerless run only an admin.
@@ -21,7 +24,13 @@ Runs started by scripts or the CLI have no owner.
 """
 from __future__ import annotations
 
+import hashlib
+import secrets
+import sqlite3
+import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import FedcoreError
@@ -80,3 +89,84 @@ def describe_owner(record: dict, viewer: Viewer) -> str:
     if owner == viewer.owner:
         return "you"
     return owner.removeprefix("user:") if viewer.admin and owner.startswith("user:") else "another visitor"
+
+
+CODE_PREFIX = "keep-"
+"""A "keep my runs" code: ``keep-`` and 32 random URL-safe characters (192 bits)."""
+
+
+def _digest(code: str) -> str:
+    return hashlib.sha256(b"fedcore-claim:" + code.strip().encode()).hexdigest()
+
+
+class Identities:
+    """Anonymous owners issued by the server, and the codes that claim them.
+
+    :meth:`issue` returns a new ``(owner, code)``: ``owner`` (``visitor:<24 hex>``, random,
+    unrelated to the code) is what runs record; ``code`` is the secret the page keeps
+    server-side (``st.session_state``) and shows its visitor once asked, to save.
+    Only a SHA-256 of the code is stored (``<store>/owners.db``, a small SQLite file), one
+    live code per owner:
+
+    - :meth:`valid` tells a session whether its code is still the owner's live one;
+    - :meth:`claim` takes a code, returns its owner with a **new** code and spends the old
+      one, so the identity moves to the claiming page: the page that held it before (or
+      whoever was sent a code to use) is an anonymous newcomer from then on. A code someone
+      else saw, or fixed on you, is spent the moment either of you uses it.
+
+    Codes are never chosen by a client: an unknown code claims nothing.
+
+    >>> import tempfile
+    >>> ids = Identities(tempfile.mkdtemp() + "/owners.db")
+    >>> owner, code = ids.issue()
+    >>> ids.valid(owner, code), ids.claim("keep-guessed") is None
+    (True, True)
+    >>> same, new_code = ids.claim(code)
+    >>> same == owner, ids.valid(owner, code), ids.valid(owner, new_code)
+    (True, False, True)
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._local = threading.local()
+        with self._db() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
+                       "issued REAL NOT NULL)")
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None or not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
+                       "issued REAL NOT NULL)")
+            self._local.db = db
+        return db
+
+    def issue(self) -> tuple[str, str]:
+        """A new anonymous owner and its code."""
+        owner = "visitor:" + secrets.token_hex(12)
+        code = CODE_PREFIX + secrets.token_urlsafe(24)
+        with self._db() as db:
+            db.execute("INSERT INTO codes VALUES (?, ?, ?)", (_digest(code), owner, time.time()))
+        return owner, code
+
+    def valid(self, owner: str, code: str) -> bool:
+        """Whether ``code`` is ``owner``'s live code (not spent by a claim)."""
+        row = self._db().execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
+        return row is not None and row[0] == owner
+
+    def claim(self, code: str) -> Optional[tuple[str, str]]:
+        """``(owner, new_code)`` for a live ``code`` (which is spent), else None."""
+        if not isinstance(code, str) or not code.strip().startswith(CODE_PREFIX) or len(code) > 200:
+            return None
+        new_code = CODE_PREFIX + secrets.token_urlsafe(24)
+        db = self._db()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE codes SET digest = ?, issued = ? WHERE owner = ?", (_digest(new_code), time.time(), row[0]))
+        return row[0], new_code

@@ -13,12 +13,20 @@ code). Layout, all keys tagged with their run id so :meth:`RunStore.delete` is o
 - ``index``       ids of all runs in creation order;
 - ``done:<hash>`` id of the finished run of a config hash (the result cache).
 
+Beside the database, every run that ended (finished, stopped or failed) is archived as one
+JSON file, ``archive/<id>.json`` (its record and every event, written atomically when it
+ends and rewritten when its record changes later). The archives are what a store is
+rebuilt from: finished runs survive a damaged or deleted ``cache.db``.
+
 Safety: the folder is created (and kept) private, mode 0700: diskcache still unpickles
 rows that a writer marked as pickles, so nobody else may write there. A store folder
 deleted while the server runs is recreated on the next access (its earlier runs are
 gone, and :attr:`RunStore.problem` says so); a damaged ``cache.db`` found when the store
 is opened with ``check=True`` is moved aside to ``cache.db.damaged-<time>`` and a fresh
-store is started. Either way the dashboard shows :attr:`RunStore.problem` as a banner,
+store is started from the archives (every run that had ended is listed again; runs that
+were queued or training are lost). A ``cache.db`` deleted or replaced under a process
+(another inode at the same path) is noticed within :data:`EXISTENCE_CHECK_S` and reopened;
+a worker whose run record is then gone stops itself (:mod:`fedcore.runner.worker`). Either way the dashboard shows :attr:`RunStore.problem` as a banner,
 and a failure that persists raises :class:`StoreError` (one readable line).
 
 Concurrency: one writer process per run appends events (an event is written before the
@@ -37,7 +45,9 @@ record runs inside a SQLite transaction (``Cache.transact``).
 from __future__ import annotations
 
 import functools
+import json
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -75,6 +85,9 @@ class StoreError(FedcoreError):
 
 
 PRIVATE = 0o700
+ARCHIVE = "archive"
+"""Sub-folder of the store holding ``<id>.json`` of every run that ended."""
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 EXISTENCE_CHECK_S = 1.0
 """At most this often an access checks that the store's database file still exists."""
 
@@ -124,6 +137,15 @@ class RunStore:
         # eviction off: a full disk must never silently drop somebody's results
         self.cache = diskcache.Cache(str(self.directory), disk=diskcache.JSONDisk,
                                      eviction_policy="none", tag_index=True, timeout=60)
+        self._db_id = self._file_id()
+
+    def _file_id(self):
+        """(device, inode) of ``cache.db``, or None when it is missing."""
+        try:
+            info = (self.directory / "cache.db").stat()
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
 
     def _check(self) -> None:
         rows = self.cache._sql("PRAGMA quick_check").fetchall()
@@ -147,16 +169,22 @@ class RunStore:
             if side.exists():
                 side.rename(self.directory / f"{moved.name}{suffix}")
         self._open()
+        restored = self._restore_archives()
         self.problem = (f"The run store was damaged ({str(exc).splitlines()[0][:120]}); it was moved aside "
-                        f"to {moved.name} and a new, empty store was started.")
+                        f"to {moved.name} and a new store was started"
+                        + (f" with the {restored} runs that had ended (from their archives)." if restored
+                           else ", empty (no run had ended)."))
 
     def _ensure_present(self) -> None:
         now = time.monotonic()
         if now - self._checked_at < EXISTENCE_CHECK_S:
             return
         self._checked_at = now
-        if not (self.directory / "cache.db").exists():
+        current = self._file_id()
+        if current is None:
             self._reopen("The run store folder was missing and has been recreated: runs from before are gone.")
+        elif current != self._db_id:  # deleted and recreated (by another process), or replaced
+            self._reopen("The run store's database was replaced and has been reopened.")
 
     def _reopen(self, problem: str) -> None:
         try:
@@ -164,7 +192,66 @@ class RunStore:
         except Exception:  # noqa: BLE001
             pass
         self._open()
-        self.problem = problem
+        restored = self._restore_archives()
+        self.problem = problem if not restored else (
+            problem.replace(": runs from before are gone.", "") + f" {restored} runs that had ended were restored "
+            "from their archives.")
+
+    # --- archives: what a damaged store is rebuilt from -------------------------------
+    def _archive_path(self, run_id: str) -> Optional[Path]:
+        return self.directory / ARCHIVE / f"{run_id}.json" if _SAFE_ID.match(str(run_id)) else None
+
+    def _archive(self, run_id: str) -> None:
+        """Write ``archive/<id>.json`` (record + events) of a run that ended; atomic, 0600."""
+        path = self._archive_path(run_id)
+        record = self.cache.get(f"run:{run_id}")
+        if path is None or record is None or record.get("status") not in TERMINAL:
+            return
+        n = self.cache.get(f"n:{run_id}", 0)
+        events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
+        try:
+            path.parent.mkdir(exist_ok=True, mode=PRIVATE)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"record": record, "events": [e for e in events if e is not None]}, f)
+            os.replace(tmp, path)
+        except OSError:  # a full disk: the database still has the run
+            pass
+
+    def _restore_archives(self) -> int:
+        """Put every archived run that the database lacks back into it; returns how many."""
+        folder = self.directory / ARCHIVE
+        if not folder.is_dir():
+            return 0
+        known = set(self.cache.get("index", []))
+        restored = []
+        for path in folder.glob("*.json"):
+            run_id = path.stem
+            if run_id in known or not _SAFE_ID.match(run_id):
+                continue
+            try:
+                data = json.loads(path.read_text())
+                record, events = data["record"], data["events"]
+                if record.get("id") != run_id or record.get("status") not in TERMINAL or not isinstance(events, list):
+                    continue
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # a damaged archive: that run is lost, the others not
+            with self.cache.transact():
+                for k, event in enumerate(events):
+                    self.cache.set(f"ev:{run_id}:{k}", event, tag=run_id)
+                self.cache.set(f"n:{run_id}", len(events), tag=run_id)
+                self.cache.set(f"beat:{run_id}", record.get("created", 0.0), tag=run_id)
+                self.cache.set(f"run:{run_id}", record, tag=run_id)
+                if record["status"] == "finished" and record.get("config_hash"):
+                    self.cache.set(f"done:{record['config_hash']}", run_id)
+            restored.append((record.get("created", 0.0), run_id))
+        if restored:
+            with self.cache.transact():
+                ids = self.cache.get("index", [])
+                have = set(ids)
+                self.cache.set("index", [i for _, i in sorted(restored) if i not in have] + ids)
+        return len(restored)
 
     # --- runs -------------------------------------------------------------------------
     @_recovering
@@ -199,6 +286,8 @@ class RunStore:
                 fields.pop("status", None)
             record.update(fields)
             self.cache.set(f"run:{run_id}", record, tag=run_id)
+        if record["status"] in TERMINAL:
+            self._archive(run_id)
         return record
 
     @_recovering
@@ -222,6 +311,9 @@ class RunStore:
             if record is not None and self.cache.get(f"done:{record['config_hash']}") == run_id:
                 self.cache.delete(f"done:{record['config_hash']}")
         self.cache.evict(run_id)
+        path = self._archive_path(run_id)
+        if path is not None:
+            path.unlink(missing_ok=True)
         return record is not None
 
     @_recovering
@@ -261,6 +353,7 @@ class RunStore:
                 self.cache.set(f"ev:{copy['id']}:{k}", event, tag=copy["id"])
             self.cache.set(f"n:{copy['id']}", len(events), tag=copy["id"])
             self.cache.set(f"run:{copy['id']}", {**copy, **keep}, tag=copy["id"])
+        self._archive(copy["id"])
         return copy["id"]
 
     @_recovering
@@ -307,6 +400,8 @@ class RunStore:
                 if event["status"] == "finished":
                     self.cache.set(f"done:{record['config_hash']}", run_id)
             self.cache.set(f"run:{run_id}", record, tag=run_id)
+        if kind == "end":
+            self._archive(run_id)
         return n + 1
 
     def finish(self, run_id: str, status: str, error: Optional[str] = None, **extra: Any) -> bool:

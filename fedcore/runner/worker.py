@@ -9,7 +9,9 @@ at the next round boundary when
 - nobody refreshed its heartbeat (the owner's page does) for the run's ``grace_s``
   seconds (the host's ``owner_grace_s``; runs without one: ``FEDCORE_HEARTBEAT_TIMEOUT``,
   default 300; background jobs, ``grace_s=None``: never): an orphan whose page was closed;
-- it trained longer than the run's ``max_seconds`` (the host's ``max_run_seconds``).
+- it trained longer than the run's ``max_seconds`` (the host's ``max_run_seconds``);
+- its run record is gone (the store was deleted or replaced during the run): it exits
+  within :data:`GONE_EXIT_S` seconds, since nothing it writes could be seen again.
 
 The heartbeat clock starts when the worker takes the run, so time spent queued never
 counts. An exception ends the run with ``RunFinished(status="failed", error=<one line>)``;
@@ -37,6 +39,9 @@ WATCH_INTERVAL = 0.25
 """Seconds between the watchdog's checks of the parent and the heartbeat."""
 HARD_EXIT_GRACE = 10.0
 """Seconds a watchdog waits for the round loop to notice an orphan before exiting hard."""
+RECORD_GONE = "its run record is gone (the run store was deleted or replaced)"
+GONE_EXIT_S = 2.0
+"""Seconds a worker whose run record is gone waits for the round loop before exiting hard."""
 
 
 def heartbeat_timeout() -> float:
@@ -123,11 +128,22 @@ class Watchdog:
             self.reason = "stopped by the user"
         return self.reason is not None
 
+    def _record_gone(self) -> bool:
+        """True once the store no longer has the run (a store error is not taken for it)."""
+        from .store import StoreError
+
+        try:
+            return self.store.get_run(self.run_id) is None
+        except StoreError:
+            return False
+
     def _watch(self) -> None:
         orphaned_at = None
         while not self._done.wait(WATCH_INTERVAL):
             if self.reason is None:
-                if not parent_alive():
+                if self._record_gone():
+                    self.reason = RECORD_GONE
+                elif not parent_alive():
                     self.reason = "the process that started it exited"
                 elif self.max_seconds and time.time() - self.started > self.max_seconds:
                     self.reason = (f"it reached the server's limit of {self.max_seconds:g} s per run "
@@ -136,6 +152,8 @@ class Watchdog:
                     self.reason = f"its owner's page was closed: nobody watched it for {self.timeout:g} s (heartbeat timeout)"
             if self.reason is not None and self.reason != "stopped by the user":
                 orphaned_at = orphaned_at or time.time()
+                if self.reason == RECORD_GONE and time.time() - orphaned_at > GONE_EXIT_S:
+                    os._exit(0)  # no record to finish: leave, freeing the slot
                 if time.time() - orphaned_at > HARD_EXIT_GRACE:
                     # a single round is taking too long: record the stop and leave now
                     self.store.finish(self.run_id, "stopped", reason=self.reason)

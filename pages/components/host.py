@@ -1,7 +1,9 @@
 """The shared-host side of a page: who is looking, the host's limits, safe echoes of a link.
 
 - :func:`viewer`: the signed-in user (``st.login``, when the host configured ``[auth]``),
-  else this browser session; admins are the host's ``admins`` e-mails.
+  else the anonymous visitor the server issued to this Streamlit session (kept in
+  ``st.session_state``, server-side: no cookie names it); admins are the host's ``admins``.
+- :func:`keep_my_runs`: the visitor's "keep my runs" code, and a field to claim runs with one.
 - :func:`limits`: the host's :class:`~fedcore.runner.limits.HostLimits` (read once per server).
 - :func:`keep_alive`: the owner's page refreshes its run's heartbeat (nobody else's does).
 - :func:`plain` (from :mod:`pages.components.plain`, the one plain-text helper): text from a
@@ -18,14 +20,17 @@ import streamlit as st
 from fedcore.runner.owners import Viewer, can_control
 
 from .plain import ECHO_LIMIT, link_warning, plain  # noqa: F401  (host.plain: the same helper)
-from .server import forget_events, limits, manager  # host.limits: the same cached limits
+from .server import forget_events, identities, limits, manager  # host.limits: the same cached limits
 
 LOG = logging.getLogger("fedcore.dashboard")
 TOUCH_EVERY_S = 5.0
 """The owner's page refreshes the heartbeat at most this often (one store write)."""
 
 
-XSRF_COOKIE = "_streamlit_xsrf"
+IDENTITY_KEY = "host.identity"
+"""``st.session_state`` key of this session's anonymous ``(owner, code, checked_at)``."""
+RECHECK_S = 2.0
+"""How often a session re-checks that its code was not spent by a claim elsewhere."""
 
 
 def _session_id() -> str:
@@ -35,19 +40,36 @@ def _session_id() -> str:
     return ctx.session_id if ctx is not None else "local"
 
 
-def _browser_key():
-    """A stable, non-reversible key of this browser: a hash of the random token in
-    Streamlit's XSRF cookie (kept across reloads and reconnects); None without the cookie."""
-    import hashlib
-
+def _anonymous() -> tuple[str, str]:
+    """This session's anonymous ``(owner, code)``: issued by the server on first use and kept
+    in the session (server-side); re-issued if a claim elsewhere spent its code."""
+    held = st.session_state.get(IDENTITY_KEY)
+    now = time.monotonic()
     try:
-        from streamlit.web.server.starlette.starlette_app_utils import decode_xsrf_token_string
+        ids = identities()
+        if held is not None:
+            owner, code, checked = held
+            if now - checked < RECHECK_S:
+                return owner, code
+            if ids.valid(owner, code):
+                st.session_state[IDENTITY_KEY] = (owner, code, now)
+                return owner, code
+        owner, code = ids.issue()
+    except Exception:  # noqa: BLE001  (no registry: this page session alone, no code to keep)
+        LOG.exception("anonymous identities unavailable")
+        return f"session:{_session_id()}", ""
+    st.session_state[IDENTITY_KEY] = (owner, code, now)
+    return owner, code
 
-        raw = st.context.cookies.get(XSRF_COOKIE)
-        token = decode_xsrf_token_string(raw)[0] if raw else None
-    except Exception:  # noqa: BLE001  (another server flavour, XSRF protection off)
-        return None
-    return hashlib.sha256(b"fedcore-owner:" + token).hexdigest()[:24] if token else None
+
+def claim(code: str) -> bool:
+    """Take over the runs of a "keep my runs" ``code``: this session becomes their owner,
+    the code is spent and a new one issued (shown by :func:`keep_my_runs`)."""
+    got = identities().claim((code or "").strip())
+    if got is None:
+        return False
+    st.session_state[IDENTITY_KEY] = (*got, time.monotonic())
+    return True
 
 
 def sign_in_configured() -> bool:
@@ -65,12 +87,12 @@ def signed_in_email():
 
 
 def viewer() -> Viewer:
-    """Who is looking: ``user:<e-mail>`` when signed in, else ``browser:<key>`` (this
-    browser's cookie), else ``session:<this page session's id>``."""
-    key = _browser_key()
-    if key:
-        return Viewer.from_identity(signed_in_email(), key, limits().admins, kind="browser")
-    return Viewer.from_identity(signed_in_email(), _session_id(), limits().admins)
+    """Who is looking: ``user:<e-mail>`` when signed in, else the anonymous
+    ``visitor:<id>`` the server issued to this session (:func:`_anonymous`)."""
+    email = signed_in_email()
+    if email:
+        return Viewer.from_identity(email, "", limits().admins)
+    return Viewer(_anonymous()[0])
 
 
 def may_control(record: dict) -> bool:
@@ -108,7 +130,10 @@ def store_banner() -> None:
 
 
 def sign_in_controls() -> None:
-    """Log in / log out in the sidebar when the host configured sign-in."""
+    """Log in / log out in the sidebar when the host configured sign-in; "Keep my runs"
+    for a visitor who is not signed in."""
+    if not signed_in_email():
+        keep_my_runs()
     if not sign_in_configured():
         return
     with st.sidebar:
@@ -119,6 +144,32 @@ def sign_in_controls() -> None:
         else:
             st.caption("Sign in so your runs follow you across tabs and visits.")
             st.button("Log in", on_click=st.login, key="host.login")
+
+
+def _claim_submitted() -> None:
+    entered = st.session_state.get("host.claim_code", "")
+    st.session_state["host.claim_result"] = "ok" if claim(entered) else "bad"
+
+
+def keep_my_runs() -> None:
+    """Sidebar: this visitor's "keep my runs" code, and a field to claim runs with a saved one."""
+    _, code = _anonymous()
+    if not code:
+        return
+    with st.sidebar.expander("Keep my runs", icon=":material/key:"):
+        st.caption("Your runs belong to this browser tab. To reach them from another tab or a later "
+                   "visit, save this code and enter it there: the runs move to that tab and you get a "
+                   "new code (the old one stops working).")
+        st.code(code, language=None)
+        with st.form("host.claim_form", clear_on_submit=True, border=False):
+            st.text_input("Claim runs with a saved code", type="password", key="host.claim_code",
+                          placeholder="keep-...")
+            st.form_submit_button("Claim my runs", on_click=_claim_submitted)
+        result = st.session_state.pop("host.claim_result", None)
+        if result == "ok":
+            st.success("The runs of that code are yours in this tab; save your new code above.")
+        elif result == "bad":
+            st.error("That code is not valid here (it may have been used already).")
 
 
 def submission_error(cfg):

@@ -8,6 +8,7 @@ import streamlit as st
 
 from fedcore.runner import EventCache, JobManager, default_store_dir
 from fedcore.runner.limits import HostLimits, dashboard_limits
+from fedcore.runner.owners import Identities
 
 
 @st.cache_resource(show_spinner=False)
@@ -26,6 +27,16 @@ def job_manager(store_dir: str) -> JobManager:
 @st.cache_resource(show_spinner=False)
 def _event_cache(store_dir: str) -> EventCache:
     return EventCache(job_manager(store_dir).store)
+
+
+@st.cache_resource(show_spinner=False)
+def _identities(store_dir: str) -> Identities:
+    return Identities(f"{store_dir}/owners.db")
+
+
+def identities() -> Identities:
+    """The server's anonymous owners and their "keep my runs" codes (``<store>/owners.db``)."""
+    return _identities(str(default_store_dir()))
 
 
 def manager() -> JobManager:
