@@ -10,6 +10,7 @@ significant digits (a ``GaussianRecord(grid=True)`` first down to its grid
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -26,6 +27,21 @@ _CHUNK = 64
 
 
 def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
+    """Memoised :func:`solve_noise_multiplier` (an equal-privacy calibration builds the same
+    mechanism many times: the same budgets give the same multipliers)."""
+    args = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
+                                 for a in (epsilon, delta, sample_rate, compositions)))
+    key = tuple(tuple(a.tolist()) for a in args) + (bool(grid),)
+    return np.array(_memo(key), dtype=np.float64)
+
+
+@lru_cache(maxsize=1024)
+def _memo(key: tuple) -> tuple:
+    *arrays, grid = key
+    return tuple(solve_noise_multiplier(*(np.array(a) for a in arrays), grid=grid).tolist())
+
+
+def solve_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
     """Smallest noise multiplier per group such that ``compositions`` Poisson-subsampled
     Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP, on the ledger's grid
     (``grid``: that of ``GaussianRecord(grid=True)``).

@@ -48,12 +48,13 @@ class Matched:
     reached: bool = True  # False: even its largest budget spends less than the target (it runs at that)
 
 
-def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess: float = 1.0) -> Matched:
+def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess: float = 1 - TOLERANCE / 2) -> Matched:
     """``cfg`` with its budgets scaled so its headline ε is in ``[(1 - tol) target, target]``.
 
     ``base``: a prepared :class:`~fedcore.engine.setup.RunSetup` of ``cfg``'s data and model
     (saves loading and splitting the data again); built here when None. ``guess``: the scale
-    tried first (a sweep passes the scale another seed or target needed).
+    tried first (a sweep passes the scale another seed or target needed; by default just below
+    1, where a mechanism calibrated to its own headline, e.g. DP-SGD's, already lands).
     """
     from ..engine.replay import replay_headline
     from ..engine.setup import prepare

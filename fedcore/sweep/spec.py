@@ -157,8 +157,8 @@ class SweepSpec:
                     from .calibrate import match_headline
 
                     base = base or prepare(point_cfg.replace(device="cpu"))
-                    guess = scales.get(eps, next(reversed(scales.values()), 1.0) if scales else 1.0)
-                    matched = match_headline(point_cfg, eps, base=base, guess=guess)
+                    guess = scales.get(eps) or (next(reversed(scales.values())) if scales else None)
+                    matched = match_headline(point_cfg, eps, base=base, **({"guess": guess} if guess else {}))
                     point_cfg, knob, scales[eps] = matched.config, matched.knob, matched.scale
                 out.append(SweepPoint(method, eps, seed, point_cfg, match=self.match, knob=knob))
         return out
