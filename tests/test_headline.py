@@ -84,7 +84,7 @@ def test_pld_composition_of_randomized_responses_matches_the_closed_form(eps, k)
     """k-fold randomized response: the headline (closed-form inversion) and dp-accounting's PLD
     (the path for mixed ε) both equal the exact optimal composition (Kairouz et al. 2015),
     found here by bisection on δ(ε'); the PLD is never below it."""
-    from fedcore.accounting.pure import _pld_epsilon, compose_pure, exact_rr_delta
+    from fedcore.accounting.pure import pld_epsilon, compose_pure, exact_rr_delta
 
     lo, hi = 0.0, eps * k
     for _ in range(200):
@@ -92,7 +92,7 @@ def test_pld_composition_of_randomized_responses_matches_the_closed_form(eps, k)
         lo, hi = (mid, hi) if exact_rr_delta(eps, k, mid) > 1e-5 else (lo, mid)
     got = compose_pure({eps: k}, 1e-5)
     assert got == pytest.approx(hi, rel=1e-7)
-    pld = _pld_epsilon(((eps, k),), 1e-5)
+    pld = pld_epsilon(((eps, k),), 1e-5)
     assert hi * (1 - 1e-9) <= pld <= hi * 1.005 + 1e-9
     assert exact_rr_delta(eps, k, got) <= 1e-5 * (1 + 1e-6)
     assert got < eps * k

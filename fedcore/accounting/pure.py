@@ -47,13 +47,13 @@ def compose_pure(releases: Mapping[float, float], delta: float) -> float:
     try:
         if len(items) == 1:
             return min(total, _exact_epsilon(items[0][0], items[0][1], float(delta)))
-        return min(total, _pld_epsilon(items, float(delta)))
+        return min(total, pld_epsilon(items, float(delta)))
     except (OverflowError, ValueError, MemoryError):  # a PLD dp-accounting cannot build: the sum holds
         return total
 
 
 @lru_cache(maxsize=4096)
-def _pld_epsilon(items: tuple, delta: float) -> float:
+def pld_epsilon(items: tuple, delta: float) -> float:
     from dp_accounting.pld import common, privacy_loss_distribution as pld
 
     if any(math.isinf(e) for e, _ in items):

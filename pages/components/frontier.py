@@ -1,19 +1,17 @@
-"""The Frontier view's pieces: its sweep jobs, its link, its figure and its lessons.
+"""The Frontier view's pieces: its sweep's job line, its link, its figure and its lessons.
 
-Drawing only: rows come from :mod:`fedcore.sweep` (trained in a background process by
-:class:`fedcore.sweep.job.SweepJobs`); the figure plots what the rows say.
+Drawing only: rows come from :mod:`fedcore.sweep` (trained as a job of the server's one
+job manager, :func:`fedcore.sweep.job.start_sweep`); the figure plots what the rows say.
 """
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Optional
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from fedcore.errors import FedcoreError
-from fedcore.sweep.job import SweepJobs
 from fedcore.sweep.rows import summarize
 
 from .charts import COLORS, _layout
@@ -24,20 +22,34 @@ EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 30
 learn by ε = 10: the default range spans both."""
 DECADES = tuple(e for e in EPS_GRID if abs(math.log10(e) - round(math.log10(e))) < 1e-9)
 STEPS = {"decade": "every ×10", "half": "every ×3"}
-DEFAULT_RANGE = (1.0, 1e4)
+DEFAULT_RANGE = (1.0, 1e5)
 MAX_SEEDS = 5
 
 
-@st.cache_resource(show_spinner=False)
-def _jobs(folder: str) -> SweepJobs:
-    return SweepJobs(folder)
+def job_line(key: str, status: dict, done: int, total: int, audited: bool) -> None:
+    """The sweep's progress (queued: its place in the one queue), with Stop for its owner (or an
+    admin) only; anyone else watches it read-only, told in neutral words who started it."""
+    from fedcore.runner.owners import can_control, describe_owner
 
+    from .host import stop_run, viewer
+    from .live import queue_text
 
-def jobs() -> SweepJobs:
-    """The server's sweep jobs; results live beside the run store (``<store>/sweeps``)."""
-    from fedcore.runner import default_store_dir
-
-    return _jobs(str(Path(default_store_dir()) / "sweeps"))
+    me = viewer()
+    left, right = st.columns([4, 1], vertical_alignment="center")
+    if status["status"] == "queued":
+        left.info(queue_text(status.get("queue")), icon=":material/hourglass_top:")
+    else:
+        left.progress(min(1.0, done / max(1, status.get("total") or total)),
+                      text=(f"Starting: {status['phase']}" if status.get("phase") and status["status"] == "starting"
+                            else f"{'Training and auditing' if audited else 'Training'}: "
+                                 f"{done} of {status.get('total') or total} runs done"))
+    if can_control(status, me):
+        if right.button("Stop", icon=":material/stop:", key="fr.stop"):
+            stop_run(f"sweep:{key}")
+    else:
+        who = describe_owner(status, me)
+        right.caption(f"{'Another visitor' if who == 'another visitor' else who.capitalize()}'s sweep: "
+                      "you can watch it; only they can stop it.")
 
 
 def epsilons_in(low: float, high: float, step: str = "half") -> tuple[float, ...]:
