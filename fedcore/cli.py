@@ -48,7 +48,7 @@ def cmd_run(args) -> int:
                       f"loss {loss}  ε {format_epsilon(headline)}  {event.seconds:.3f}s", flush=True)
             elif isinstance(event, RunFinished):
                 print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
-                      f"final accuracy {event.final_accuracy}, headline ε {format_epsilon(headline)} "
+                      f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
                       f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
                       "rigorous bound)", flush=True)
     finally:
@@ -118,3 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _accuracy(value) -> str:
+    """``0.7278`` (4 decimals, as the round lines print it), ``-`` when there is none."""
+    return "-" if value is None else f"{float(value):.4f}"

@@ -7,7 +7,7 @@ events), the data split the config produces, and the config itself.
 import streamlit as st
 
 from fedcore.config import RunConfig
-from pages.components import audit, host, live, presentation, preview, routing, state, widgets
+from pages.components import audit, host, live, presentation, preview, routing, state, tempo, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
@@ -15,16 +15,20 @@ from fedcore.runner.links import cli_command
 routing.through_router()
 
 manager = state.manager()  # created with the first page: its warm worker is ready by the first Run
+if "pg.flat" not in st.session_state and not set(st.query_params) - {"present"}:
+    state.load_config(widgets.student_default(), state.DEFAULT_PRESET)  # a private method: privacy costs show
 flat = state.playground_flat()
 
 with st.sidebar:
     st.header("Experiment")
+    widgets.student_toggle()
     widgets.preset_and_method(flat)
-    with st.expander("Clients and rounds", expanded=True):
+    # clients first (the budgets read their number), folded so that Privacy is above the fold at 1280x720
+    with st.expander("Clients and rounds", expanded=False):
         widgets.federation(flat)
     with st.expander("Privacy", expanded=True):
-        widgets.mechanism_and_aggregator(flat)
         widgets.budgets(flat)
+        widgets.mechanism_and_aggregator(flat)
     with st.expander("Data and model"):
         widgets.data_and_model(flat)
     with st.expander("Data split"):
@@ -55,9 +59,10 @@ c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], ve
 if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed)."):
-    new_id = state.start_run(cfg)
+    new_id = widgets.start_matched(cfg)  # "spend exactly ε in total": budgets solved first
     if new_id:
         state.show_run(new_id)
+        tempo.apply_to_new_run(new_id)  # the Speed picked before Run
         replay = manager.store.get_run(new_id)
         if replay and replay["status"] in TERMINAL:
             st.toast("Same settings finished before: replayed from the run store.")
@@ -71,19 +76,22 @@ elif c_stop.button("Stop", icon=":material/stop:", disabled=not active, width="s
 if cfg is not None:
     c_label.caption(run_label(cfg))
 with c_worker:
-    live.worker_badge(poll=not active)
+    if not present:  # start-up badges stay off the projector
+        live.worker_badge(poll=not active)
 with c_present:
     present = presentation.toggle()
+tempo.bar(record if mine else None, key="pg", compact=present)  # Speed before Run; Pause / Step at once
 if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id
-        and record["config_hash"] == cfg.config_hash()):
+        and widgets.same_settings(record, cfg)):
     c1, c2 = st.columns([4, 1], vertical_alignment="center")
     c1.caption("This result is a replay: the same settings finished before, and a seeded run gives the "
                "same numbers. Train again to watch it live.")
     if c2.button("Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):
-        new_id = state.start_run(cfg, reuse=False)
+        new_id = widgets.start_matched(cfg, reuse=False)
         if new_id:
             st.session_state.pop("pg.replayed", None)
             state.show_run(new_id)
+            tempo.apply_to_new_run(new_id)
             st.rerun()
 if error:
     st.error(f"Invalid setting — {host.plain(error, 400)}")
@@ -97,7 +105,7 @@ else:
 
 with tab_run:
     if run_id and record is not None:
-        if cfg is not None and record["config_hash"] != cfg.config_hash():
+        if cfg is not None and not widgets.same_settings(record, cfg):
             st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg", teaching=True, present=present)
@@ -107,8 +115,7 @@ with tab_run:
         if run_id:
             host.warn_link("No such run here (deleted, or a mistyped link):", run_id)
         st.info("Press **Run** to train this configuration: the charts fill in round by round.")
-        if cfg is not None and not present:
-            preview.split_preview(cfg, key="pg-split-first")
+        preview.first_screen_tradeoff()  # the trade-off before any click
 
 if present:
     st.stop()

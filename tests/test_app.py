@@ -148,15 +148,15 @@ def test_mechanism_options_are_generated_from_the_options_dataclass(store_dir):
 
 
 def test_per_client_budgets_sliders_then_tiers_table(store_dir):
-    at = app()
+    at = app(preset="demo")
     by_label(at.number_input, "Clients").set_value(4).run()
     by_label(at.radio, "Privacy budget ε").set_value("Per client").run()
-    sliders = [s for s in at.slider if s.label.startswith("ε client")]
+    sliders = [s for s in at.select_slider if s.label.startswith("ε client")]
     assert len(sliders) == 4
-    by_label(at.slider, "ε client 2").set_value(5.0).run()
+    by_label(at.select_slider, "ε client 2").set_value(5.0).run()
     assert json.loads(qp(at, "privacy.epsilon")) == [1.0, 1.0, 5.0, 1.0]
     by_label(at.number_input, "Clients").set_value(12).run()    # many clients: number inputs, not 90-px sliders
-    assert not [s for s in at.slider if s.label.startswith("ε client")]
+    assert not [s for s in at.select_slider if s.label.startswith("ε client")]
     inputs = [i for i in at.number_input if i.label.startswith("ε client")]
     assert len(inputs) == 12
     by_label(at.number_input, "ε client 11").set_value(7.0).run()
@@ -433,3 +433,97 @@ def test_the_sign_in_secrets_stay_out_of_git_and_out_of_the_image():
         for path in (".streamlit/secrets.toml", "deploy/.streamlit/secrets.toml"):
             assert excluded(ROOT / name, path), (name, path)
         assert not excluded(ROOT / name, ".streamlit/config.toml"), name     # the server's settings ship
+
+
+# --- issue 24: the first minute teaches ---------------------------------------------------------
+def figure_spec(chart) -> dict:
+    return json.loads(chart.proto.spec)
+
+
+def epsilon_points(spec: dict) -> set:
+    """The distinct ε (x) values of a frontier figure's private points."""
+    xs = set()
+    for trace in spec.get("data", []):
+        for x in trace.get("x") or []:
+            if isinstance(x, (int, float)) and x > 0:
+                xs.add(round(float(x), 6))
+    return xs
+
+
+def test_the_first_screen_shows_a_trade_off_and_a_private_default(store_dir):
+    at = app()                                             # no link, no click
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert charts, "no figure on the first screen"
+    assert len(epsilon_points(figure_spec(charts[0]))) >= 3   # accuracy at >= 3 values of ε
+    assert "What you are looking at" in texts(at)
+    assert by_label(at.selectbox, "Mechanism (client side)").value != "none"
+    link = {k: qp(at, k) for k in at.query_params}
+    from fedcore.runner.links import config_from_params
+
+    assert config_from_params(link).privacy.mechanism != "none"
+    assert by_label(at.toggle, "Spend exactly ε in total").value is True
+    assert "can't tell whether your data was in it" in texts(at)     # plain words first
+
+
+def test_speed_is_set_before_run_and_pause_step_are_there_at_once(store_dir):
+    at = app()
+    speed = next(w for w in at.get("button_group") if w.label == "Speed")
+    speed.set_value("1 s per round").run()
+    assert by_label(at.button, "Pause").disabled and by_label(at.button, "Step").disabled
+    by_label(at.slider, "Rounds").set_value(4).run()
+    by_label(at.button, "Run").click().run()
+    assert not by_label(at.button, "Pause").disabled              # reachable at once
+    from pages.components import state as page_state
+    from fedcore.runner.tempo import read_tempo
+
+    run_id = qp(at, "run")
+    assert read_tempo(page_state.manager().store, run_id)["delay"] == 1.0
+    at = wait_until_done(at)
+    assert "Round 4 / 4 · finished" in progress_text(at)
+
+
+def test_a_matched_ldp_fl_run_shows_the_epsilon_set_and_spent_in_one_unit(store_dir):
+    at = app(preset="demo", method="ldp_fl", rounds="3", **{"privacy.epsilon": "[10.0]"})
+    by_label(at.button, "Run").click().run()
+    at = wait_until_done(at)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["ε you set"] == "10"
+    spent = float(metrics["ε spent, whole run"].replace(",", ""))
+    assert 9.9 <= spent <= 10.0                                  # spend exactly ε in total
+    assert "Both numbers are for the whole run" in texts(at)
+    assert "per weight, per round" in texts(at)
+
+
+def test_an_unmatched_ldp_fl_run_says_why_the_spent_epsilon_is_larger(store_dir):
+    at = app(preset="demo", method="ldp_fl", rounds="3", **{"privacy.epsilon": "[1.0]"})
+    by_label(at.toggle, "Spend exactly ε in total").set_value(False).run()
+    by_label(at.button, "Run").click().run()
+    at = wait_until_done(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["ε you set"] == "1"
+    assert "," in metrics["ε spent, whole run"] and "e+" not in metrics["ε spent, whole run"]   # 1,950 not 1.95e+03
+    assert "every single weight of the model in every round" in texts(at)
+
+
+def test_per_client_epsilons_survive_5_sliders_12_30_10_clients_and_a_partition(store_dir):
+    at = app(preset="demo")
+    by_label(at.number_input, "Clients").set_value(5).run()
+    by_label(at.radio, "Privacy budget ε").set_value("Per client").run()
+    sliders = [s for s in at.select_slider if s.label.startswith("ε client")]
+    assert len(sliders) == 5 and sliders[0].options[0] == "0.1" and sliders[0].options[-1] == "100"
+    by_label(at.select_slider, "ε client 1").set_value(0.5).run()
+    by_label(at.select_slider, "ε client 3").set_value(50.0).run()
+    expected = [1.0, 0.5, 1.0, 50.0, 1.0]
+    assert json.loads(qp(at, "privacy.epsilon")) == expected
+    for n in (12, 30, 10):
+        by_label(at.number_input, "Clients").set_value(n).run()
+        assert not at.exception
+        eps = json.loads(qp(at, "privacy.epsilon"))
+        assert len(eps) == n and eps[:5] == expected and all(e > 0 for e in eps), (n, eps)
+    by_label(at.selectbox, "Partition").select("dirichlet").run()
+    eps = json.loads(qp(at, "privacy.epsilon"))
+    assert eps[:5] == expected and all(e > 0 for e in eps), eps
+    assert all(i.value > 0 for i in at.number_input if i.label.startswith("ε client"))
+    assert not by_label(at.button, "Run").disabled and not at.error

@@ -48,20 +48,25 @@ def accuracy_loss(table: pd.DataFrame, total_rounds: int, revision: str) -> go.F
 
 
 def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets: Sequence[float],
-                  revision: str, total_rounds: int) -> go.Figure:
-    """Cumulative epsilon of each client (one line per client) under ``view``."""
+                  revision: str, total_rounds: int, budget_text: str = "budget ε={b}",
+                  legend: bool = True) -> go.Figure:
+    """Cumulative epsilon of each client (one line per client) under ``view``; a dashed line
+    per budget (``budget_text`` with ``{b}`` for the number, written for people: 13,000);
+    ``legend=False``: no client legend (the presentation layout: it would need a scrollbar)."""
+    from fedcore.accounting.words import people
+
     fig = go.Figure()
     for i in range(matrix.shape[1] if matrix.ndim == 2 else 0):
         fig.add_trace(go.Scatter(x=list(rounds), y=matrix[:, i], name=f"client {i}", mode="lines",
                                  line=dict(color=COLORS[i % len(COLORS)], width=1.8),
-                                 hovertemplate=f"client {i}<br>round %{{x}}<br>ε %{{y:.4g}}<extra></extra>"))
+                                 hovertemplate=f"client {i}<br>round %{{x}}<br>ε %{{y:,.3~r}}<extra></extra>"))
     if budgets and len(set(budgets)) <= 3:
         for b in sorted(set(budgets)):
             fig.add_hline(y=b, line=dict(color="#999", dash="dash", width=1),
-                          annotation_text=f"budget ε={b:g}", annotation_position="top left")
+                          annotation_text=budget_text.format(b=people(b)), annotation_position="top left")
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
-    fig.update_yaxes(title_text="cumulative ε", rangemode="tozero")
-    return _layout(fig, f"Privacy spent per client ({view})", revision, showlegend=matrix.shape[1] <= 10,
+    fig.update_yaxes(title_text="ε spent so far", rangemode="tozero", tickformat=",~r")
+    return _layout(fig, f"Privacy spent per client ({view})", revision, showlegend=legend and matrix.shape[1] <= 10,
                    legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top", font=dict(size=11)))
 
 

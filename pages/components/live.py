@@ -7,11 +7,14 @@ and the finished run stays on screen.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import streamlit as st
 
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
+from fedcore.accounting.words import epsilon_unit, people, plain_threat_text, why_they_differ
 from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, end_event, epsilon_matrix,
                                     method_events_table, privacy_summary, rounds_table, start_event,
                                     weights_matrix)
@@ -53,9 +56,9 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
     # (no faded duplicates below the final charts).
     with st.container(key=f"{key}-run-{run_id}"):
         live_charts = True
-        if active:
+        if active and not present:
             c_tempo, c_live = st.columns([4, 1], vertical_alignment="bottom")
-            if teaching and host.may_control(record):
+            if not teaching and host.may_control(record):  # the Playground has them under Run (tempo.bar)
                 with c_tempo:
                     tempo.controls(record, key, compact=present)
             live_charts = c_live.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
@@ -88,7 +91,7 @@ def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, 
         st.rerun()  # the whole page: buttons change, the polling timers stop
     if record["status"] in ACTIVE:
         host.keep_alive(record)  # only the owner's page keeps a run alive
-    status_block(record, events, caption)
+    status_block(record, events, caption, compact=not caption)
     if with_chart and any(e.get("type") == "round" for e in events):
         accuracy_chart(record, events, key)
 
@@ -100,15 +103,27 @@ def _chart(run_id: str, key: str, draw) -> None:
         draw(record, events, key)
 
 
-def status_block(record: dict, events: list[dict], caption: bool = True) -> None:
-    """Progress bar, one status line, headline numbers and (``caption``) the privacy caption."""
+def status_block(record: dict, events: list[dict], caption: bool = True, compact: bool = False) -> None:
+    """Progress bar, one status line, headline numbers and (``caption``) the privacy caption.
+
+    ``compact`` (the presentation layout): the pause and start-up notes go into the progress
+    line instead of boxes of their own, so the charts below never move down."""
     total, done = record.get("rounds") or 1, record.get("rounds_done") or 0
     status = record["status"]
     pace = tempo.current(record["id"]) if status == "running" else {}
     paused = bool(pace.get("paused") and pace.get("holding"))
-    st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {'paused' if paused else status}")
     start, end = start_event(events), end_event(events)
-    if paused:
+    if compact:
+        note = ("paused: Step trains one more round, Resume the rest" if paused
+                else "pausing after this round" if pace.get("paused")
+                else "getting ready" if status == "running" and start is None
+                else f"finished in {(end or {}).get('elapsed', 0):.1f} s" if status == "finished" and end else status)
+        st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {note}")
+    else:
+        st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {'paused' if paused else status}")
+    if compact and status != "failed":
+        pass  # the progress line says it
+    elif paused:
         st.info(f"Paused after round {done}: **Step** trains one more round, **Resume** the rest.",
                 icon=":material/pause_circle:")
     elif pace.get("paused"):
@@ -134,28 +149,68 @@ def status_block(record: dict, events: list[dict], caption: bool = True) -> None
     if not len(table):
         return
     last = table.iloc[-1]
+    privacy = privacy_summary(events)
+    spent = privacy["headline"] if privacy["headline"] is not None else last["eps_max"]
+    set_eps, unit, note = epsilon_set(record)
     cols = st.columns(4)
     cols[0].metric("Test accuracy", _fmt(last["accuracy"]))
-    cols[1].metric("Test loss", _fmt(last["loss"]))
-    privacy = privacy_summary(events)
-    cols[2].metric("Headline ε (largest client)", format_epsilon(privacy["headline"])
-                   if privacy["headline"] is not None else _fmt(last["eps_max"], ".3g"),
-                   help="The tightest rigorous bound for this threat model, from dp-accounting "
-                        "(∞: nothing is noised, no guarantee).")
-    cols[3].metric("Seconds per round", _fmt(table["seconds"].median()))
+    cols[1].metric("ε you set", people(set_eps), help=f"Read by this method {unit}.", border=False)
+    cols[2].metric("ε spent, whole run", people(spent),
+                   help="Proven for the whole run so far, for the largest client: the tightest rigorous bound "
+                        "for this threat model, from dp-accounting (the 'headline ε'; ∞: nothing is noised, "
+                        "no guarantee).")
+    cols[3].metric("Test loss" if compact else "Seconds per round",
+                   _fmt(last["loss"]) if compact else _fmt(table["seconds"].median()))
     if caption:
+        epsilon_explained(record, spent)
         privacy_caption(privacy, (start or {}).get("device"))
+
+
+def epsilon_set(record: dict) -> tuple[float, str, Optional[dict]]:
+    """``(ε the student set, its unit, equal-privacy note or None)`` of a run."""
+    from . import widgets
+
+    cfg = record["config"]
+    mech = (cfg.get("privacy") or {}).get("mechanism", "none")
+    knob = max(float(e) for e in ((cfg.get("privacy") or {}).get("epsilon") or [1.0]))
+    note = widgets.matched_note(record.get("id"))
+    if note:
+        return note["target"], "for the whole run (spend exactly ε in total)", note
+    return knob, epsilon_unit(mech), None
+
+
+def epsilon_explained(record: dict, spent) -> None:
+    """One sentence beside the two numbers: why the ε spent differs from the ε set."""
+    mech = (record["config"].get("privacy") or {}).get("mechanism", "none")
+    set_eps, unit, note = epsilon_set(record)
+    if mech == "none":
+        st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞.")
+        return
+    if note:
+        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
+                f"Run set this method's own budget to {people(note['knob'])} ({epsilon_unit(mech)}) so that the "
+                f"finished run spends at most that.")
+        if not note.get("reached", True):
+            text += f" Even its largest budget spends only {people(note['headline'])}."
+    else:
+        text = (f"**You set ε = {people(set_eps)} {unit}; the run spends {people(spent)} over the whole run so "
+                f"far**: {why_they_differ(mech)}. Switch on *Spend exactly ε in total* to compare methods fairly.")
+    st.caption(text)
 
 
 def privacy_caption(privacy: dict, device) -> None:
     """Who is trusted, in words, the paper's own claim beside the headline, and the device."""
+    from . import widgets
+
     kind = privacy["threat_model"]
     parts = []
-    if kind:
+    if kind and widgets.student_mode():
+        parts.append(f"**Who is trusted:** {plain_threat_text(kind)}")
+    elif kind:
         parts.append(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
     for label, value in privacy["claims"].items():
         parts.append(f"Paper's claim ({label.removeprefix('paper').strip(' ()') or 'paper'}): "
-                     f"ε = {format_epsilon(value)}, not a rigorous bound.")
+                     f"ε = {people(value)}, not a rigorous bound.")
     if device:
         parts.append(f"Trained on `{device}`.")
     if parts:
@@ -180,7 +235,6 @@ def side_by_side(record: dict, events: list[dict], key: str) -> None:
         accuracy_chart(record, events, key, large=True)
     with right:
         privacy_chart(record, events, key, large=True)
-    privacy_caption(privacy_summary(events), (start_event(events) or {}).get("device"))
 
 
 def privacy_chart(record: dict, events: list[dict], key: str, large: bool = False) -> None:
@@ -189,7 +243,7 @@ def privacy_chart(record: dict, events: list[dict], key: str, large: bool = Fals
     start = start_event(events) or {}
     views = accountant_views(events)
     view = views[0]
-    if len(views) > 1:
+    if len(views) > 1 and not large:  # presentation: the headline only, so both charts start level
         view = st.selectbox("Privacy ledger", views, key=f"{key}-epsview",
                             label_visibility="collapsed" if large else "visible",
                             format_func=lambda v: VIEW_NAMES.get(v, v),
@@ -199,8 +253,9 @@ def privacy_chart(record: dict, events: list[dict], key: str, large: bool = Fals
         rounds, matrix = epsilon_matrix(events, view)
         label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
         if matrix.size and n <= MAX_CLIENT_LINES:
-            return charts.epsilon_lines(rounds, matrix, label, start.get("epsilon") or [], rev,
-                                        record.get("rounds") or 1)
+            line, text = budget_line(record, start, view)
+            return charts.epsilon_lines(rounds, matrix, label, line, rev, record.get("rounds") or 1,
+                                        budget_text=text, legend=not large)
         return charts.epsilon_heatmap(rounds, matrix, label, rev)
 
     _, matrix = epsilon_matrix(events, view)
@@ -208,8 +263,24 @@ def privacy_chart(record: dict, events: list[dict], key: str, large: bool = Fals
         st.info("**ε = ∞ for every client**: nothing is noised, so this run gives no privacy guarantee "
                 "and there is no curve to draw.", icon=":material/lock_open:")
         return
-    fig = pacing.figure(record, events, "eps", build, key, view)
+    fig = pacing.figure(record, events, "eps", build, key, view, large)
     st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-eps", width="stretch")
+
+
+def budget_line(record: dict, start: dict, view: str) -> tuple[list[float], str]:
+    """The dashed budget line of the ε chart, in the chart's unit (ε over the whole run so far):
+    the ε asked for under equal privacy; the ε set when the method reads it for the whole run;
+    none when it reads it per weight or per round (a line there would mix two units)."""
+    from fedcore.runner.results import HEADLINE as _HEADLINE
+
+    if view != _HEADLINE:
+        return (start.get("epsilon") or []), "budget ε={b}"
+    set_eps, unit, note = epsilon_set(record)
+    if note:
+        return [note["target"]], "your ε = {b} for the whole run"
+    if unit.startswith("for the whole run"):
+        return (start.get("epsilon") or []), "your ε = {b}"
+    return [], ""
 
 
 def detail_charts(record: dict, events: list[dict], key: str, with_privacy: bool = True) -> None:

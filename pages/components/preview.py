@@ -1,6 +1,8 @@
 """The label-distribution preview of a config's data split (before anything trains)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from fedcore.config import RunConfig
@@ -57,3 +59,35 @@ def split_preview(cfg: RunConfig, key: str) -> None:
     st.caption(f"{len(sizes)} clients · samples per client: min {sizes.min()}, median "
                f"{int(sorted(sizes)[len(sizes) // 2])}, max {sizes.max()}. Weights such as HW-DPFL's "
                "Hellinger weights are computed from these histograms (which the server thus learns).")
+
+
+# --- the first screen: a trade-off before any click -----------------------------------------
+FIRST_SCREEN = Path(__file__).resolve().parents[2] / "assets" / "first_screen_frontier.json"
+"""An equal-privacy frontier of the demo, shipped with the code (the file names the command
+that made it; ``tests/test_teaching.py`` retrains one of its points and compares)."""
+FIRST_SCREEN_SENTENCE = ("**What you are looking at:** each dot is a model trained on the bundled handwritten "
+                         "digits by 10 clients; left means more privacy (a smaller ε spent over the whole run), "
+                         "up means a more accurate model. Privacy costs accuracy, and how much depends on whom "
+                         "you trust (one panel each).")
+
+
+@st.cache_resource(show_spinner=False)
+def _first_screen_figure():
+    from fedcore.sweep.rows import read_frontier
+
+    from .frontier import figure
+
+    rows = read_frontier(FIRST_SCREEN)
+    return figure(rows, [], "first-screen")
+
+
+def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
+    """The stored frontier of the demo and one sentence on what it shows (nothing trains)."""
+    try:
+        fig = _first_screen_figure()
+    except FedcoreError:
+        return
+    st.markdown(FIRST_SCREEN_SENTENCE)
+    st.plotly_chart(fig, key=key, width="stretch")
+    st.caption("Stored with the app (`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page "
+               "trains your own. Press **Run** to train one point of it yourself and watch it round by round.")

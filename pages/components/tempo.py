@@ -1,10 +1,17 @@
-"""Teaching controls of a live run: Pause / Resume, Step (one more round), slow motion.
+"""Teaching controls of a run: Speed (slow motion), Pause / Resume, Step (one more round).
 
-The run's owner (or an admin) sees them under the Run button while the run trains; the
-worker honours them between two rounds (:mod:`fedcore.runner.tempo`), so a paused run's
-numbers are those of an unpaused one. Anybody else sees only whether the run is paused.
+They sit in one row under the Run button *before* anything trains: the Speed a teacher picks
+applies to the next run the moment it starts (:func:`apply_to_new_run`), and Pause / Step act
+on the run on screen as soon as it is active. Speed is a row of buttons (a segmented control),
+not a drop-down: a drop-down closes when the page's polling redraws it, a click cannot.
+
+The worker honours them between two rounds (:mod:`fedcore.runner.tempo`), so a paused run's
+numbers are those of an unpaused one. Anybody but the run's owner (or an admin) sees only
+whether the run is paused.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import streamlit as st
 
@@ -13,41 +20,79 @@ from fedcore.runner.tempo import SLOW_MOTION, read_tempo, set_tempo, step
 
 from . import host, state
 
+SPEED_KEY = "pg.speed"
+"""The Speed this session picked (a :data:`SLOW_MOTION` name), kept across runs."""
+SPEED_HELP = ("Slow motion waits after every round so a class can follow the charts; pick it before or "
+              "during a run. Paused or slowed time counts towards this server's time limit per run.")
+
 
 def current(run_id: str) -> dict:
     """The run's tempo: ``{"paused": bool, "steps": int, "delay": seconds}``."""
     return read_tempo(state.manager().store, run_id)
 
 
-def controls(record: dict, key: str, compact: bool = False) -> None:
-    """Pause / Resume, Step and the slow-motion picker of an active run this viewer controls
-    (``compact``: the picker's label hidden, for the presentation layout)."""
-    run_id, store = record["id"], state.manager().store
-    tempo = current(run_id)
-    speeds = list(SLOW_MOTION)
-    delay_key = f"{key}-slow-{run_id}"
-    if delay_key not in st.session_state:
-        st.session_state[delay_key] = next((n for n, s in SLOW_MOTION.items() if s == tempo["delay"]), speeds[0])
+def speed() -> str:
+    """The Speed picked in this session (``"full speed"`` until one is picked)."""
+    picked = st.session_state.get(SPEED_KEY)
+    return picked if picked in SLOW_MOTION else next(iter(SLOW_MOTION))
 
-    def change(action, **kw):
+
+def apply_to_new_run(run_id: str) -> None:
+    """Give a run this session just started the Speed picked before it."""
+    delay = SLOW_MOTION[speed()]
+    if delay:
         try:
-            action(store, run_id, by=host.viewer(), **kw)
+            set_tempo(state.manager().store, run_id, by=host.viewer(), delay=delay)
         except FedcoreError as exc:
             st.toast(host.plain(exc))
 
-    c_pause, c_step, c_slow = st.columns([1, 1, 2], vertical_alignment="bottom")
-    if tempo["paused"]:
-        c_pause.button("Resume", icon=":material/play_arrow:", key=f"{key}-resume-{run_id}", width="stretch",
-                       on_click=change, args=(set_tempo,), kwargs={"paused": False},
+
+def _change(run_id: str, action, **kw) -> None:
+    try:
+        action(state.manager().store, run_id, by=host.viewer(), **kw)
+    except FedcoreError as exc:
+        st.toast(host.plain(exc))
+
+
+def bar(record: Optional[dict], key: str = "pg", compact: bool = False) -> None:
+    """Speed, Pause / Resume and Step in one row, shown before and during a run.
+
+    ``record``: the run on screen (None before the first run); Pause / Step act on it while it
+    is active and this viewer controls it, and are greyed out otherwise. ``compact``: no labels
+    (the presentation layout).
+    """
+    from fedcore.runner import ACTIVE
+
+    run_id = record["id"] if record is not None else None
+    live = record is not None and record["status"] in ACTIVE and host.may_control(record)
+    tempo = current(run_id) if live else {"paused": False, "delay": SLOW_MOTION[speed()]}
+    if SPEED_KEY not in st.session_state:
+        st.session_state[SPEED_KEY] = speed()
+
+    def pace():
+        if st.session_state.get(SPEED_KEY) not in SLOW_MOTION:  # a second click on the picked one clears it
+            st.session_state[SPEED_KEY] = next(iter(SLOW_MOTION))
+        if live:
+            _change(run_id, set_tempo, delay=SLOW_MOTION[st.session_state[SPEED_KEY]])
+
+    c_slow, c_pause, c_step = st.columns([2.6, 1, 1], vertical_alignment="bottom")
+    c_slow.segmented_control("Speed", list(SLOW_MOTION), key=SPEED_KEY, on_change=pace, help=SPEED_HELP,
+                             label_visibility="collapsed" if compact else "visible")
+    if live and tempo["paused"]:
+        c_pause.button("Resume", icon=":material/play_arrow:", key=f"{key}-resume", width="stretch",
+                       on_click=_change, args=(run_id, set_tempo), kwargs={"paused": False},
                        help="Train the remaining rounds.")
     else:
-        c_pause.button("Pause", icon=":material/pause:", key=f"{key}-pause-{run_id}", width="stretch",
-                       on_click=change, args=(set_tempo,), kwargs={"paused": True},
-                       help="Hold the run after the round that is training now (the numbers do not change).")
-    c_step.button("Step", icon=":material/skip_next:", key=f"{key}-step-{run_id}", width="stretch",
-                  on_click=change, args=(step,),
-                  help="Train one more round, then hold (pauses a running run after its next round).")
-    c_slow.selectbox("Speed", speeds, key=delay_key, label_visibility="collapsed" if compact else "visible",
-                     on_change=lambda: change(set_tempo, delay=SLOW_MOTION[st.session_state[delay_key]]),
-                     help="Slow motion waits after every round so a class can follow the charts. "
-                          "Paused or slowed time counts towards this server's time limit per run.")
+        c_pause.button("Pause", icon=":material/pause:", key=f"{key}-pause", width="stretch", disabled=not live,
+                       on_click=_change, args=(run_id, set_tempo), kwargs={"paused": True},
+                       help="Hold the run after the round that is training now (the numbers do not change)."
+                            + ("" if live else " Works once your run is training."))
+    c_step.button("Step", icon=":material/skip_next:", key=f"{key}-step", width="stretch", disabled=not live,
+                  on_click=_change, args=(run_id, step),
+                  help="Train one more round, then hold (pauses a running run after its next round)."
+                       + ("" if live else " Works once your run is training."))
+
+
+def controls(record: dict, key: str, compact: bool = False) -> None:
+    """The same row for one active run (kept for callers that show a run on its own)."""
+    bar(record, key, compact)

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
+from fedcore.accounting.words import PLAIN_THREAT_NAMES, epsilon_unit, people, plain_threat_text
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
 from fedcore.config import (OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig,
                             type_hints)
@@ -318,7 +319,12 @@ def threat_caption(mech: str, options: dict) -> None:
         kind = cls.threat_model_for(cls.parse_options(options, "privacy.mechanism_options"))
     except FedcoreError:
         return  # the config names the bad option
-    st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
+    if student_mode():
+        st.caption(f"**Who is trusted:** {plain_threat_text(kind)}")
+        with st.popover("Exact terms", width="content"):
+            st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
+    else:
+        st.caption(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
 
 
 # --- option forms from Options dataclasses -------------------------------------------------
@@ -413,6 +419,7 @@ def budgets(flat: dict) -> None:
     if mode_key not in st.session_state:
         st.session_state[mode_key] = BUDGET_MODES[0] if len(eps) == 1 else BUDGET_MODES[1]
     mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP)
+    match_toggle(flat)
     st.markdown(f"[What ε means, on one number →](/mechanisms?mechanism={flat.get('privacy.mechanism') or 'two_point'})")
     if mode == BUDGET_MODES[0]:
         one = {"eps": eps[0]}
@@ -465,17 +472,55 @@ def _tiers(n: int, current: list[float]) -> list[float]:
     return current
 
 
+LOG_EPSILONS = (0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0, 50.0,
+                70.0, 100.0)
+"""The per-client ε slider's stops: a log scale from 0.1 to 100 (0.5 and 1 lie apart)."""
+
+
 def _client_inputs(eps: list[float], slider: bool) -> list[float]:
-    """One ε per client: full-width sliders over the suggested range (``slider``; a client
-    whose ε lies outside it, a preset's 0.05 or a link's 100, gets a number input instead,
-    never a clamped slider), else number inputs two per row."""
-    store = {i: e for i, e in enumerate(eps)}
+    """One ε per client: full-width sliders on a log scale (:data:`LOG_EPSILONS`; a client
+    whose ε is not one of its stops, a preset's 0.05 or a link's 0.42, gets a number input
+    instead, never a rounded slider), else number inputs two per row.
+
+    The stored config is the one source of truth: every run seeds each widget from it, and a
+    widget's change is written back to it in its callback (before the run that shows it). So a
+    widget that was away (5 sliders, then 12 clients: number inputs, 30: a table, then 10)
+    never comes back with a stale or empty value (the "every client's ε shows 0" of issue 24).
+    """
     cols = [st.container()] if slider else st.columns(2)
-    for i in store:
+    out = list(eps)
+    for i, value in enumerate(eps):
+        log = slider and value in LOG_EPSILONS
+        key = f"{state.WIDGET_PREFIX}eps.{i}.{'log' if log else 'n'}"
+        st.session_state[key] = value
         with cols[i % len(cols)]:
-            number_widget(store, i, f"ε client {i}", EPSILON, slider=slider,
-                          key=f"{state.WIDGET_PREFIX}eps.{i}{'.s' if slider else '.n'}")
-    return [store[i] for i in range(len(eps))]
+            if log:
+                got = st.select_slider(f"ε client {i}", LOG_EPSILONS, key=key, format_func=people,
+                                       on_change=_set_client_epsilon, args=(i, key), help=EPSILON_HELP)
+            else:
+                got = st.number_input(f"ε client {i}", key=key, step=0.1, format="%g",
+                                      on_change=_set_client_epsilon, args=(i, key),
+                                      help="Any ε > 0 (the slider's stops run from 0.1 to 100).")
+        out[i] = float(got) if _is_number(got) else value
+    return out
+
+
+def _set_client_epsilon(i: int, key: str) -> None:
+    """Callback of client ``i``'s ε widget: the new value into the stored config."""
+    flat = st.session_state.get("pg.flat")
+    value = st.session_state.get(key)
+    if flat is None or not _is_number(value):
+        return  # an emptied input: the stored value stays
+    values = [float(e) for e in (flat.get("privacy.epsilon") or [1.0])]
+    n = int(flat.get("num_clients") or 1)
+    values = _resize(values, n)
+    if i < len(values):
+        values[i] = float(value)
+        flat["privacy.epsilon"] = values
+
+
+def _valid_epsilon(value) -> bool:
+    return _is_number(value) and math.isfinite(value) and value > 0
 
 
 def _client_table(eps: list[float]) -> list[float]:
@@ -489,3 +534,100 @@ def _client_table(eps: list[float]) -> list[float]:
         disabled=["client"], width="stretch",
         column_config={"epsilon": st.column_config.NumberColumn("ε", format="%g")})
     return [float(v) for v in edited["epsilon"]]
+
+
+# --- teaching: the student's defaults, plain words, equal privacy -----------------------------
+STUDENT_METHOD = "dp_fedavg"
+STUDENT_EPSILON = 10.0
+"""The Playground's first config: the demo with DP-FedAvg spending ε = 10 over the whole run
+(about 0.5 accuracy against 0.93 without privacy on digits, in a few seconds: the cost of
+privacy shows on the first Run; ``assets/first_screen_frontier.json``)."""
+MATCH_KEY = "pg.match"
+MATCH_HELP = ("Every method reads ε its own way (per weight per round, per round, the whole run). With this "
+              "on, Run first solves the method's own budget so that the whole run spends exactly the ε you "
+              "set (within 1 %, never more): the same fair comparison as the Frontier page's equal privacy.")
+STUDENT_KEY = "pg.student"
+
+
+def student_default() -> RunConfig:
+    """The demo with a private method (see :data:`STUDENT_METHOD`)."""
+    cfg = apply_method(preset_config(state.DEFAULT_PRESET), STUDENT_METHOD, preset=state.DEFAULT_PRESET)
+    return cfg.with_overrides({"privacy.epsilon": [STUDENT_EPSILON]})
+
+
+def student_mode() -> bool:
+    """Plain words first (the default): "the server can't see your data", numbers as 13,000."""
+    return bool(st.session_state.get(STUDENT_KEY, True))
+
+
+def student_toggle() -> bool:
+    if STUDENT_KEY not in st.session_state:
+        st.session_state[STUDENT_KEY] = True
+    st.toggle("Plain words", key=STUDENT_KEY,
+              help="Student mode: who is trusted in everyday words, numbers written out. Off: the exact terms "
+                   "(threat model, headline ε, accountants) everywhere.")
+    return student_mode()
+
+
+def match_on() -> bool:
+    return bool(st.session_state.get(MATCH_KEY, True))
+
+
+def match_toggle(flat: dict) -> None:
+    """"Spend exactly ε in total": the equal-privacy setting, on by default."""
+    if MATCH_KEY not in st.session_state:
+        st.session_state[MATCH_KEY] = True
+    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP)
+    mech = flat.get("privacy.mechanism") or "none"
+    if mech == "none":
+        return
+    if match_on():
+        st.caption(f"Your ε is what the whole run spends; Run solves this method's own budget "
+                   f"({epsilon_unit(mech)}) to match it.")
+    else:
+        st.caption(f"This method reads your ε **{epsilon_unit(mech)}**; the run's total is shown beside it.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _solved(config_json: str, target: float) -> tuple[str, float, bool]:
+    from fedcore.sweep.calibrate import match_headline
+
+    matched = match_headline(RunConfig.from_json(config_json), target)
+    return matched.config.to_json(), matched.headline, matched.reached
+
+
+def matched_config(cfg: RunConfig) -> tuple[RunConfig, Optional[dict]]:
+    """``cfg`` with its budgets solved so its whole run spends its largest ε (when the switch
+    is on and something is noised), and a note ``{"target", "headline", "reached", "knob"}``."""
+    if not match_on() or cfg.privacy.mechanism == "none":
+        return cfg, None
+    target = max(cfg.privacy.epsilons(cfg.num_clients))
+    solved, headline, reached = _solved(cfg.to_json(), float(target))
+    out = RunConfig.from_json(solved)
+    return out, {"target": float(target), "headline": headline, "reached": reached,
+                 "knob": max(out.privacy.epsilon), "sidebar": cfg.config_hash()}
+
+
+def matched_note(run_id: Optional[str]) -> Optional[dict]:
+    """The equal-privacy note of a run this session started with the switch on."""
+    return st.session_state.get("pg.matched", {}).get(run_id) if run_id else None
+
+
+def start_matched(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
+    """Start ``cfg`` (its budgets solved first when "spend exactly ε in total" is on)."""
+    try:
+        with st.spinner("Solving the budget that spends exactly your ε…"):
+            run_cfg, note = matched_config(cfg)
+    except FedcoreError as exc:
+        st.error(plain(f"Could not match ε: {exc}", 400))
+        return None
+    new_id = state.start_run(run_cfg, reuse=reuse)
+    if new_id and note:
+        st.session_state.setdefault("pg.matched", {})[new_id] = note
+    return new_id
+
+
+def same_settings(record: dict, cfg: RunConfig) -> bool:
+    """Whether the run on screen was started from the sidebar's settings ``cfg``."""
+    note = matched_note(record.get("id"))
+    return (note or {}).get("sidebar") == cfg.config_hash() or record["config_hash"] == cfg.config_hash()

@@ -1,0 +1,95 @@
+"""Privacy in plain words, for a student's first minute (the Playground's student mode).
+
+Three things a student needs, each with the exact term one click away:
+
+- :data:`PLAIN_THREAT_TEXT`: who is trusted, in everyday words (the exact wording is
+  :data:`fedcore.accounting.headline.THREAT_MODEL_TEXT`);
+- :func:`people`: numbers as people write them (``13,000``, not ``1.3e+04``);
+- :func:`epsilon_unit` / :func:`why_they_differ`: what the ε a student *sets* means for each
+  mechanism (per weight per round, per round, the whole run) and why the ε the run *spends*
+  (its headline ε, always for the whole run) differs from it.
+
+>>> people(12987.3), people(195000), people(0.5), people(1.25), people(float("inf")), people(None)
+('13,000', '195,000', '0.5', '1.25', '∞', '∞')
+>>> epsilon_unit("two_point")
+'per weight, per round'
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from .headline import NO_PRIVACY
+
+PLAIN_THREAT_TEXT = {
+    "local": "The server can't see your data even if it's curious: every update is blurred on your own "
+             "device before it leaves.",
+    "central": "You trust the server to add up the updates honestly; anyone who sees the trained model "
+               "can't tell whether your data was in it.",
+    "record": "Each single example in your data is hidden, but the server still learns about your "
+              "data as a whole.",
+    NO_PRIVACY: "No privacy: your updates leave your device exactly as they are.",
+}
+PLAIN_THREAT_NAMES = {"local": "private even from the server", "central": "private from everyone but the server",
+                      "record": "each example private", NO_PRIVACY: "no privacy"}
+
+
+def plain_threat_text(kind: str) -> str:
+    """Who is trusted, in everyday words."""
+    return PLAIN_THREAT_TEXT.get(kind, f"unknown threat model {kind!r}")
+
+
+# What the ε a student sets means for each mechanism: (unit, why the spent ε differs).
+EPSILON_MEANING = {
+    "two_point": ("per weight, per round",
+                  "LDP-FL spends your ε on every single weight of the model in every round; the total "
+                  "adds up all those releases, so it is far larger than the ε you set"),
+    "ldp_sign": ("per round, from the paper's noise formula",
+                 "the paper turns your ε into a noise level; the total counts every sign released in "
+                 "every round"),
+    "laplace": ("per round",
+                "each round's update is private at your ε; the total adds up the rounds"),
+    "gaussian": ("for the whole run, by the paper's formula",
+                 "PLDP-FL sets its noise from your ε with its own formula; the rigorous total for "
+                 "the clipped update is larger"),
+    "hw_gaussian": ("per round (HW-DPFL's Theorem 1)",
+                    "each round's noisy model is private at your ε; the total adds up the rounds"),
+    "dp_sgd": ("for the whole run, per training example",
+               "the noise is set so the run spends about your ε; the total counts every training step"),
+    "uldp_gaussian": ("for the whole run, per user",
+                      "the noise is set so the whole run spends your ε; the server's random choice of "
+                      "users each round makes the total smaller still"),
+    "none": ("not used", "nothing is noised, so the run spends ε = ∞ whatever you set"),
+}
+
+
+def epsilon_unit(mechanism: str) -> str:
+    """What one unit of ``privacy.epsilon`` covers under ``mechanism``."""
+    return EPSILON_MEANING.get(mechanism, ("as the mechanism defines it", ""))[0]
+
+
+def why_they_differ(mechanism: str) -> str:
+    """One sentence on why the ε spent over the run differs from the ε set."""
+    return EPSILON_MEANING.get(mechanism, ("", "the run's total counts every release it made"))[1]
+
+
+def people(x: Optional[float], digits: int = 3) -> str:
+    """A number as people write it: ``13,000`` (3 significant digits, thousands separated),
+    ``0.5``, ``∞`` for None / infinity; never scientific notation above 0.001."""
+    if x is None:
+        return "∞"
+    v = float(x)
+    if math.isinf(v):
+        return "∞"
+    if math.isnan(v):
+        return "–"
+    if v == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(v)))
+    if abs(v) >= 1000:
+        return f"{round(v, digits - 1 - magnitude):,.0f}"
+    if abs(v) < 1e-3:
+        return f"{v:.{digits - 1}e}"
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{round(v, decimals):.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
