@@ -1,0 +1,179 @@
+"""Identity in a real browser (issue 22): what used to let a visitor take over another's run.
+
+Before, the owner key was a hash of Streamlit's ``_streamlit_xsrf`` cookie: readable from
+JavaScript, sent to every port of the same host, and accepted from any client. Here a page
+on another port of the same host reads every cookie it can in A's browser, a second browser
+(B) sets them all and opens A's run by its link: the run stays read-only for B (no Stop,
+and Pause / Step greyed out), and A keeps its Stop. Only A's "keep my runs" code, which no cookie and no
+other page holds, moves the run to B, and that spends the code.
+"""
+from __future__ import annotations
+
+import http.server
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT / "scripts"))
+from dashboard_server import dashboard_server, free_port, round_counter  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "60", "FEDCORE_MAX_ROUNDS": "5000",
+        "FEDCORE_LIMITS": ""}
+SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=71"
+CONTROLS = ("Stop", "Pause", "Step", "Resume")
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                 "the browser test never downloads a browser")]
+
+STEAL = b"""<!doctype html><title>another port</title>
+<pre id="jar"></pre><script>document.getElementById('jar').textContent = document.cookie;</script>"""
+
+
+class _Thief(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(STEAL)
+
+    def log_message(self, *args):  # noqa: D102
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    for name, value in HOST.items():
+        mp.setenv(name, value)
+    store = tmp_path_factory.mktemp("store")
+    try:
+        with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
+            yield url, store
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def thief():
+    """A page on another port of the same host (127.0.0.1): it reads document.cookie."""
+    port = free_port()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Thief)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{port}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(server):  # noqa: ARG001
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def new_page(context):
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    return page
+
+
+def settle(pg, seconds: float = 1.0) -> None:
+    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
+    time.sleep(seconds)
+
+
+def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(interval)
+
+
+def store_record(store, run_id):
+    from fedcore.runner import RunStore
+
+    return RunStore(store).get_run(run_id)
+
+
+def controls(pg) -> list[str]:
+    """The run controls this page may press (Pause / Step are shown greyed out to others)."""
+    found = []
+    for name in CONTROLS:
+        buttons = pg.get_by_role("button", name=name, exact=True)
+        if any(buttons.nth(i).is_enabled() for i in range(buttons.count())):
+            found.append(name)
+    return found
+
+
+def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, server, thief):
+    url, store = server
+    a_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    a = new_page(a_ctx)
+    a.goto(url + SLOW)
+    settle(a, 0.5)
+    a.get_by_role("button", name="Run").click()
+    wait_until(lambda: round_counter(a) >= 1, 120, "A's run never showed a round")
+    wait_until(lambda: "run=" in a.url, 30, "A's URL never named its run")
+    link = a.url
+    run_id = re.search(r"run=([^&]+)", link).group(1)
+    assert "Stop" in controls(a)
+
+    # a page on another port of the same host, in A's browser, reads the cookies it can
+    other = new_page(a_ctx)
+    other.goto(thief)
+    jar = other.locator("#jar").inner_text()
+    stolen = dict(part.strip().split("=", 1) for part in jar.split(";") if "=" in part)
+    assert "_streamlit_xsrf" in stolen  # what the old owner key was made from
+    other.close()
+
+    # B: another browser, with every cookie A's browser showed the other page, opens the link
+    b_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    b_ctx.add_cookies([{"name": k, "value": v, "url": url} for k, v in stolen.items()])
+    b = new_page(b_ctx)
+    b.goto(link)
+    b.get_by_text("shared run, read-only").wait_for()
+    wait_until(lambda: round_counter(b) >= 1, 60, "B does not see A's run")
+    settle(b, 1.0)
+    assert controls(b) == []
+    # ... also with every cookie of A's browser (HttpOnly ones included), and after a reload
+    b_ctx.add_cookies([{k: c[k] for k in ("name", "value", "domain", "path")} for c in a_ctx.cookies()])
+    b.reload()
+    b.get_by_text("shared run, read-only").wait_for()
+    settle(b, 1.0)
+    assert controls(b) == []
+    assert store_record(store, run_id)["status"] == "running"
+    assert "Stop" in controls(a)  # A still controls it
+
+    # the code A can save (sidebar "Keep my runs") is in no cookie and was not on the other page
+    a.get_by_text("Keep my runs").click()
+    code = a.locator("[data-testid=stSidebar] code").first.inner_text().strip()
+    assert code.startswith("keep-")
+    assert code not in jar and all(code not in c["value"] for c in a_ctx.cookies())
+
+    # entering that code is what moves the run: B now controls it (and stops it)
+    b.get_by_text("Keep my runs").click()
+    b.get_by_label("Claim runs with a saved code").fill(code)
+    b.get_by_role("button", name="Claim my runs").click()
+    b.get_by_text("are yours in this tab").wait_for()
+    b.get_by_role("button", name="Stop", exact=True).wait_for(timeout=30_000)
+    b.screenshot(path=str(Path(store).parent / "claimed.png"))
+    b.get_by_role("button", name="Stop", exact=True).click()
+    wait_until(lambda: store_record(store, run_id)["status"] == "stopped", 30, "B's Stop did not stop the claimed run")
+    # the code is spent: entering it again claims nothing
+    b.get_by_label("Claim runs with a saved code").fill(code)
+    b.get_by_role("button", name="Claim my runs").click()
+    b.get_by_text("not valid").wait_for()
+    a_ctx.close()
+    b_ctx.close()
