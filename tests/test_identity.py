@@ -89,3 +89,18 @@ def test_sessions_get_their_own_owner_and_a_saved_code_claims_it_in_another(tmp_
     c.sidebar.button[0].click().run()
     assert owner_of(c) == c_owner
     assert any("not valid" in e.value for e in c.sidebar.error)
+
+
+def test_many_script_threads_share_the_registry(tmp_path):
+    # the server's sessions run their scripts in threads of one process: one connection, locked
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = Identities(tmp_path / "owners.db")
+
+    def visit(_):
+        owner, code = ids.issue()
+        new = ids.claim(code)
+        return ids.valid(owner, new[1]) and not ids.valid(owner, code)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(visit, range(80)))

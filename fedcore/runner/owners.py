@@ -128,21 +128,20 @@ class Identities:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._local = threading.local()
-        with self._db() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
-                       "issued REAL NOT NULL)")
+        self._lock = threading.Lock()  # one connection, shared by the server's script threads
+        self._conn: Optional[sqlite3.Connection] = None
+        with self._db():
+            pass
 
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None or not self.path.exists():
+    def _db(self) -> "_Locked":
+        if self._conn is None or not self.path.exists():  # first use, or the store folder was deleted
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
-                       "issued REAL NOT NULL)")
-            self._local.db = db
-        return db
+            conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
+                         "issued REAL NOT NULL)")
+            self._conn = conn
+        return _Locked(self._conn, self._lock)
 
     def issue(self) -> tuple[str, str]:
         """A new anonymous owner and its code."""
@@ -154,7 +153,8 @@ class Identities:
 
     def valid(self, owner: str, code: str) -> bool:
         """Whether ``code`` is ``owner``'s live code (not spent by a claim)."""
-        row = self._db().execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
+        with self._db() as db:
+            row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
         return row is not None and row[0] == owner
 
     def claim(self, code: str) -> Optional[tuple[str, str]]:
@@ -162,11 +162,29 @@ class Identities:
         if not isinstance(code, str) or not code.strip().startswith(CODE_PREFIX) or len(code) > 200:
             return None
         new_code = CODE_PREFIX + secrets.token_urlsafe(24)
-        db = self._db()
-        with db:
+        with self._db() as db:
             db.execute("BEGIN IMMEDIATE")
-            row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
-            if row is None:
-                return None
-            db.execute("UPDATE codes SET digest = ?, issued = ? WHERE owner = ?", (_digest(new_code), time.time(), row[0]))
-        return row[0], new_code
+            try:
+                row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
+                if row is not None:
+                    db.execute("UPDATE codes SET digest = ?, issued = ? WHERE owner = ?",
+                               (_digest(new_code), time.time(), row[0]))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return (row[0], new_code) if row is not None else None
+
+
+class _Locked:
+    """``with _Locked(conn, lock) as conn``: the connection, held by one thread at a time."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock):
+        self.conn, self.lock = conn, lock
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        return self.conn
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
