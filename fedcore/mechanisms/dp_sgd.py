@@ -52,6 +52,17 @@ therefore much weaker than the accounting suggests. The ledger shows both, label
   steps). It reaches ``eps_i`` after ``T`` rounds by construction;
 - ``spent`` (basic): ``eps_i / T`` per upload, the round's share of the calibrated budget.
 
+Rounds the calibration covers, option ``rounds`` (``placement="step"``): ``"all"`` (default)
+calibrates for every one of the ``T`` rounds, as if the client took part in each; with client
+sampling at rate ``q_c = participation`` a client takes part in about ``q_c T`` of them and a
+run spends only part of its budget. ``"participation"`` calibrates for ``m`` rounds, the
+``1 - 1/N`` quantile of the Binomial(``T``, ``q_c``) count of rounds a client takes part in
+(``m * S_i`` steps; no amplification is claimed from the client sampling itself). The ledger
+composes the steps each client actually ran, so a client that took part in more than ``m``
+rounds shows an ε above its target in the headline (expected for fewer than one client per run).
+``noise_multiplier``: a fixed ``z`` instead of the calibrated one (``0``: clipping only, no noise,
+ε = ∞), for the decomposition rows of a reproduction.
+
 The RDP arithmetic is vectorised over groups (:class:`fedcore.accounting.rdp.SampledGaussianRdp`,
 :func:`fedcore.accounting.calibrate.calibrate_noise_multiplier`) and matches dp-accounting at
 the integer orders up to 256 (about 2 s for 100 distinct groups on a laptop core, against
@@ -73,8 +84,29 @@ from .base import Mechanism, Upload
 from .registry import MECHANISMS
 
 CALIBRATIONS = ("paper", "per_step")
+ROUNDS = ("all", "participation")
 BATCHINGS = ("poisson", "shuffle")
 PLACEMENTS = ("step", "round")
+
+
+def participation_rounds(rounds: int, participation: float, clients: int) -> int:
+    """The ``1 - 1/clients`` quantile of Binomial(``rounds``, ``participation``): the rounds a
+    client takes part in, exceeded by fewer than one client per run on average.
+
+    >>> participation_rounds(50, 0.2, 100), participation_rounds(10, 1.0, 5)
+    (17, 10)
+    """
+    from math import comb
+
+    q = min(1.0, max(0.0, participation))
+    if q >= 1.0:
+        return int(rounds)
+    tail, target = 1.0, 1.0 / max(clients, 1)
+    for m in range(rounds + 1):
+        tail -= comb(rounds, m) * q ** m * (1 - q) ** (rounds - m)   # P(count > m)
+        if tail <= target:
+            return max(m, 1)
+    return int(rounds)
 
 
 @MECHANISMS.register("dp_sgd", summary="DP-SGD local training: per-sample clipping and Gaussian noise at every "
@@ -104,6 +136,11 @@ class DpSgdMechanism(Mechanism):
                                 "poisson: each sample joins each step's batch with probability B/n (what the "
                                 "record-level bound assumes); shuffle: fixed-size shuffled batches (the bound then "
                                 "assumes Poisson sampling it does not have)")
+        rounds: str = setting("all", Choice(ROUNDS),
+                              "placement=step only: all: calibrate z for all T rounds; participation: for the rounds "
+                              "a client takes part in (the 1 - 1/N quantile of Binomial(T, participation))")
+        noise_multiplier: float = setting(-1.0, Interval(float, -1, None, suggested=(0.0, 10.0)),
+                                          "-1: calibrated from (eps, delta); >= 0: this z (0: clipping only, no noise)")
 
         def validate(self, prefix: str) -> None:
             if not self.clip_norm > 0:
@@ -111,6 +148,11 @@ class DpSgdMechanism(Mechanism):
             if self.calibration not in CALIBRATIONS:
                 raise ConfigError(f"{prefix}.calibration", self.calibration,
                                   "must be one of: " + ", ".join(CALIBRATIONS))
+            if self.rounds not in ROUNDS:
+                raise ConfigError(f"{prefix}.rounds", self.rounds, "must be one of: " + ", ".join(ROUNDS))
+            if not (self.noise_multiplier == -1 or self.noise_multiplier >= 0):
+                raise ConfigError(f"{prefix}.noise_multiplier", self.noise_multiplier,
+                                  "must be -1 (calibrated) or >= 0 (a fixed multiplier; 0 = no noise)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
@@ -121,9 +163,12 @@ class DpSgdMechanism(Mechanism):
         self.steps = np.full_like(n, local.steps) if local.steps > 0 else local.epochs * np.ceil(n / b)
         self.per_step = options.placement == "step"
         self.poisson_batches = self.per_step and options.batching == "poisson"
+        rounds = ctx.rounds
         if self.per_step:
             q = np.minimum(1.0, b / n)
             per_round, self.claim_label = self.steps, ""
+            if options.rounds == "participation":
+                rounds = participation_rounds(ctx.rounds, ctx.participation, len(n))
         elif options.calibration == "paper":
             q = ctx.participation * np.minimum(1.0, self.steps * b / n)
             per_round, self.claim_label = np.ones_like(n), "paper (KDP-FL)"
@@ -135,7 +180,11 @@ class DpSgdMechanism(Mechanism):
         delta = ctx.delta.double().cpu().numpy()
         keys = np.stack([eps, delta, q, per_round])
         groups, member = np.unique(keys, axis=1, return_inverse=True)
-        z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], ctx.rounds * groups[3])
+        if options.noise_multiplier >= 0:
+            z = np.full(groups.shape[1], float(options.noise_multiplier))
+        else:
+            z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], rounds * groups[3])
+        self.accounted_rounds = rounds
         self.noise_multiplier = z[member.ravel()]                                    # [N]
         self._rdp_unit = per_round[:, None] * SampledGaussianRdp(groups[2])(z)[member.ravel()]
         self._uploads = np.zeros(len(n), dtype=np.int64)

@@ -13,13 +13,24 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
                        description="Train a paper's presets with repeated seeds on the real data, write "
                                    "<out>/<paper>.json and <out>/<paper>.md (paper vs ours, mean ± std) "
                                    "and check the paper's ordering claims.")
-    p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
+    p.add_argument("paper", nargs="?", choices=sorted(PAPERS), help="which paper (not with --report)")
+    p.add_argument("--report", action="store_true",
+                   help="regenerate the generated parts of docs/reproduction.md from the stored records "
+                        "(tables, seeds, settings, verdicts); trains nothing")
+    p.add_argument("--check", action="store_true",
+                   help="with --report: write nothing, exit 1 when docs/reproduction.md differs from what "
+                        "the records generate")
+    p.add_argument("--doc", default=None, help="with --report: the document (default docs/reproduction.md)")
     p.add_argument("--quick", action="store_true",
                    help="CPU-sized: reduced rounds / clients / data, fewer tables and seeds; "
                         "results are labelled 'quick (CPU, reduced)'")
     p.add_argument("--seeds", type=int, help="repetitions per experiment (default: the paper's, fewer with --quick)")
     p.add_argument("--out", default="assets/reproduction", help="folder for <paper>.json and <paper>.md")
     p.add_argument("--tables", help="comma-separated table keys to run (default: all, or the quick ones)")
+    p.add_argument("--rows", help="comma-separated row keys to run in those tables (default: all; the "
+                                  "others keep what the record holds)")
+    p.add_argument("--no-resume", action="store_true",
+                   help="retrain rows / seeds the record already holds for the same configuration")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config field in every run, e.g. --set rounds=2")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
@@ -28,9 +39,41 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
+def cmd_report(args) -> int:
+    from pathlib import Path
+
+    from . import document
+
+    doc = Path(args.doc) if args.doc else document.DOC
+    folder = Path(args.out) if args.out != "assets/reproduction" else None
+    if not doc.is_file():
+        raise FedcoreError(f"--doc {str(doc)!r}: no such file")
+    if args.check:
+        stale = document.check(doc, folder)
+        if stale:
+            print(f"{doc}: out of date with the records in blocks: {', '.join(stale)} "
+                  "(run: python -m fedcore reproduce --report)")
+            return 1
+        print(f"{doc}: up to date with the records")
+        return 0
+    changed = document.write(doc, folder)
+    print(f"{doc}: regenerated" + (f" ({', '.join(changed)} changed)" if changed else " (no change)"))
+    return 0
+
+
 def cmd_reproduce(args) -> int:
     from ..config import parse_value
     from .run import check_request, reproduce
+
+    if args.report:
+        if args.paper:
+            raise FedcoreError("--report regenerates the document from every paper's records; name no paper")
+        return cmd_report(args)
+    if args.check:
+        raise FedcoreError("--check goes with --report")
+    if not args.paper:
+        raise FedcoreError("name a paper (" + ", ".join(sorted(__import__("fedcore.reproduce.presets",
+                           fromlist=["PAPERS"]).PAPERS)) + ") or use --report")
 
     extra = {}
     for item in args.set or []:
@@ -39,11 +82,13 @@ def cmd_reproduce(args) -> int:
             raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=2")
         extra[key.strip()] = parse_value(value.strip(), None)
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()] if getattr(args, "rows", None) else None
     # every setting, every run's config and --out checked before any training (local or Ray)
-    check_request(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None)
+    check_request(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
+                  rows=rows)
     if getattr(args, "ray", None):
         from ..distributed.cli import reproduce_on_ray
         return reproduce_on_ray(args, extra, tables)
     reproduce(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
-              log=lambda line: print(line, flush=True))
+              log=lambda line: print(line, flush=True), rows=rows, resume=not args.no_resume)
     return 0

@@ -257,7 +257,7 @@ def _hw_table(setting: str, paper: tuple) -> Table:
             "partition.kind": "iid" if iid else "mixed",
             "partition.options": {} if iid else {"iid_fraction": 0.8, "classes_per_client": 2},
             "local.epochs": 1, "local.batch_size": 50, "local.lr": HW_LR,
-            "privacy.delta": [1e-5], "privacy.epsilon": [1.0]}
+            "privacy.delta": [1e-5], "privacy.epsilon": [1.0], "eval_every": 10}
     noise = {"privacy.mechanism": "hw_gaussian",
              "privacy.mechanism_options": {"placement": "step", "noise": "level", "sigma": HW_SIGMA,
                                            "grad_bound": 1.0}}
@@ -280,7 +280,7 @@ def _hw_table(setting: str, paper: tuple) -> Table:
     return Table(setting, title, rows,
                  claims=(Claim("order", ("hwdpfl", "dpfedavg")), Claim("order", ("hwdpfl", "dpfl"))),
                  notes=HW_NOTES + ("" if iid else "Non-IID clients hold 2 classes each (mixed partition)."),
-                 quick={"train_size": 12_000, "test_size": 1000, "rounds": 20},
+                 quick={"train_size": 12_000, "test_size": 1000, "rounds": 20, "eval_every": 1},
                  quick_notes="12,000 training images (120 per client), 1,000 test images, 20 rounds; only the "
                              "clipping-only, DP-FedAvg and HW-DPFL rows (DP-FL is identical to DP-FedAvg with "
                              "equal client sizes; FedAvg is context only).",
@@ -377,6 +377,11 @@ ULDP_NOTES = (
     "of orthogonal. ")
 
 
+ULDP_EVAL_EVERY = 10
+"""Full settings evaluate the 10,000 test images every 10 rounds (and at the last): on one CPU core an
+evaluation costs about as much as a round of training; rounds to target are then multiples of 10."""
+
+
 def _uldp_table(ds: str, name: str, title: str, *, base: dict, reported: dict, target: float,
                 notes: str, quick: dict, quick_notes: str, quick_target, in_quick: bool,
                 uldp: dict) -> Table:
@@ -393,6 +398,13 @@ def _uldp_table(ds: str, name: str, title: str, *, base: dict, reported: dict, t
             over["privacy.aggregator_options"] = {"max_participations": uldp["max_participations"]}
         paper, rounds = reported.get(key, (None, None))
         rows.append(Row(key, label, f"uldp_{name}_{key}", over, paper=paper, paper_rounds=rounds))
+        if key == "fedavg":   # the decomposition: DP-FedAvg's fixed clip C_0 with (almost) no noise
+            clip = {**base, **method_overrides("dp_fedavg")}
+            clip["privacy.mechanism_options"] = {**clip["privacy.mechanism_options"], **uldp,
+                                                 "noise": "fixed", "noise_multiplier": 1e-9}
+            clip["privacy.aggregator_options"] = {"max_participations": uldp["max_participations"]}
+            rows.append(Row("clip", f"Clipping only (C = {clip['privacy.mechanism_options'].get('clip0', 2.0):g}, "
+                                    "z = 1e-9)", f"uldp_{name}_clip", clip))
     for key, label, method in ULDP_LOCAL:
         over = {**base, **method_overrides(method)}
         over["privacy.mechanism_options"] = {**over["privacy.mechanism_options"], **uldp,
@@ -417,12 +429,12 @@ register_paper(Paper(
                     base={"dataset": "mnist", "model": "cnn_uldp", "num_clients": 1000, "rounds": 300,
                           "partition.kind": "shards", "partition.shards_per_client": 2, "local.epochs": 1,
                           "local.batch_size": 10, "local.lr": 0.05, "privacy.epsilon": [10.0],
-                          "privacy.delta": [1e-5]},
+                          "privacy.delta": [1e-5], "eval_every": ULDP_EVAL_EVERY},
                     reported={"fedavg": (0.9816, None), "dp": (None, 271), "ddp": (0.9412, 259),
                               "dsdp": (None, 226), "dcdp": (None, 224)},
                     target=0.95, notes="", in_quick=True,
                     uldp={"beta": 0.06, "max_participations": 50},
-                    quick={"train_size": 12_000, "test_size": 1000, "rounds": 40},
+                    quick={"train_size": 12_000, "test_size": 1000, "rounds": 40, "eval_every": 1},
                     quick_notes="1000 users x 12 images (2 shards of 6; ~100 users per round as in the paper, "
                                 "since the noise of the average shrinks with the users per round), 1,000 test "
                                 "images, 40 rounds (budgets are split over min(r, rounds left), so r = 50 never "

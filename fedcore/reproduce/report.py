@@ -59,16 +59,47 @@ def table_rows(table: dict) -> list[dict]:
     return out
 
 
-def verdict(claim: dict) -> str:
-    """"holds" / "does not hold" / "not checked", or "inconclusive" when an ordering step is
-    decided by a gap smaller than the seed std (it could flip with other seeds)."""
-    if claim.get("holds") is not None and claim.get("within_noise"):
+def claim_seeds(claim: dict, table: Optional[dict] = None) -> int:
+    """Seeds behind a claim: the fewest seeds of the rows the table ran (0: none ran)."""
+    rows = (table or {}).get("rows", [])
+    counts = [len(r.get("finals") or []) for r in rows if r.get("finals")]
+    return min(counts) if counts else 0
+
+
+def verdict(claim: dict, table: Optional[dict] = None) -> str:
+    """"holds" / "does not hold" / "not checked", computed from the seeds' spread:
+    "inconclusive" when an ordering step is decided by a gap smaller than the seed std (it
+    could flip with other seeds) or when a single seed gives no spread to judge by."""
+    if claim.get("holds") is None:
+        return HOLDS[None]
+    if claim.get("within_noise") or (table is not None and claim_seeds(claim, table) < 2):
         return "inconclusive"
     return HOLDS[claim.get("holds")]
 
 
+def table_seeds(table: dict) -> str:
+    """The seeds a table's rows ran with, e.g. ``3`` or ``1-3`` when rows differ."""
+    counts = sorted({len(r.get("finals") or []) for r in table.get("rows", []) if r.get("finals")})
+    if not counts:
+        return "0"
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+
+
+def table_verdict(table: dict) -> str:
+    """One verdict per table: "does not hold" if any claim does not hold (with enough seeds),
+    "holds" if all hold, else "inconclusive" ("not checked" without claims or runs)."""
+    verdicts = [verdict(c, table) for c in table.get("claims", [])]
+    if not verdicts or all(v == HOLDS[None] for v in verdicts):
+        return HOLDS[None]
+    if "does not hold" in verdicts:
+        return "does not hold"
+    if all(v == "holds" for v in verdicts):
+        return "holds"
+    return "inconclusive"
+
+
 def claim_lines(table: dict) -> list[str]:
-    return [f"- {c['claim']}: **{verdict(c)}** — {c['detail']}" for c in table.get("claims", [])]
+    return [f"- {c['claim']}: **{verdict(c, table)}** — {c['detail']}" for c in table.get("claims", [])]
 
 
 def _md_table(rows: list[dict]) -> str:
@@ -84,7 +115,9 @@ def _md_table(rows: list[dict]) -> str:
 def table_markdown(table: dict, level: str = "##") -> str:
     parts = [f"{level} {table['title']}", ""]
     if table.get("mode"):
-        parts += [f"*{table['mode']} · seeds {table.get('seeds')} · {table.get('created', '')}*", ""]
+        parts += [f"*{table['mode']} · {table_seeds(table)} seed(s) per row · {table.get('created', '')}*", ""]
+    if table.get("command"):
+        parts += [f"Command: `{table['command']}`", ""]
     if table["status"] != "ran":
         parts += [f"*{table['status']}*", ""]
     parts += [_md_table(table_rows(table)), ""]

@@ -30,13 +30,16 @@ MAX_SEEDS = 100
 """Seeds per experiment at most (``--seeds``)."""
 
 
-def row_configs(table: Table, *, quick: bool, extra: Optional[dict] = None) -> dict:
-    """``{row key: RunConfig}`` of the rows that run (seed not yet set)."""
+def row_configs(table: Table, *, quick: bool, extra: Optional[dict] = None,
+                rows: Optional[list[str]] = None) -> dict:
+    """``{row key: RunConfig}`` of the rows that run (seed not yet set); ``rows``: only these."""
     from ..resolve import preset_config
 
     out = {}
     for row in table.rows:
         if quick and table.quick_rows and row.key not in table.quick_rows:
+            continue
+        if rows and row.key not in rows:
             continue
         cfg = preset_config(row.preset)
         if quick and table.quick:
@@ -106,9 +109,27 @@ def _mean_curve(curves: list[list]) -> tuple[list, list]:
     return means, stds
 
 
+def _stored_runs(entry: Optional[dict], config: dict) -> dict:
+    """``{seed: result}`` of a stored row entry that ran ``config`` (resuming from a record)."""
+    if not entry or entry.get("config") != config or not entry.get("finals"):
+        return {}
+    n = len(entry["finals"])
+    secs = entry.get("seconds_per_seed") or [entry.get("seconds", 0.0) / n] * n
+    eps = entry.get("epsilon_headline") or [None] * n
+    return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
+                "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {})}
+            for s, f, c, t, e in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps)}
+
+
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
-              log: Callable[[str], None] = print, memo: Optional[dict] = None) -> dict:
-    """Train every row of ``table`` for every seed; the table's JSON record."""
+              log: Callable[[str], None] = print, memo: Optional[dict] = None,
+              rows: Optional[list[str]] = None, stored: Optional[dict] = None,
+              on_row: Optional[Callable[[dict], None]] = None) -> dict:
+    """Train every row of ``table`` (or ``rows``) for every seed; the table's JSON record.
+
+    ``stored``: this table's record from an earlier (interrupted) run: a row / seed it holds
+    with the same configuration is reused, not retrained, and a row not asked for keeps its
+    stored entry. ``on_row(record)`` is called after each row (to write partial records)."""
     from ..data.root import public_message
 
     record = {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
@@ -117,7 +138,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
               "paper_target": table.target,
               "status": "ran", "rows": [], "claims": []}
     try:
-        configs = row_configs(table, quick=quick, extra=extra)
+        configs = row_configs(table, quick=quick, extra=extra, rows=rows)
     except (FedcoreError, KeyError) as exc:
         record["status"] = f"skipped: invalid configuration: {public_message(exc)}"
         log(f"  {table.key}: skipped: invalid configuration: {exc}")
@@ -126,12 +147,22 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
         entry = {"key": row.key, "label": row.label, "short": row.name, "preset": row.preset, "paper": row.paper,
                  "paper_gain": row.paper_gain, "paper_rounds": row.paper_rounds, "ran": row.key in configs}
         record["rows"].append(entry)
+        old = next((e for e in (stored or {}).get("rows", []) if e.get("key") == row.key), None)
+        if row.key not in configs and rows and old and old.get("finals"):
+            entry.update({k: v for k, v in old.items() if k not in ("label", "short", "preset", "paper",
+                                                                      "paper_gain", "paper_rounds")})
+            continue
         if row.key not in configs or record["status"] != "ran":
             continue
         cfg = configs[row.key]
         entry["config"] = {k: v for k, v in cfg.to_dict().items() if k != "seed"}
+        done = _stored_runs(old, entry["config"])
         runs = []
         for seed in seeds:
+            if seed in done:
+                runs.append(done[seed])
+                log(f"  {table.key} / {row.key} / seed {seed}: accuracy {done[seed]['final']:.4f} (from the record)")
+                continue
             try:
                 result = train(cfg.replace(seed=seed), memo)
             except FedcoreError as exc:   # dataset unavailable, or impossible once the data is known
@@ -148,6 +179,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
             entry.update({"seeds": seeds[:len(runs)], "finals": [r["final"] for r in runs],
                           "rounds": runs[0]["rounds"], "curves": curves,
                           "seconds": sum(r["seconds"] for r in runs),
+                          "seconds_per_seed": [r["seconds"] for r in runs],
                           # headline epsilon of each seed (None = infinity), its threat model, and
                           # the seed-mean of the method signals
                           "threat_model": runs[0].get("threat_model", ""),
@@ -155,6 +187,8 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           "signals": {k: sum(r["signals"][k] for r in runs) / len(runs)
                                       for k in runs[0].get("signals", {})
                                       if all(k in r.get("signals", {}) for r in runs)}})
+        if on_row is not None:
+            on_row(summarize(table, record))
     return summarize(table, record)
 
 
@@ -200,51 +234,80 @@ def refresh(record: dict) -> dict:
 def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
               out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
               extra: Optional[dict] = None, log: Callable[[str], None] = print,
-              memo: Optional[dict] = None) -> dict:
+              memo: Optional[dict] = None, rows: Optional[list[str]] = None,
+              resume: bool = True) -> dict:
     """Run ``paper_key``'s tables and write ``<out>/<paper>.json`` and ``.md``; returns the record.
 
-    ``tables``: table keys to run (default: all, or those marked for ``quick``).
+    ``tables``: table keys to run (default: all, or those marked for ``quick``); ``rows``:
+    row keys to run in them (default: all; the others keep what the record holds).
     ``extra``: config overrides applied to every run after the quick ones (tests use
     ``{"rounds": 2}``); a run with ``extra`` is labelled as such.
-    With ``tables`` given, the other tables of an existing ``<out>/<paper>.json`` are kept
-    (each table records the mode, seeds and date it ran with).
+    The other tables of an existing ``<out>/<paper>.json`` are kept (each table records the
+    mode, seeds, date and command it ran with). The record is written after every row, and
+    with ``resume`` a row / seed the existing record already holds for the same
+    configuration and mode is reused rather than retrained (an interrupted run continues).
     """
     from ..engine.device import resolve_device
-    from .report import markdown
 
-    paper, chosen, n = check_request(paper_key, quick=quick, seeds=seeds, out=out, tables=tables, extra=extra)
+    paper, chosen, n = check_request(paper_key, quick=quick, seeds=seeds, out=out, tables=tables, extra=extra,
+                                     rows=rows)
     seed_list = list(range(n))
     label = QUICK_LABEL if quick else FULL_LABEL
     if extra:
         label += " + overrides " + ", ".join(f"{k}={v}" for k, v in extra.items())
     log(f"reproduce {paper.title}: {len(chosen)} table(s), seeds {seed_list}, {label}")
     t0 = time.perf_counter()
+    command = _command(paper.key, quick, seeds, [t.key for t in chosen] if tables else None, extra, rows)
     record = {"paper": paper.key, "title": paper.title, "source": paper.source, "claim": paper.claim,
               "mode": label, "quick": quick, "extra": extra or {}, "seeds": seed_list,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "device": str(resolve_device("auto")), "command": _command(paper.key, quick, seeds, tables, extra),
+              "device": str(resolve_device("auto")), "command": command,
               "tables": []}
-    memo = {} if memo is None else memo  # results trained elsewhere (Ray: fedcore.distributed.reproduce)
-    for table in chosen:
-        log(f"- {table.key}: {table.title}")
-        done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo)
-        done.update({"mode": label, "seeds": seed_list, "created": record["created"]})
-        record["tables"].append(done)
-    record["elapsed_s"] = time.perf_counter() - t0
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    if tables and (out / f"{paper.key}.json").exists():
-        record = _merge(json.loads((out / f"{paper.key}.json").read_text()), record, paper)
-    (out / f"{paper.key}.json").write_text(json.dumps(record, indent=1))
-    (out / f"{paper.key}.md").write_text(markdown(record))
+    path = out / f"{paper.key}.json"
+    old = json.loads(path.read_text()) if path.exists() else None
+    old_tables = {t["key"]: t for t in (old or {}).get("tables", [])}
+    memo = {} if memo is None else memo  # results trained elsewhere (Ray: fedcore.distributed.reproduce)
+
+    def write(current: list) -> dict:
+        rec = {**record, "tables": list(current), "elapsed_s": time.perf_counter() - t0}
+        if old is not None:
+            rec = _merge(old, rec, paper)
+        _write(out, paper.key, rec)
+        return rec
+
+    done_tables = []
+    for table in chosen:
+        log(f"- {table.key}: {table.title}")
+        prev = old_tables.get(table.key)
+        stored = prev if (resume and prev and prev.get("mode") == label) else None
+        if rows and prev and not stored:
+            stored = {"rows": []}
+        stamp = {"mode": label, "seeds": seed_list, "created": record["created"], "command": command}
+        done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo, rows=rows,
+                         stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]))
+        done.update(stamp)
+        done_tables.append(done)
+    record = write(done_tables)
     log(f"wrote {out / (paper.key + '.json')} and {out / (paper.key + '.md')} "
         f"in {record['elapsed_s']:.0f}s")
     return record
 
 
+def _write(out: Path, key: str, record: dict) -> None:
+    """Write ``<out>/<key>.json`` and ``.md`` (each through a temporary file, then renamed)."""
+    from .report import markdown
+
+    for name, text in ((f"{key}.json", json.dumps(record, indent=1)), (f"{key}.md", markdown(record))):
+        tmp = out / (name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(out / name)
+
+
 def check_request(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
                   out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
-                  extra: Optional[dict] = None) -> tuple[Paper, list[Table], int]:
+                  extra: Optional[dict] = None, rows: Optional[list[str]] = None) -> tuple[Paper, list[Table], int]:
     """Everything :func:`reproduce` can check before it trains: the paper and its tables, the
     number of seeds, every run's configuration with ``extra`` applied (``--set rounds=-3``
     names ``rounds``) and that ``out`` is a folder this process can write. Returns
@@ -256,6 +319,12 @@ def check_request(paper_key: str, *, quick: bool = False, seeds: Optional[int] =
     n = seeds if seeds is not None else (paper.quick_seeds if quick else paper.seeds)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SEEDS:
         raise ConfigError("--seeds", n, f"must be an integer in [1, {MAX_SEEDS}]")
+    if rows:
+        known = {r.key for t in chosen for r in t.rows}
+        unknown = [r for r in rows if r not in known]
+        if unknown:
+            raise ConfigError("--rows", ",".join(rows), "unknown row(s) " + ", ".join(unknown) +
+                              "; the chosen tables have: " + ", ".join(sorted(known)))
     for table in chosen:
         try:
             row_configs(table, quick=quick, extra=extra)
@@ -289,7 +358,8 @@ def check_out_dir(out: str | Path) -> Path:
 
 def _merge(old: dict, new: dict, paper: Paper) -> dict:
     """``new`` with the tables of ``old`` that it did not run, in the paper's table order."""
-    tables = {t["key"]: {"mode": old.get("mode"), "seeds": old.get("seeds"), "created": old.get("created"), **t}
+    tables = {t["key"]: {"mode": old.get("mode"), "seeds": old.get("seeds"), "created": old.get("created"),
+                         "command": old.get("command"), **t}
               for t in old.get("tables", [])}
     tables.update({t["key"]: t for t in new["tables"]})
     order = [t.key for t in paper.tables]
@@ -306,7 +376,7 @@ def paper_named(key: str) -> Paper:
         raise KeyError(f"unknown paper {key!r}; known: {', '.join(sorted(PAPERS))}") from None
 
 
-def _command(paper: str, quick: bool, seeds, tables, extra) -> str:
+def _command(paper: str, quick: bool, seeds, tables, extra, rows=None) -> str:
     parts = ["python -m fedcore reproduce", paper]
     if quick:
         parts.append("--quick")
@@ -314,6 +384,8 @@ def _command(paper: str, quick: bool, seeds, tables, extra) -> str:
         parts.append(f"--seeds {seeds}")
     if tables:
         parts.append("--tables " + ",".join(tables))
+    if rows:
+        parts.append("--rows " + ",".join(rows))
     for k, v in (extra or {}).items():
         parts.append(f"--set {k}={json.dumps(v) if not isinstance(v, str) else v}")
     return " ".join(parts)
