@@ -2,9 +2,9 @@
 
 Pick a scenario (where each paper's idea matters), methods, a range of ε and seeds; by
 default every method is calibrated to spend exactly the column's headline ε (equal privacy,
-``sweep --match headline``). The sweep trains in a background process (``fedcore.sweep.job``:
-runs x clients in one vmap) and its points appear as they finish, one panel per threat
-model. The link (``?preset=&scenario=&match=&methods=&eps=&seeds=&audit=``) restores the
+``sweep --match headline``). The sweep is a job of the server's one job manager
+(``fedcore.sweep.job``: queued beside runs, owned by who pressed Train; runs x clients in one
+vmap) and its points appear as they finish, one panel per threat model. The link (``?preset=&scenario=&match=&methods=&eps=&seeds=&audit=``) restores the
 view, and a finished frontier reopens at once. "Audit each point" adds every run's audited ε
 lower bound (``fedcore.sweep.audit``, the same as ``sweep --audit``) beside the accountant's.
 """
@@ -107,20 +107,21 @@ except FedcoreError as exc:
     st.error(f"These settings cannot run: {plain(exc)}", icon=":material/error:")
     st.stop()
 
-from fedcore.sweep.job import spec_key  # noqa: E402
+from fedcore.distributed.jobs import configured_address, ray_installed  # noqa: E402
+from fedcore.sweep.job import spec_key, start_sweep, sweep_rows, sweep_status  # noqa: E402
+from pages.components import host  # noqa: E402
 
-jobs = fr.jobs()
-from fedcore.distributed.jobs import configured_address, ray_installed, ray_jobs  # noqa: E402
-
-if ray_installed() and t2.toggle("Train on Ray", key="fr.ray", disabled=audit,
-                                  help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host "
-                                       "setting FEDCORE_RAY_ADDRESS; 'local' starts Ray on this server). Stop "
-                                       "cancels it. Not with auditing: the cluster's tasks do not audit.") and not audit:
-    jobs = ray_jobs(jobs.folder)
+manager = host.manager()
+ray = ray_installed() and t2.toggle(
+    "Train on Ray", key="fr.ray", disabled=audit,
+    help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host setting FEDCORE_RAY_ADDRESS; "
+         "'local' starts Ray on this server). Stop cancels it. Not with auditing: the cluster's tasks do not "
+         "audit.") and not audit
 key = spec_key(spec, trials)
-state = jobs.status(key)
+state = sweep_status(manager, key)
+ACTIVE = ("queued", "starting", "running")
 train = c4.button("Train frontier" if state["status"] != "finished" else "Trained",
-                  disabled=state["status"] in ("finished", "running", "starting"), type="primary",
+                  disabled=state["status"] in ("finished", *ACTIVE), type="primary",
                   icon=":material/play_arrow:", key="fr.train")
 st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy + clip only) × {int(seeds)} "
            "seed(s), trained together in batches in the background"
@@ -129,27 +130,21 @@ st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no priva
            + ("; each run is then audited, one after another (slower)." if audit else "."))
 if train:
     try:
-        jobs.start(spec, audit=trials) if trials else jobs.start(spec)
+        start_sweep(manager, spec, owner=host.viewer().owner, audit=trials, ray=configured_address() if ray else None)
         st.rerun()
     except FedcoreError as exc:
-        st.error(str(exc), icon=":material/hourglass_top:")
+        st.error(plain(exc), icon=":material/hourglass_top:")
 
-live = state["status"] in ("starting", "running")
+live = state["status"] in ACTIVE
 
 
 def view():
-    now = jobs.status(key)
-    rows = jobs.rows(key)
-    if now["status"] in ("starting", "running"):
-        left, right = st.columns([4, 1], vertical_alignment="center")
-        left.progress(min(1.0, len(rows) / max(1, now.get("total") or total)),
-                      text=(f"Starting: {now['phase']}" if now.get("phase") and now["status"] == "starting" else
-                            f"{'Training and auditing' if trials else 'Training'}: "
-                            f"{len(rows)} of {now.get('total') or total} runs done"))
-        if right.button("Stop", icon=":material/stop:", key="fr.stop"):
-            jobs.stop(key)
+    now = sweep_status(manager, key)
+    rows = sweep_rows(manager, key)
+    if now["status"] in ACTIVE:
+        fr.job_line(key, now, len(rows), total, bool(trials))
     elif now["status"] == "failed":
-        st.error(f"The sweep failed: {plain(now.get('error', 'unknown error'))}", icon=":material/error:")
+        st.error(f"The sweep failed: {plain(now.get('error') or 'unknown error')}", icon=":material/error:")
     elif now["status"] == "stopped":
         st.warning(f"Stopped after {len(rows)} of {now.get('total') or total} runs.", icon=":material/stop_circle:")
     if (now["status"] in ("finished", "stopped", "failed")) != (state["status"] in ("finished", "stopped", "failed")):
@@ -182,6 +177,4 @@ def view():
 
 
 # a container of its own: see pacing.polling_fragment (a blank page otherwise)
-# a fixed 1 s: a sweep is not in the run queue that pacing.poll_seconds counts (and asking it
-# would start the run queue's warm worker on a server where only a frontier trains)
-pacing.polling_fragment(view, 1.0 if live else None)()
+pacing.polling_fragment(view, pacing.poll_seconds(1.0) if live else None)()

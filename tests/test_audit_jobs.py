@@ -10,7 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.config import RunConfig
-from fedcore.runner.audits import AuditJobs
+from fedcore.runner import JobManager
+from fedcore.runner.audits import audit_path, audit_result, start_audit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,22 +22,22 @@ def local_config() -> RunConfig:
 
 
 def test_an_audit_runs_in_the_background_and_is_stored(tmp_path):
-    jobs = AuditJobs(tmp_path)
+    jobs = JobManager(tmp_path, warm=False)
     cfg = local_config()
-    assert jobs.result(cfg, 400) is None
-    jobs.submit(cfg, 400)
-    assert jobs.running(cfg, 400)
-    jobs.submit(cfg, 400)  # asking again starts nothing new
-    assert len(jobs._futures) == 1
+    assert audit_result(tmp_path, cfg, 400) is None
+    job_id = start_audit(jobs, cfg, 400, owner="session:a")
+    assert jobs.job(job_id).owner == "session:a" and jobs.is_alive(job_id)
+    assert start_audit(jobs, cfg, 400, owner="session:a") == job_id  # asking again starts nothing new
+    assert jobs.active_count() == 1
     deadline = time.monotonic() + 300
-    while jobs.result(cfg, 400) is None and time.monotonic() < deadline:
+    while audit_result(tmp_path, cfg, 400) is None and time.monotonic() < deadline:
         time.sleep(0.5)
     jobs.close()
-    result = jobs.result(cfg, 400)
+    result = audit_result(tmp_path, cfg, 400)
     assert result is not None and "error" not in result, result
     assert result["kind"] == "distinguishing" and result["audited_epsilon"] is not None
-    assert AuditJobs(tmp_path).result(cfg, 400) == result  # another session, or a restart, finds it
-    assert oct(jobs.folder.stat().st_mode)[-3:] == "700"
+    assert audit_result(str(tmp_path), cfg, 400) == result  # another session, or a restart, finds it
+    assert oct(audit_path(tmp_path, cfg, 400).parent.stat().st_mode)[-3:] == "700"
 
 
 def test_the_playground_shows_the_three_numbers_of_a_stored_audit(tmp_path, monkeypatch):
@@ -54,7 +55,7 @@ def test_the_playground_shows_the_three_numbers_of_a_stored_audit(tmp_path, monk
     assert manager.status(run_id) == "finished"
     stored = {"paper_claim": None, "accountant_epsilon": 1.0, "audited_epsilon": 0.5, "confidence": 0.95,
               "kind": "distinguishing", "scope": "one report", "verdict": "consistent"}
-    AuditJobs(tmp_path).path(cfg, DEFAULT_TRIALS).write_text(__import__("json").dumps(stored))
+    audit_path(tmp_path, cfg, DEFAULT_TRIALS).write_text(__import__("json").dumps(stored))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params["run"] = run_id
     at.run()

@@ -3,6 +3,7 @@ named, a finished frontier reopens from the store, Train runs a sweep in the bac
 an audited frontier draws each run's audited ε lower bound beside its headline ε."""
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -12,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.sweep import SweepSpec
-from fedcore.sweep.job import SweepJobs, spec_key, spec_to_dict, sweep_main
+from fedcore.sweep.job import spec_key, spec_to_dict, sweep_main
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -22,9 +23,9 @@ APP = str(ROOT / "app.py")
 def close_sweeps(store_dir):
     """``store_dir`` (conftest) for the module; the page's sweep workers are stopped after."""
     yield store_dir
-    from pages.components import frontier
+    from pages.components import server
 
-    frontier.jobs().close()
+    server.manager().close()
 
 
 def frontier_page(**query) -> AppTest:
@@ -78,14 +79,12 @@ def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     folder = Path(store_dir) / "sweeps"
     folder.mkdir(exist_ok=True)
     sweep_main(str(folder), spec_key(spec), spec_to_dict(spec))  # trains 4 runs here, in lockstep
-    assert SweepJobs(folder).status(spec_key(spec))["status"] == "finished"
+    assert json.loads((folder / f"{spec_key(spec)}.status.json").read_text())["status"] == "finished"
     at = frontier_page(methods="pldp_b", eps="1,3", seeds="1", match="target")
     assert not at.exception
     assert at.button(key="fr.train").disabled and at.button(key="fr.train").label == "Trained"
     charts = at.get("plotly_chart")
     assert len(charts) == 1
-    import json
-
     fig = json.loads(charts[0].proto.spec)
     assert fig["layout"]["xaxis"]["type"] == "log"
     names = [t.get("name") for t in fig["data"]]
@@ -136,8 +135,6 @@ def test_the_link_restores_the_audit_option(store_dir):
 
 
 def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
-    import json
-
     from fedcore.sweep.audit import DEFAULT_TRIALS
     from fedcore.sweep.rows import AUDIT_KEYS
 
@@ -146,7 +143,7 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     folder.mkdir(exist_ok=True)
     key = spec_key(spec, DEFAULT_TRIALS)
     sweep_main(str(folder), key, spec_to_dict(spec), audit=DEFAULT_TRIALS)  # what the page's worker runs
-    rows = SweepJobs(folder).rows(key)
+    rows = json.loads((folder / f"{key}.json").read_text())["rows"]
     assert len(rows) == 4 and all(set(AUDIT_KEYS) <= set(r) for r in rows)
     assert all(r["epsilon_audited"] is not None for r in rows if r["reference"] != "clip_only")
     private = sorted((r for r in rows if r["epsilon"] is not None), key=lambda r: r["epsilon"])
@@ -185,3 +182,27 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     # the unaudited frontier of the same settings is another file: switching the option off shows it
     at.toggle(key="fr.audit").set_value(False).run()
     assert at.button(key="fr.train").label == "Train frontier" and not at.get("plotly_chart")
+
+
+def test_another_visitors_sweep_is_read_only_and_its_owner_can_stop_it(store_dir, monkeypatch):
+    """B opens A's frontier link while it trains: progress and who started it, no Stop (issue 22)."""
+    import os
+
+    from fedcore.runner.owners import Viewer
+    from fedcore.sweep.job import write_status
+    from pages.components import host
+
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1, match="target")
+    folder = Path(store_dir) / "sweeps"
+    folder.mkdir(exist_ok=True)
+    write_status(folder, spec_key(spec), "running", done=1, total=8, pid=os.getpid(), owner="session:a")
+    query = dict(methods="pldp_b", eps="0.3,1", seeds="1", match="target")
+    at = frontier_page(**query)
+    assert not at.exception
+    assert not [b for b in at.button if b.key == "fr.stop"]
+    assert "Another visitor's sweep: you can watch it; only they can stop it." in texts(at, "caption")
+    assert "session:a" not in texts(at, "caption")
+    monkeypatch.setattr(host, "viewer", lambda: Viewer("session:a"))
+    at = frontier_page(**query)
+    assert [b for b in at.button if b.key == "fr.stop"] and "Another visitor" not in texts(at, "caption")
+    (folder / f"{spec_key(spec)}.status.json").unlink()

@@ -139,8 +139,8 @@ def _store(store_dir):
     yield store_dir
     import sys
 
-    if "pages.components.frontier" in sys.modules:
-        sys.modules["pages.components.frontier"].jobs().close()
+    if "pages.components.server" in sys.modules:
+        sys.modules["pages.components.server"].manager().close()
 
 
 def open_page(page: str, params: dict) -> AppTest:

@@ -242,25 +242,33 @@ def test_unreachable_cluster_is_refused_at_once():
 
 
 def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
+    """A Ray sweep is a kind of job of the one manager: owned, queued, written to the same files."""
     import time
 
-    from fedcore.distributed.jobs import RaySweepJobs, ray_installed
+    from fedcore.distributed.jobs import ray_installed
+    from fedcore.runner import JobManager
+    from fedcore.sweep.job import start_sweep, sweep_rows, sweep_status
 
     assert ray_installed()
-    jobs = RaySweepJobs(tmp_path, "local")
+    jobs = JobManager(tmp_path, warm=False)
     spec = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=TINY)
-    key = jobs.start(spec)
-    assert jobs.start(spec) == key  # a running sweep is not started twice
-    deadline = time.time() + 120
-    while jobs.status(key)["status"] in ("starting", "running") and time.time() < deadline:
-        time.sleep(0.2)
-    status = jobs.status(key)
-    assert status["status"] == "finished" and status["done"] == status["total"] == 2
-    assert status["cluster"]["CPU"] == 2
-    assert [r["epsilon"] for r in jobs.rows(key)] == [None, 1.0]
-    assert read_frontier(tmp_path / f"{key}.json") == jobs.rows(key)
-    # a fresh server finds the rows in the file; starting again trains nothing
-    again = RaySweepJobs(tmp_path, "local")
-    assert again.status(key)["status"] == "none" and len(again.rows(key)) == 2
-    again.start(spec)
-    assert again._handles[key].wait(60) and again._handles[key].sweep.skipped == 2
+    try:
+        key = start_sweep(jobs, spec, owner="session:a", ray="local")
+        assert start_sweep(jobs, spec, ray="local") == key  # a running sweep is not started twice
+        assert jobs.job(f"sweep:{key}").kind == "ray sweep"
+        deadline = time.time() + 120
+        while sweep_status(jobs, key)["status"] in ("queued", "starting", "running") and time.time() < deadline:
+            time.sleep(0.2)
+        status = sweep_status(jobs, key)
+        assert status["status"] == "finished" and status["done"] == status["total"] == 2, status
+        assert status["cluster"]["CPU"] == 2 and status["owner"] == "session:a"
+        assert [r["epsilon"] for r in sweep_rows(jobs, key)] == [None, 1.0]
+        assert read_frontier(tmp_path / "sweeps" / f"{key}.json") == sweep_rows(jobs, key)
+        # started again (a fresh server, or after a stop): the points in its file are skipped
+        (tmp_path / "sweeps" / f"{key}.status.json").unlink()
+        start_sweep(jobs, spec, ray="local")
+        while sweep_status(jobs, key)["status"] in ("queued", "starting", "running") and time.time() < deadline:
+            time.sleep(0.2)
+        assert sweep_status(jobs, key)["skipped"] == 2 and len(sweep_rows(jobs, key)) == 2
+    finally:
+        jobs.close()

@@ -1,10 +1,10 @@
-"""The dashboard's sweeps on Ray: the Frontier page's job interface, backed by the cluster.
+"""The dashboard's sweeps on Ray: a kind of job of the one job manager, run on the cluster.
 
-:class:`RaySweepJobs` has the methods of :class:`fedcore.sweep.job.SweepJobs`
-(``start`` / ``stop`` / ``status`` / ``rows`` / ``close``, the same keys and the same
-``<folder>/<key>.json`` frontier files), so the Frontier page can send a sweep to the
-cluster named by the host setting ``$FEDCORE_RAY_ADDRESS`` (:func:`ray_jobs`) instead of
-its local background process and draw it unchanged: points stream into the file as the
+:func:`fedcore.sweep.job.start_sweep` with ``ray=<address>`` (the host setting
+``$FEDCORE_RAY_ADDRESS``, :func:`configured_address`) queues the sweep like a local one; when
+its turn comes :func:`ray_process` builds its points and sends them to the cluster in a
+thread, writing the same ``<key>.json`` frontier and ``<key>.status.json`` files as the local
+worker, so the Frontier page draws it unchanged: points stream into the file as the
 cluster's tasks finish, Stop cancels the tasks, and a sweep started again skips the points
 already in its file (a cancelled or partly failed frontier resumes where it stopped).
 """
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Union
+from typing import Optional
 
-from .cluster import configured_address
-from .sweep import RaySweep, SweepHandle
+from .cluster import configured_address  # noqa: F401  (the page names the address)
 
 _STATES = {"pending": "starting", "connecting": "starting", "running": "running", "finished": "finished",
            "cancelled": "stopped", "failed": "failed"}
@@ -28,80 +27,59 @@ def ray_installed() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
-class RaySweepJobs:
-    """Sweeps on the Ray cluster at ``address``; results in ``folder`` (see the module doc)."""
+class _RayProcess(threading.Thread):
+    """A Ray sweep as the job manager sees a worker process (``is_alive``, ``terminate``, ...)."""
 
-    def __init__(self, folder: Union[str, Path], address: str):
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.address = address
-        self._handles: dict[str, SweepHandle] = {}
-        self._lock = threading.Lock()
+    exitcode = 0
+    pid = None
 
-    def start(self, spec) -> str:
-        """Send ``spec`` to the cluster and return its key (a running one returns at once)."""
-        from ..sweep.job import spec_key
+    def __init__(self, spec, address: str, folder: Path, key: str, owner: Optional[str]):
+        super().__init__(name=f"fedcore-ray-sweep-{key}", daemon=True)
+        self.spec, self.address, self.folder, self.key, self.owner = spec, address, Path(folder), key, owner
+        self.handle, self.cancelled = None, threading.Event()
 
-        key = spec_key(spec)
-        with self._lock:
-            handle = self._handles.get(key)
-            if handle is not None and not handle.done:
-                return key
-            sweep = RaySweep(spec.points(), address=self.address, out=self.folder / f"{key}.json")
-            self._handles[key] = SweepHandle(sweep)
-        return key
-
-    def stop(self, key: str) -> None:
-        """Cancel the sweep's tasks on the cluster (finished points stay in its file)."""
-        handle = self._handles.get(key)
-        if handle is not None:
-            handle.cancel()
-
-    def status(self, key: str) -> dict:
-        """``{"status": none|starting|running|finished|stopped|failed, "done", "total",
-        "cluster", "error"}``; a failed sweep's error names the runs that failed."""
-        handle = self._handles.get(key)
-        if handle is None:
-            return {"status": "none", "done": 0, "total": 0}
-        p = handle.progress()
-        state = _STATES.get(p["state"], "failed")
-        if handle.done and state in ("starting", "running"):
-            state = "failed"
-        error = p["error"]
-        if handle.sweep.failed and not error:
-            runs = [r for f in handle.sweep.failed for r in f["runs"]]
-            error = (f"{len(runs)} run(s) failed on the cluster after a retry ({'; '.join(runs[:6])}"
-                     f"{' …' if len(runs) > 6 else ''}): {handle.sweep.failed[0]['error']}")
-        return {"status": state, "done": p["done"], "total": p["total"], "failed": p["failed"],
-                "cluster": p["cluster"], "address": self.address, "error": error}
-
-    def rows(self, key: str) -> list[dict]:
-        """The rows finished so far (those of an earlier sweep of this key before it starts)."""
-        handle = self._handles.get(key)
-        if handle is not None:
-            return handle.progress()["rows"]
-        from ..sweep.rows import read_frontier
+    def run(self) -> None:
         from ..errors import FedcoreError
+        from ..sweep.job import write_status
+        from .sweep import RaySweep, SweepHandle
 
-        path = self.folder / f"{key}.json"
+        def status(state: str, **extra) -> None:
+            write_status(self.folder, self.key, state, owner=self.owner, address=self.address, **extra)
+
         try:
-            return read_frontier(path) if path.exists() else []
-        except FedcoreError:
-            return []
+            status("starting", total=self.spec.count(), done=0)
+            points = self.spec.points()
+            self.handle = SweepHandle(RaySweep(points, address=self.address, out=self.folder / f"{self.key}.json"))
+            while not self.handle.wait(0.5):
+                if self.cancelled.is_set():
+                    self.handle.cancel()
+                p = self.handle.progress()
+                status(_STATES.get(p["state"], "running"), done=p["done"], total=p["total"], cluster=p["cluster"])
+            p, sweep = self.handle.progress(), self.handle.sweep
+            error = p["error"]
+            if sweep.failed and not error:
+                runs = [r for f in sweep.failed for r in f["runs"]]
+                error = (f"{len(runs)} run(s) failed on the cluster after a retry ({'; '.join(runs[:6])}"
+                         f"{' …' if len(runs) > 6 else ''}): {sweep.failed[0]['error']}")
+            state = _STATES.get(p["state"], "failed")
+            status("failed" if state in ("starting", "running") else state, done=p["done"], total=p["total"],
+                   failed=p["failed"], cluster=p["cluster"], skipped=sweep.skipped, error=error)
+        except FedcoreError as exc:
+            status("failed", error=str(exc))
+        except Exception as exc:  # noqa: BLE001  (shown on the page as one line)
+            status("failed", error=f"{type(exc).__name__}: {exc}"[:200])
 
-    def close(self) -> None:
-        for handle in self._handles.values():
-            handle.cancel()
+    def terminate(self) -> None:
+        """Cancel the sweep's tasks on the cluster (finished points stay in its file)."""
+        self.cancelled.set()
+        if self.handle is not None:
+            self.handle.cancel()
+
+    kill = terminate
 
 
-_JOBS: dict = {}
-
-
-def ray_jobs(folder: Union[str, Path], address: str = "") -> RaySweepJobs:
-    """This process's :class:`RaySweepJobs` for ``folder`` on ``address`` (default the host
-    setting ``$FEDCORE_RAY_ADDRESS``, else a local Ray instance)."""
-    address = address or configured_address()
-    key = (str(folder), address)
-    if key not in _JOBS:
-        _JOBS[key] = RaySweepJobs(folder, address)
-    return _JOBS[key]
+def ray_process(spec, address: str, folder: Path, key: str, owner: Optional[str] = None) -> _RayProcess:
+    """Start ``spec`` on the cluster at ``address`` (see the module doc); the job's process."""
+    proc = _RayProcess(spec, address, folder, key, owner)
+    proc.start()
+    return proc

@@ -1,6 +1,17 @@
-"""Start, watch and stop training runs in worker processes.
+"""Start, watch and stop every background job: training runs, sweeps, audits and Ray sweeps.
 
-:class:`JobManager` is what the dashboard (or a script) holds. Training never runs in
+:class:`JobManager` is what the dashboard (or a script) holds, the one job manager: one
+queue with visible positions (:meth:`JobManager.queue_info`), one set of host limits, one
+way to stop (:meth:`JobManager.stop`), one owner model. A run is its own kind (records in
+the store, a warm worker); any other kind is a :class:`Job` (``fedcore.sweep.job``,
+``fedcore.runner.audits``, ``fedcore.distributed.jobs`` make them) queued by
+:meth:`JobManager.submit`; every job takes one worker slot while it trains.
+
+Fair share: a job waits while the slots are busy, but no owner keeps more than their share
+(``max_running`` // owners with jobs running or waiting, at least 1) while another waits:
+the youngest run of an owner over their share is paused between two rounds
+(:func:`fedcore.runner.tempo.preempt`) and its slot goes to the waiting job at once; it
+resumes, first in line, when a slot frees. Training never runs in
 the caller's thread: each run gets its own process from
 ``multiprocessing.get_context("spawn")`` (no forked torch state, the same on every OS),
 which writes its events to the :class:`~fedcore.runner.store.RunStore`; the caller polls
@@ -11,9 +22,9 @@ warm worker that has already done so (and loaded the digits data) waiting on its
 :meth:`JobManager.start` hands the run to it and, shortly after, spawns the next warm one.
 
 Shared hosts: a manager built with ``limits`` (:class:`~fedcore.runner.limits.HostLimits`)
-refuses, at :meth:`JobManager.start`, a run this machine cannot run or that exceeds a host
-limit (:class:`~fedcore.runner.limits.LimitError` naming it), including too many queued
-or running runs overall or of one owner. Runs record their ``owner``
+refuses, at :meth:`JobManager.start` / :meth:`JobManager.submit`, a job this machine cannot
+run or that exceeds a host limit (:class:`~fedcore.runner.limits.LimitError` naming it),
+including too many queued or running jobs (of any kind) overall or of one owner. Runs record their ``owner``
 (:mod:`fedcore.runner.owners`); the queue reports each waiting run's position and
 estimated start (:meth:`JobManager.queue_info`). Workers run niced with a bounded number
 of torch threads (``worker_nice`` / ``worker_threads``) so the web server stays responsive.
@@ -36,16 +47,17 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from ..config import RunConfig
 from .labels import run_label
 from .limits import HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
-from .queueing import estimate_starts, seconds_per_round
+from .queueing import estimate_starts, load_factor, seconds_per_round
 from .store import ACTIVE, TERMINAL, RunStore
 from .worker import job_main, warm_worker_main
 
@@ -67,6 +79,28 @@ class _Warm:
     jobs: object
     ready: object
     started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
+class Job:
+    """A job that is not a run (a sweep, an audit, a Ray sweep), as :meth:`JobManager.submit` takes it.
+
+    ``launch()`` starts it and returns its process (``is_alive``, ``terminate``, ``kill``,
+    ``join``, ``exitcode``: a :func:`spawn` process or the like); ``request_stop()`` asks it
+    to end soon, keeping what it made (None: terminate it); ``ended(status, why)`` records an
+    end the job did not write itself (its process died, or it was stopped while queued);
+    ``queued()`` runs once the job is accepted, before it can start; ``seconds``: how long
+    it is expected to take (the queue's estimate)."""
+
+    id: str
+    kind: str
+    owner: Optional[str]
+    launch: Callable[[], object]
+    request_stop: Optional[Callable[[], None]] = None
+    ended: Callable[[str, str], None] = lambda status, why: None
+    queued: Callable[[], None] = lambda: None
+    seconds: Optional[float] = None
+    proc: object = None
 
 
 class JobManager:
@@ -101,7 +135,10 @@ class JobManager:
         self._lock = threading.RLock()
         self._procs: dict[str, multiprocessing.Process] = {}
         self._handed: dict[str, _Warm] = {}  # keeps a warm worker's queue alive while it runs
-        self._queued: list[str] = []
+        self._queued: list[str] = []  # runs and jobs, in order
+        self._jobs: dict[str, Job] = {}  # jobs that are not runs, queued or training
+        self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
+        self._preempted: dict[str, multiprocessing.Process] = {}  # runs paused for fair share
         self._stopping: dict[str, float] = {}
         self._warm_enabled = warm
         self._warm: Optional[_Warm] = None
@@ -152,66 +189,93 @@ class JobManager:
             elif self.limits is not None and self.limits.owner_grace_s:
                 extra["grace_s"] = self.limits.owner_grace_s
             record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg), **extra)
-            self._queued.append(record["id"])
-            self._dispatch()
+            self._enqueue(record["id"], owner)
             return record["id"]
 
+    def submit(self, job: Job, cfg: Optional[RunConfig] = None) -> str:
+        """Queue ``job`` (a sweep, an audit, a Ray sweep) under the same limits, queue and fair
+        share as runs, and return its id; a job of that id queued or training returns at once.
+        ``cfg``: the config it trains, checked against the host like a run's."""
+        if self.limits is not None and cfg is not None:
+            check_submission(cfg, self.limits)
+        with self._lock:
+            if job.id not in self._jobs:
+                self._check_capacity(job.owner)
+                job.queued()
+                self._jobs[job.id] = job
+                self._enqueue(job.id, job.owner)
+        return job.id
+
+    def job(self, job_id: str) -> Optional[Job]:
+        """The queued or training :class:`Job` of that id (None: not a job, or ended)."""
+        return self._jobs.get(job_id)
+
+    def _enqueue(self, job_id: str, owner: Optional[str]) -> None:
+        self._owner[job_id] = owner
+        self._queued.append(job_id)
+        self._dispatch()
+
     def _check_capacity(self, owner: Optional[str]) -> None:
-        """Refuse a new run when the queue or this owner's share of it is full."""
+        """Refuse a new job when the queue or this owner's share of it is full."""
+        active = len(self._owner)
         if self.limits is None:
             return
-        active = [self.store.get_run(i) for i in [*self._queued, *self._procs]]
-        active = [r for r in active if r is not None]
         cap = self.limits.max_active
-        if cap is not None and len(active) >= cap:
-            raise LimitError("max_active", f"the server has {len(active)} runs queued or training, its maximum; "
-                                           "try again when some have finished")
-        mine = sum(r.get("owner") == owner for r in active)
+        if cap is not None and active >= cap:
+            raise LimitError("max_active", f"the server has {active} jobs (runs, sweeps, audits) queued or "
+                                           "training, its maximum; try again when some have finished")
+        mine = sum(o == owner for o in self._owner.values())
         cap = self.limits.max_active_per_owner
         if owner is not None and cap is not None and mine >= cap:
-            raise LimitError("max_active_per_owner", f"you have {mine} runs queued or training, the most one "
-                                                     "visitor may have at once; stop one or wait for it to finish")
+            raise LimitError("max_active_per_owner", f"you have {mine} jobs (runs, sweeps, audits) queued or "
+                                                     "training, the most one visitor may have at once; stop one "
+                                                     "or wait for it to finish")
 
     def capacity_left(self, owner: Optional[str]) -> Optional[int]:
-        """How many more runs ``owner`` may queue now (None: unlimited)."""
+        """How many more jobs ``owner`` may queue now (None: unlimited)."""
         if self.limits is None:
             return None
         with self._lock:
-            active = [r for r in (self.store.get_run(i) for i in [*self._queued, *self._procs]) if r]
+            owners = list(self._owner.values())
         left = []
         if self.limits.max_active is not None:
-            left.append(self.limits.max_active - len(active))
+            left.append(self.limits.max_active - len(owners))
         if owner is not None and self.limits.max_active_per_owner is not None:
-            left.append(self.limits.max_active_per_owner - sum(r.get("owner") == owner for r in active))
+            left.append(self.limits.max_active_per_owner - owners.count(owner))
         return max(0, min(left)) if left else None
 
     def queue_info(self, run_id: str) -> Optional[dict]:
-        """``{"position": 1-based place in the queue, "ahead": runs before it, "waiting":
+        """``{"position": 1-based place in the queue, "ahead": jobs before it, "waiting":
         queue length, "eta_s": estimated seconds until it starts (None if unknown)}``,
-        or None when ``run_id`` is not waiting. The pace of finished runs behind the
-        estimate is re-read at most every :data:`HISTORY_TTL` s (every queued page asks)."""
+        or None when ``run_id`` (a run or a job) is not waiting. The estimate caps every job
+        at the host's ``max_run_seconds`` and scales the pace of recent runs by the load;
+        that pace is re-read at most every :data:`HISTORY_TTL` s (every queued page asks)."""
         with self._lock:
             if run_id not in self._queued:
                 return None
-            queued = list(self._queued)
-            running = list(self._procs)
-        records = {i: self.store.get_run(i) for i in queued + running}
+            waiting, running, jobs = list(self._queued), list(self._procs), dict(self._jobs)
+            queued = [*self._preempted, *waiting]
+        records = {i: self.store.get_run(i) for i in queued + running if i not in jobs}
         history = self._recent_finished()
-        now = time.time()
+        now, load = time.time(), load_factor()
 
-        def pace(record: dict) -> Optional[float]:
-            c = record.get("config") or {}
-            return seconds_per_round(history, c.get("dataset"), c.get("model"))
+        def row(i: str) -> Optional[dict]:
+            if i in jobs:
+                return {"id": i, "rounds": 1, "round_s": jobs[i].seconds, "elapsed_s": 0.0}
+            r = records.get(i)
+            if r is None:
+                return None
+            c = r.get("config") or {}
+            pace = seconds_per_round(history, c.get("dataset"), c.get("model"))
+            return {"id": i, "rounds": r.get("rounds"), "rounds_done": r.get("rounds_done"),
+                    "elapsed_s": now - (r.get("started") or r.get("handed_over") or now),
+                    "round_s": pace and pace * load}
 
-        run_rows = [{"rounds": r.get("rounds"), "rounds_done": r.get("rounds_done"),
-                     "elapsed_s": now - (r.get("started") or r.get("handed_over") or now), "round_s": pace(r)}
-                    for r in (records[i] for i in running) if r]
-        queue_rows = [{"id": i, "rounds": records[i].get("rounds"), "round_s": pace(records[i])}
-                      for i in queued if records.get(i)]
-        known = bool(history) or bool(run_rows)
-        starts = estimate_starts(run_rows, queue_rows, self.max_running)
-        position = queued.index(run_id) + 1
-        return {"position": position, "ahead": position - 1, "waiting": len(queued),
+        known = bool(history) or bool(running)
+        starts = estimate_starts([r for r in map(row, running) if r], [r for r in map(row, queued) if r],
+                                 self.max_running, self.limits.max_run_seconds if self.limits else None)
+        position = waiting.index(run_id) + 1
+        return {"position": position, "ahead": position - 1, "waiting": len(waiting),
                 "running": len(running), "slots": self.max_running,
                 "eta_s": starts.get(run_id) if known else None}
 
@@ -226,31 +290,45 @@ class JobManager:
         return cached[1]
 
     def queue_length(self) -> int:
-        """Runs waiting for a worker slot."""
+        """Jobs waiting for a worker slot."""
         return len(self._queued)
 
+    def active_count(self) -> int:
+        """Jobs queued or training."""
+        return len(self._owner)
+
     def capacity_free(self) -> bool:
-        """Whether a run submitted now would start at once (a slot is free, nobody waits)."""
-        return not self._queued and len(self._procs) < self.max_running
+        """Whether a job submitted now would start at once (a slot is free, nobody waits)."""
+        return not self._queued and not self._preempted and len(self._procs) < self.max_running
 
     def stop(self, run_id: str, by: Optional[Viewer] = None) -> None:
-        """Ask ``run_id`` to stop at its next round; terminate it after :data:`STOP_GRACE` s.
+        """Ask the run or job ``run_id`` to stop (a run at its next round); terminate it after
+        :data:`STOP_GRACE` s. A queued one ends at once.
 
         With ``by`` (the dashboard passes the viewer) only the owner or an admin may stop
         it; anybody else gets :class:`~fedcore.runner.owners.NotYourRun`.
         """
+        job = self._jobs.get(run_id)
         if by is not None:
-            record = self.store.get_run(run_id)
+            record = {"id": run_id, "owner": job.owner} if job else self.store.get_run(run_id)
             if record is None:
                 return
             require_control(record, by, "stop")
         with self._lock:
-            self.store.request_stop(run_id)
+            if job is None:
+                self.store.request_stop(run_id)
             if run_id in self._queued:
                 self._queued.remove(run_id)
-                self.store.finish(run_id, "stopped", reason="stopped before it started")
-            elif run_id in self._procs:
+                self._owner.pop(run_id, None)
+                if job is None:
+                    self.store.finish(run_id, "stopped", reason="stopped before it started")
+                else:
+                    self._jobs.pop(run_id, None)
+                    job.ended("stopped", "stopped before it started")
+            elif run_id in self._procs or run_id in self._preempted:
                 self._stopping.setdefault(run_id, time.monotonic())
+                if job is not None:
+                    (job.request_stop or job.proc.terminate)()
 
     def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
         """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
@@ -292,32 +370,36 @@ class JobManager:
             time.sleep(0.05)
 
     def poll(self) -> None:
-        """Detect dead workers, enforce stop deadlines, start queued runs."""
+        """Detect dead workers, enforce stop deadlines, start queued jobs."""
         with self._lock:
-            for run_id, proc in list(self._procs.items()):
+            for run_id, proc in [*self._procs.items(), *self._preempted.items()]:
+                job = self._jobs.get(run_id)
                 if proc.is_alive():
                     started = self._stopping.get(run_id)
-                    if started is not None and time.monotonic() - started > STOP_GRACE:
-                        proc.terminate()
-                        proc.join(2.0)
-                        if proc.is_alive():
-                            proc.kill()
-                            proc.join(2.0)
-                        self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
-                    else:
+                    if started is None or time.monotonic() - started <= STOP_GRACE:
                         continue
+                    proc.terminate()
+                    proc.join(2.0)
+                    if proc.is_alive():
+                        proc.kill()
+                        proc.join(2.0)
+                    if job is None:
+                        self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
                 proc.join(0)
-                if run_id in self._stopping:
-                    self.store.finish(run_id, "stopped", reason="stopped by the user")
+                status = "stopped" if run_id in self._stopping else "failed"
+                why = "stopped by its owner" if status == "stopped" else _exit_message(proc.exitcode)
+                if job is not None:
+                    job.ended(status, why)
+                elif status == "stopped":
+                    self.store.finish(run_id, status, reason="stopped by the user")
                 else:
-                    self.store.finish(run_id, "failed", _exit_message(proc.exitcode))
-                self._procs.pop(run_id, None)
-                self._handed.pop(run_id, None)
-                self._stopping.pop(run_id, None)
+                    self.store.finish(run_id, status, why)
+                for table in (self._procs, self._preempted, self._handed, self._stopping, self._jobs, self._owner):
+                    table.pop(run_id, None)
             self._dispatch()
 
     def close(self, *, stop_runs: bool = True) -> None:
-        """Shut the warm worker down and (by default) stop every running worker."""
+        """Shut the warm worker down and (by default) stop every running job."""
         with self._lock:
             self._closed = True
             if self._warm is not None:
@@ -326,8 +408,8 @@ class JobManager:
             for run_id in list(self._queued):
                 self.stop(run_id)
             if stop_runs:
-                for run_id, proc in list(self._procs.items()):
-                    self.store.request_stop(run_id)
+                for run_id, proc in [*self._procs.items(), *self._preempted.items()]:
+                    self.stop(run_id)
                     proc.join(STOP_GRACE)
                     if proc.is_alive():
                         proc.kill()
@@ -337,46 +419,80 @@ class JobManager:
 
     # --- internals --------------------------------------------------------------------
     def _dispatch(self) -> None:
-        """Start queued runs while fewer than ``max_running`` train.
+        """Start waiting jobs while fewer than ``max_running`` train, fairly (module doc):
+        next is the first waiting job (paused runs first) whose owner trains fewer than their
+        share; when every slot is busy it gets one by pausing a run of an owner over their share.
 
         A run whose owner's page stopped watching it while it waited (no heartbeat for
         its ``grace_s``) is not started: it ends ``stopped``. Its heartbeat restarts when
         it is handed to a worker, so time spent waiting never counts against it.
         """
-        while self._queued and len(self._procs) < self.max_running and not self._closed:
-            run_id = self._queued.pop(0)
-            record = self.store.get_run(run_id)
-            if record is None or self.store.stop_requested(run_id):
+        while (self._queued or self._preempted) and not self._closed:
+            running = Counter(self._owner.get(i) for i in self._procs)
+            waiting = [*self._preempted, *self._queued]
+            share = max(1, self.max_running // len({self._owner.get(i) for i in [*waiting, *self._procs]}))
+            under = [i for i in waiting if running[self._owner.get(i)] < share]
+            pick = (under or waiting)[0]
+            if len(self._procs) >= self.max_running:
+                over = [i for i in self._procs if running[self._owner.get(i)] > share
+                        and i not in self._jobs and i not in self._stopping]
+                if not under or not over:
+                    return
+                from .tempo import preempt
+
+                preempt(self.store, over[-1], True)  # the youngest: it pauses after its round
+                self._preempted[over[-1]] = self._procs.pop(over[-1])
+            if pick in self._preempted:
+                from .tempo import preempt
+
+                preempt(self.store, pick, False)
+                self._procs[pick] = self._preempted.pop(pick)
                 continue
-            grace = record.get("grace_s")
-            if grace and time.time() - self.store.last_beat(run_id) > grace:
-                self.store.finish(run_id, "stopped", reason=f"its owner left before it started "
-                                                            f"(nobody watched it for {grace:g} s)")
-                continue
-            self.store.touch(run_id)
-            self.store.update_run(run_id, handed_over=time.time())
-            if self._warm is not None and self._warm.process.is_alive():
-                warm, self._warm = self._warm, None
-                warm.jobs.put(run_id)
-                proc = warm.process
-                self._handed[run_id] = warm
-                self._respawn_after = time.monotonic()
+            self._queued.remove(pick)
+            if pick in self._jobs:
+                self._launch(self._jobs[pick])
             else:
-                proc = self._mp.Process(target=job_main, args=(self.store_dir, run_id, *self._priority),
-                                        name=f"fedcore-run-{run_id}", daemon=True)
-                with spawn_without_main_module():
-                    proc.start()
-            self.store.update_run(run_id, pid=proc.pid)
-            self._procs[run_id] = proc
+                self._start_run(pick)
+
+    def _launch(self, job: Job) -> None:
+        try:
+            job.proc = job.launch()
+        except Exception as exc:  # noqa: BLE001  (one job that cannot start must not stop the queue)
+            self._jobs.pop(job.id, None)
+            self._owner.pop(job.id, None)
+            job.ended("failed", f"it could not start ({type(exc).__name__}: {exc})"[:300])
+            return
+        self._procs[job.id] = job.proc
+
+    def _start_run(self, run_id: str) -> None:
+        record = self.store.get_run(run_id)
+        grace = record and record.get("grace_s")
+        if record is None or self.store.stop_requested(run_id):
+            self._owner.pop(run_id, None)
+            return
+        if grace and time.time() - self.store.last_beat(run_id) > grace:
+            self._owner.pop(run_id, None)
+            self.store.finish(run_id, "stopped", reason=f"its owner left before it started "
+                                                        f"(nobody watched it for {grace:g} s)")
+            return
+        self.store.touch(run_id)
+        self.store.update_run(run_id, handed_over=time.time())
+        if self._warm is not None and self._warm.process.is_alive():
+            warm, self._warm = self._warm, None
+            warm.jobs.put(run_id)
+            proc = warm.process
+            self._handed[run_id] = warm
+            self._respawn_after = time.monotonic()
+        else:
+            proc = spawn(job_main, self.store_dir, run_id, *self._priority, name=f"fedcore-run-{run_id}")
+        self.store.update_run(run_id, pid=proc.pid)
+        self._procs[run_id] = proc
 
     def _spawn_warm(self) -> None:
         if self._closed or not self._warm_enabled or self._warm is not None:
             return
         jobs, ready = self._mp.Queue(), self._mp.Event()
-        proc = self._mp.Process(target=warm_worker_main, args=(self.store_dir, jobs, ready, *self._priority),
-                                name="fedcore-warm-worker", daemon=True)
-        with spawn_without_main_module():
-            proc.start()
+        proc = spawn(warm_worker_main, self.store_dir, jobs, ready, *self._priority, name="fedcore-warm-worker")
         self._warm = _Warm(proc, jobs, ready)
 
     def _maybe_respawn_warm(self) -> None:
@@ -478,6 +594,16 @@ def spawn_without_main_module():
         yield
     finally:
         _SPAWNING.depth -= 1
+
+
+def spawn(target: Callable, *args, name: str) -> multiprocessing.Process:
+    """Start ``target(*args)`` in a new daemon process of the "spawn" context (no forked torch
+    state, the same on every OS) that does not re-run the caller's ``__main__``
+    (:func:`spawn_without_main_module`): every job's process starts here."""
+    proc = multiprocessing.get_context("spawn").Process(target=target, args=args, name=name, daemon=True)
+    with spawn_without_main_module():
+        proc.start()
+    return proc
 
 
 def _exit_message(code: Optional[int]) -> str:

@@ -15,9 +15,10 @@ asked (``python -m fedcore run --limits host.toml``):
 ==========================  ============  ==================================================
 setting                     default       meaning
 ==========================  ============  ==================================================
-``max_running``             CPU count     runs training at once (the worker processes)
-``max_active``              40            queued + running runs, all owners together
-``max_active_per_owner``    3             queued + running runs of one owner
+``max_running``             CPU count     jobs (runs, sweeps, audits) training at once
+``max_active``              40            queued + running jobs, all owners together
+``max_active_per_owner``    3             queued + running jobs of one owner
+``max_sweep_runs``          1000          runs of one sweep (a frontier)
 ``max_rounds``              2000          ``rounds`` of one run
 ``max_clients``             1000          ``num_clients`` of one run
 ``max_train_samples``       60000         training samples a run uses (``train_size``, or
@@ -104,6 +105,7 @@ class HostLimits:
     max_running: Optional[int] = None
     max_active: Optional[int] = None
     max_active_per_owner: Optional[int] = None
+    max_sweep_runs: Optional[int] = None
     max_rounds: Optional[int] = None
     max_clients: Optional[int] = None
     max_train_samples: Optional[int] = None
@@ -203,8 +205,8 @@ def read_toml(path: Path) -> dict:
 
 
 SHARED_DEFAULTS = HostLimits(
-    max_running=max(1, os.cpu_count() or 1), max_active=40, max_active_per_owner=3, max_rounds=2000,
-    max_clients=1000, max_train_samples=60000, max_local_epochs=50, max_local_steps=5000,
+    max_running=max(1, os.cpu_count() or 1), max_active=40, max_active_per_owner=3, max_sweep_runs=1000,
+    max_rounds=2000, max_clients=1000, max_train_samples=60000, max_local_epochs=50, max_local_steps=5000,
     max_model_params=12_000_000, max_run_seconds=1800.0, owner_grace_s=120.0, visibility="private",
     worker_nice=10, worker_threads=1)
 """The dashboard's limits when the host sets nothing (the CLI has none)."""
@@ -243,6 +245,11 @@ def check_limits(cfg, limits: HostLimits) -> None:
             params = model_parameters(cfg.model, shape, classes)
             _at_most(f"model {cfg.model} on {cfg.dataset}: parameters", params, limits.max_model_params,
                      "max_model_params")
+
+
+def check_sweep(runs: int, limits: HostLimits) -> None:
+    """Raise :class:`LimitError` when a sweep of ``runs`` runs exceeds ``max_sweep_runs``."""
+    _at_most("runs in one sweep", runs, limits.max_sweep_runs, "max_sweep_runs")
 
 
 def check_host(cfg) -> None:

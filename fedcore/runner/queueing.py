@@ -1,9 +1,11 @@
 """When will a queued run start? A small simulation of the job queue.
 
-``slots`` runs train at once; queued runs start in order as slots free up. A running
-run frees its slot after its remaining rounds at its own pace so far; a queued run is
-expected to take ``rounds x`` the seconds per round of recent finished runs of the same
-dataset and model (else of any recent run, else :data:`FALLBACK_ROUND_S`).
+``slots`` jobs train at once; queued ones start in order as slots free up. A running
+run frees its slot after its remaining rounds at its own pace so far (at least the round
+in progress); a queued run is expected to take ``rounds x`` the seconds per round of recent
+finished runs of the same dataset and model (else of any recent run, else
+:data:`FALLBACK_ROUND_S`), scaled by the load (:func:`load_factor`). No job is expected
+to outlast the host's ``max_run_seconds`` (``max_seconds``).
 
 >>> running = [{"rounds": 10, "rounds_done": 5, "elapsed_s": 5.0}]
 >>> queued = [{"id": "a", "rounds": 4, "round_s": 1.0}, {"id": "b", "rounds": 4, "round_s": 1.0}]
@@ -13,6 +15,7 @@ dataset and model (else of any recent run, else :data:`FALLBACK_ROUND_S`).
 from __future__ import annotations
 
 import heapq
+import os
 import statistics
 from typing import Iterable, Optional
 
@@ -20,30 +23,42 @@ FALLBACK_ROUND_S = 0.5
 """Seconds per round assumed when nothing comparable has run yet."""
 
 
-def remaining_seconds(run: dict) -> float:
-    """Seconds a running run still needs at its pace so far (its start-up when no round yet)."""
+def remaining_seconds(run: dict, max_seconds: Optional[float] = None) -> float:
+    """Seconds a running run still needs at its pace so far (its start-up when no round yet;
+    at least the round in progress), at most what ``max_seconds`` leaves it."""
     done, total = run.get("rounds_done") or 0, run.get("rounds") or 1
     elapsed = run.get("elapsed_s") or 0.0
     if done <= 0:
-        return max(1.0, (run.get("round_s") or FALLBACK_ROUND_S) * total - elapsed)
-    return max(0.0, elapsed / done * (total - done))
+        left = max(1.0, (run.get("round_s") or FALLBACK_ROUND_S) * total - elapsed)
+    else:
+        left = elapsed / done * max(1, total - done)
+    return min(left, max(0.0, max_seconds - elapsed)) if max_seconds else left
 
 
-def estimate_starts(running: list[dict], queued: list[dict], slots: int) -> dict[str, float]:
+def estimate_starts(running: list[dict], queued: list[dict], slots: int,
+                    max_seconds: Optional[float] = None) -> dict[str, float]:
     """Seconds from now until each queued run (in queue order) starts.
 
     ``running``: dicts with ``rounds``, ``rounds_done``, ``elapsed_s`` (and ``round_s``);
     ``queued``: dicts with ``id``, ``rounds`` and ``round_s`` (expected seconds per round).
     """
-    free = [remaining_seconds(r) for r in running][:slots]
+    free = [remaining_seconds(r, max_seconds) for r in running][:slots]
     free += [0.0] * (max(1, slots) - len(free))
     heapq.heapify(free)
     starts = {}
     for q in queued:
         start = heapq.heappop(free)
         starts[q["id"]] = start
-        heapq.heappush(free, start + (q.get("rounds") or 1) * (q.get("round_s") or FALLBACK_ROUND_S))
+        heapq.heappush(free, start + remaining_seconds({**q, "rounds_done": 0, "elapsed_s": 0.0}, max_seconds))
     return starts
+
+
+def load_factor() -> float:
+    """How much slower than usual work runs now: the 1-minute load per CPU, at least 1."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except (OSError, AttributeError):
+        return 1.0
 
 
 def seconds_per_round(history: Iterable[dict], dataset: str, model: str) -> Optional[float]:

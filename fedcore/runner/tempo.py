@@ -11,6 +11,8 @@ The tempo of a run is one small JSON record in the run store (``tempo:<id>``):
 - ``paused``: wait before the next round;
 - ``steps``: rounds still to train while paused (*Step* adds one);
 - ``delay``: seconds to wait after every round (slow motion; 0: full speed);
+- ``preempted``: set by the job manager, not the owner: the run is paused for fair share
+  (:mod:`fedcore.runner.jobs`) until a worker slot is free for it again;
 - ``holding``: set by the worker while it actually waits (a pause asked for mid-round
   takes effect when that round ends: the page says "pausing" until then).
 
@@ -73,6 +75,12 @@ def step(store, run_id: str, *, by=None) -> dict:
     return _change(store, run_id, by, "step", lambda t: t.update(paused=True, steps=t["steps"] + 1))
 
 
+def preempt(store, run_id: str, on: bool) -> dict:
+    """Pause (``on``) or resume ``run_id`` for fair share: the job manager's hold, which the
+    owner's Resume and Step do not lift."""
+    return _change(store, run_id, None, "", lambda t: t.update(preempted=on))
+
+
 def _change(store, run_id: str, by, action: str, change: Callable[[dict], None]) -> dict:
     if by is not None:
         from .owners import require_control
@@ -105,10 +113,10 @@ def between_rounds(store, run_id: str, should_stop: Callable[[], bool],
     while not should_stop():
         with store.cache.transact():
             tempo = read_tempo(store, run_id)
-            go = not tempo["paused"] or tempo["steps"] > 0
+            go = not tempo.get("preempted") and (not tempo["paused"] or tempo["steps"] > 0)
             changed = tempo["holding"] == go  # holding exactly while waiting here
             tempo["holding"] = not go
-            if tempo["paused"] and tempo["steps"] > 0:
+            if go and tempo["paused"] and tempo["steps"] > 0:
                 tempo["steps"] -= 1
                 changed = True
             if changed:  # an unpaused run writes nothing

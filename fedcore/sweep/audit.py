@@ -6,7 +6,7 @@ a local mechanism; canaries in one training run for central and record-level one
 holds the paper's claim, the accountant's ε (``epsilon_accountant``, the upper bound) and the
 audited lower bound side by side (the columns: :data:`fedcore.sweep.rows.AUDIT_KEYS`). Audits
 cost time, so this is an option: ``run_sweep(points, audit=TRIALS)`` (``sweep --audit``,
-``SweepJobs.start(spec, audit=TRIALS)``), 0 = no audit.
+``start_sweep(manager, spec, audit=TRIALS)``), 0 = no audit.
 
 Why the lower bound of one report bounds the run's headline from below: the run's output
 contains that report, and post-processing cannot lower ε, so a client's whole-run ε is at least

@@ -1,12 +1,13 @@
-"""A sweep in a background process, for the dashboard's Frontier view.
+"""A sweep as a job of the one job manager, for the dashboard's Frontier view.
 
-The dashboard never trains in its script thread: :meth:`SweepJobs.start` spawns one
-process (``multiprocessing`` "spawn", like :class:`fedcore.runner.JobManager`'s workers,
-niced) that runs :func:`fedcore.sweep.runner.run_sweep` in small lockstep batches and
-rewrites ``<folder>/<key>.json`` (the ``frontier.json`` format) after every batch, plus a
-status file. The page polls :meth:`SweepJobs.read`. Sweeps are independent of the run
-queue, so a frontier trains while other runs wait there, and at most one sweep trains per
-server (:data:`MAX_RUNNING`), so a page cannot fill the machine with them.
+The dashboard never trains in its script thread: :func:`start_sweep` submits the sweep to
+:class:`fedcore.runner.JobManager` (same queue, host limits, owners and Stop as runs; the
+host limit ``max_sweep_runs`` bounds its size) as one process (niced) that runs
+:func:`fedcore.sweep.runner.run_sweep` in small lockstep batches and rewrites
+``<store>/sweeps/<key>.json`` (the ``frontier.json`` format) after every batch, plus a
+status file naming its owner. With ``ray=`` the job runs the sweep on a Ray cluster
+instead (:mod:`fedcore.distributed.jobs`), into the same files. The page polls
+:func:`sweep_status` and :func:`sweep_rows`.
 
 ``key`` is a hash of the :class:`~fedcore.sweep.spec.SweepSpec` (and of the audit's draws when
 each point is audited, :mod:`fedcore.sweep.audit`): the same spec (a shared link) finds the
@@ -16,22 +17,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Union
+from typing import Optional
 
 from ..errors import FedcoreError
 from .rows import dumps_frontier
 from .spec import SweepSpec
 
-MAX_RUNNING = 1
 DASHBOARD_BATCH = 6
 """Runs per lockstep batch in the dashboard: rows appear every few seconds (two ε of one
 method x three seeds) at a small cost in speed against the CLI's 24."""
 NICE = 5
+ACTIVE = ("queued", "starting", "running")
+SECONDS_PER_RUN = 2.0
+"""The queue's guess of one sweep run's cost (an estimate, for the ETA of what waits behind)."""
 
 
 def spec_key(spec: SweepSpec, audit: int = 0) -> str:
@@ -47,7 +49,8 @@ def spec_to_dict(spec: SweepSpec) -> dict:
     return d
 
 
-def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BATCH, audit: int = 0) -> None:
+def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BATCH, audit: int = 0,
+               owner: Optional[str] = None) -> None:
     """Worker process: train ``spec`` (each point audited with ``audit`` draws per input, 0 = no
     audit), rewriting ``<key>.json`` and ``<key>.status.json`` after every row."""
     from ..runner.worker import lower_priority
@@ -61,8 +64,8 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
     points = []
 
     def status(state: str, **extra) -> None:
-        _write(status_path, json.dumps({"status": state, "done": len(rows), "total": len(points),
-                                        "pid": os.getpid(), "updated": time.time(), "audit": audit, **extra}))
+        write_status(base, key, state, done=len(rows), total=len(points), pid=os.getpid(), audit=audit,
+                     owner=owner, **extra)
 
     try:
         spec_obj = SweepSpec(**{**spec, "seeds": spec["seeds"] if isinstance(spec["seeds"], int)
@@ -88,80 +91,85 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-class SweepJobs:
-    """Start, watch and stop sweeps whose results live in ``folder``."""
+def write_status(folder: Path, key: str, state: str, **fields) -> None:
+    """Rewrite the sweep's status file (``status`` one of :data:`ACTIVE` or
+    ``finished | stopped | failed``, ``done``, ``total``, ``owner``, ...)."""
+    _write(Path(folder) / f"{key}.status.json", json.dumps({"status": state, "updated": time.time(), **fields}))
 
-    def __init__(self, folder: Union[str, Path]):
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._mp = multiprocessing.get_context("spawn")
-        self._procs: dict[str, multiprocessing.Process] = {}
 
-    def start(self, spec: SweepSpec, *, max_batch: int = DASHBOARD_BATCH, audit: int = 0) -> str:
-        """Train ``spec`` in the background (each point audited with ``audit`` draws per input;
-        0 = no audit) and return its key (:func:`spec_key`); a spec that already finished, or
-        is training, returns at once. Raises FedcoreError when another sweep is training
-        (:data:`MAX_RUNNING`)."""
-        from .audit import check_trials
+def sweep_folder(manager) -> Path:
+    """Where a manager's sweeps keep their files: ``<store>/sweeps``."""
+    folder = Path(manager.store_dir) / "sweeps"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
-        key = spec_key(spec, check_trials(audit))
-        state = self.status(key)
-        if state["status"] in ("finished", "running", "starting"):
-            return key
-        running = [k for k in self._procs if self.status(k)["status"] in ("running", "starting")]
-        if len(running) >= MAX_RUNNING:
-            raise FedcoreError("another frontier is training on this server; wait for it or stop it first")
-        total = spec.count()  # invalid specs failed in SweepSpec(); the points are built in the worker
-        for suffix in (".json", ".stop"):
-            (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
-        _write(self.folder / f"{key}.status.json",
-               json.dumps({"status": "starting", "done": 0, "total": total, "updated": time.time(),
-                           "audit": audit}))
-        from ..runner.jobs import spawn_without_main_module
 
-        proc = self._mp.Process(target=sweep_main, args=(str(self.folder), key, spec_to_dict(spec), max_batch, audit),
-                                name=f"fedcore-sweep-{key}", daemon=True)
-        with spawn_without_main_module():
-            proc.start()
-        self._procs[key] = proc
+def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit: int = 0,
+                ray: Optional[str] = None, max_batch: int = DASHBOARD_BATCH) -> str:
+    """Queue ``spec`` as ``owner``'s job (each point audited with ``audit`` draws per input; on the
+    Ray cluster at ``ray`` when given) and return its key (:func:`spec_key`); a sweep that
+    finished, or is queued or training, returns at once. Raises
+    :class:`~fedcore.runner.limits.LimitError` naming the host limit it exceeds."""
+    from ..runner.jobs import Job, spawn
+    from ..runner.limits import check_sweep
+    from .audit import check_trials
+
+    key = spec_key(spec, check_trials(audit))
+    folder = sweep_folder(manager)
+    if sweep_status(manager, key)["status"] in ("finished", *ACTIVE):
         return key
+    total = spec.count()  # invalid specs failed in SweepSpec(); the points are built in the worker
+    if manager.limits is not None:
+        check_sweep(total, manager.limits)
 
-    def stop(self, key: str) -> None:
-        """Ask the sweep to stop before its next batch (rows so far are kept)."""
-        (self.folder / f"{key}.stop").touch()
+    def ended(status: str, why: str) -> None:
+        if sweep_status(manager, key)["status"] in ACTIVE:
+            write_status(folder, key, status, done=len(sweep_rows(manager, key)), total=total, owner=owner,
+                         error=f"the sweep's worker {why}" if status == "failed" else None)
 
-    def status(self, key: str) -> dict:
-        """``{"status": none|starting|running|finished|stopped|failed, "done", "total", ...}``;
-        a worker that died without saying so reads ``failed``."""
-        from ..runner.jobs import pid_alive
+    if ray:
+        from ..distributed.jobs import ray_process
 
-        path = self.folder / f"{key}.status.json"
-        try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"status": "none", "done": 0, "total": 0}
-        proc = self._procs.get(key)
-        if state.get("status") in ("starting", "running") and proc is not None and not proc.is_alive():
-            proc.join(0)
-            state = {**state, "status": "failed",
-                     "error": f"the sweep's worker process ended with exit code {proc.exitcode}"}
-        elif state.get("status") in ("starting", "running") and proc is None and not pid_alive(state.get("pid")) \
-                and time.time() - float(state.get("updated", 0)) > 30:
-            state = {**state, "status": "failed", "error": "its worker is gone (the server was restarted)"}
-        return state
+        launch = lambda: ray_process(spec, ray, folder, key, owner)  # noqa: E731
+        request_stop = None
+    else:
+        launch = lambda: spawn(sweep_main, str(folder), key, spec_to_dict(spec), max_batch, audit, owner,  # noqa: E731
+                               name=f"fedcore-sweep-{key}")
+        request_stop = (folder / f"{key}.stop").touch
+    def queued() -> None:  # accepted: reset its files (a Ray sweep resumes from its rows)
+        for suffix in (".stop",) if ray else (".json", ".stop"):
+            (folder / f"{key}{suffix}").unlink(missing_ok=True)
+        write_status(folder, key, "queued", done=0, total=total, audit=audit, owner=owner)
 
-    def rows(self, key: str) -> list[dict]:
-        """The rows finished so far (empty before the first batch ends)."""
-        try:
-            return json.loads((self.folder / f"{key}.json").read_text(encoding="utf-8"))["rows"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return []
+    manager.submit(Job(f"sweep:{key}", "ray sweep" if ray else "sweep", owner, launch, request_stop, ended,
+                       queued, seconds=total * SECONDS_PER_RUN))
+    return key
 
-    def close(self) -> None:
-        for key, proc in self._procs.items():
-            if proc.is_alive():
-                self.stop(key)
-                proc.join(10)
-                if proc.is_alive():
-                    proc.kill()
 
+def sweep_status(manager, key: str) -> dict:
+    """``{"status": none|queued|starting|running|finished|stopped|failed, "done", "total",
+    "owner", "queue"}``; ``queue`` (while queued) is :meth:`JobManager.queue_info`. A sweep
+    whose job this server does not know (it was restarted) reads ``failed``, or ``none``
+    when it never started."""
+    from ..runner.jobs import pid_alive
+
+    try:
+        state = json.loads((sweep_folder(manager) / f"{key}.status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"status": "none", "done": 0, "total": 0}
+    known = manager.job(f"sweep:{key}") is not None
+    if state.get("status") == "queued":
+        queue = manager.queue_info(f"sweep:{key}")
+        return {**state, "queue": queue} if known or queue else {"status": "none", "done": 0, "total": 0}
+    if state.get("status") in ACTIVE and not known and not pid_alive(state.get("pid")) \
+            and time.time() - float(state.get("updated", 0)) > 30:
+        state = {**state, "status": "failed", "error": "its worker is gone (the server was restarted)"}
+    return state
+
+
+def sweep_rows(manager, key: str) -> list[dict]:
+    """The rows finished so far (empty before the first batch ends)."""
+    try:
+        return json.loads((sweep_folder(manager) / f"{key}.json").read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []

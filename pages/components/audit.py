@@ -123,43 +123,56 @@ def three_numbers(result: dict, key: str = "audit") -> None:
     st.caption(f"Scope: {result.get('scope')}. {result.get('verdict', '')}.")
 
 
-# --- auditing a finished run (the Playground): in the background, optional --------------------
-@st.cache_resource(show_spinner=False)
-def _audit_jobs(store_dir: str):
-    from fedcore.runner.audits import AuditJobs
-
-    return AuditJobs(store_dir)
-
-
+# --- auditing a finished run (the Playground): a job of the server's one job manager -------
 def run_audit_panel(cfg, key: str = "pg-audit") -> None:
     """"Audit this run": the paper's claim, the accountant's ε and an audited lower bound side
-    by side. The audit runs in a background process (seconds to minutes); the panel polls."""
-    from fedcore.runner import default_store_dir
-    from fedcore.runner.audits import DEFAULT_TRIALS
+    by side. The audit is a job (queued beside runs, under the same limits, owned by who
+    pressed the button: seconds to minutes); the panel polls."""
+    from fedcore.errors import FedcoreError
+    from fedcore.runner.audits import DEFAULT_TRIALS, audit_id, audit_result, start_audit
 
-    jobs = _audit_jobs(str(default_store_dir()))
+    from .host import manager, viewer
+
     with st.expander("Audited privacy: the accountant's upper bound against an empirical lower bound",
                      icon=":material/policy:"):
         st.caption("An audit attacks the real mechanism (one report for local DP, canaries in one "
                    "training run for central and record-level DP) and turns the attacker's success into "
                    "an ε that holds with 95 % confidence. It costs time, so it is optional; the Mechanisms "
                    "page explains what the lower bound means.")
-        done = jobs.result(cfg, DEFAULT_TRIALS)
-        if done is None and not jobs.running(cfg, DEFAULT_TRIALS):
+        done = audit_result(manager().store_dir, cfg, DEFAULT_TRIALS)
+        if done is None and manager().job(audit_id(cfg, DEFAULT_TRIALS)) is None:
             if st.button("Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
-                jobs.submit(cfg, DEFAULT_TRIALS)
-                st.rerun()
+                try:
+                    start_audit(manager(), cfg, DEFAULT_TRIALS, owner=viewer().owner)
+                    st.rerun()
+                except FedcoreError as exc:
+                    st.error(plain(exc), icon=":material/hourglass_top:")
             return
         pacing.polling_fragment(_audit_state, pacing.poll_seconds(2.0) if done is None else None)(
-            jobs, cfg, DEFAULT_TRIALS, key)
+            cfg, DEFAULT_TRIALS, key)
 
 
-def _audit_state(jobs, cfg, trials: int, key: str) -> None:
-    done = jobs.result(cfg, trials)
+def _audit_state(cfg, trials: int, key: str) -> None:
+    from fedcore.runner.audits import audit_id, audit_result
+    from fedcore.runner.owners import can_control
+
+    from .host import manager, stop_run, viewer
+    from .live import queue_text
+
+    done, job_id = audit_result(manager().store_dir, cfg, trials), audit_id(cfg, trials)
+    job = manager().job(job_id)
+    if done is None and job is not None:
+        queue = manager().queue_info(job_id)
+        st.info(queue_text(queue) if queue else "Auditing in the background… this page stays live.",
+                icon=":material/hourglass_top:")
+        if can_control({"owner": job.owner}, viewer()):
+            st.button("Stop the audit", key=f"{key}-stop", icon=":material/stop:", on_click=stop_run, args=(job_id,))
+        else:
+            st.caption("Another visitor's audit: you can watch it; only they can stop it.")
+        return
     if done is None:
-        st.info("Auditing in the background… this page stays live.", icon=":material/hourglass_top:")
-        return
-    if "error" in done:
+        st.info("The audit was stopped before it finished.", icon=":material/stop_circle:")
+    elif "error" in done:
         st.warning(f"The audit could not run: {plain(done['error'], 400)}")
-        return
-    three_numbers(done, key=key)
+    else:
+        three_numbers(done, key=key)

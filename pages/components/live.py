@@ -334,11 +334,17 @@ def queue_line(run_id: str) -> None:
     if info is None:
         st.info("Handing the run to a worker process…")
         return
+    st.info(queue_text(info), icon=":material/hourglass_top:")
+
+
+def queue_text(info) -> str:
+    """One line of :meth:`JobManager.queue_info` (any kind of job)."""
+    if not info:
+        return "Handing it to a worker process…"
     eta = info["eta_s"]
     when = "start time unknown" if eta is None else f"starts in about {_duration(eta)}"
-    st.info(f"Queued: position {info['position']} of {info['waiting']} · {when} · "
-            f"{info['running']} of {info['slots']} worker slots busy. This page stays live while it waits.",
-            icon=":material/hourglass_top:")
+    return (f"Queued: position {info['position']} of {info['waiting']} · {when} · "
+            f"{info['running']} of {info['slots']} worker slots busy. This page stays live while it waits.")
 
 
 def _duration(seconds: float) -> str:

@@ -69,8 +69,7 @@ def polling_fragment(body: Callable, run_every):
 def active_runs() -> int:
     from . import state
 
-    manager = state.manager()
-    return manager.queue_length() + len(manager._procs)
+    return state.manager().active_count()
 
 
 def poll_seconds(base: float) -> float:

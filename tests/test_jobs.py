@@ -1,0 +1,158 @@
+"""One job system: runs, sweeps, audits (and Ray sweeps) are jobs of one JobManager, in one
+queue under one set of host limits, each owned and stopped one way, scheduled by fair share."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from fedcore.resolve import preset_config
+from fedcore.runner import JobManager
+from fedcore.runner.audits import audit_id, start_audit
+from fedcore.runner.jobs import Job, spawn
+from fedcore.runner.limits import HostLimits, LimitError
+from fedcore.runner.owners import NotYourRun, Viewer
+from fedcore.runner.queueing import estimate_starts
+from fedcore.runner.tempo import read_tempo
+from fedcore.sweep.job import start_sweep, sweep_status
+from fedcore.sweep.spec import SweepSpec
+
+DEMO = preset_config("demo")
+A, B = Viewer("session:a"), Viewer("session:b")
+SPEC = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0,), seeds=1, match="target")
+
+
+def blocker(manager: JobManager, owner: str = "session:z", name: str = "block") -> str:
+    """A job that holds a worker slot (a sleeping process) until stopped."""
+    return manager.submit(Job(f"test:{name}", "test", owner, lambda: spawn(time.sleep, 60, name="fedcore-test")))
+
+
+def start(kind: str, manager: JobManager, owner: str, n: int):
+    if kind == "run":
+        return manager.start(DEMO.replace(rounds=40_000, seed=n), owner=owner)
+    if kind == "sweep":
+        return "sweep:" + start_sweep(manager, SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0 + n,),
+                                                         seeds=1, match="target"), owner=owner)
+    return start_audit(manager, DEMO.replace(seed=n), 400, owner=owner)
+
+
+@pytest.fixture()
+def manager(tmp_path):
+    m = JobManager(tmp_path / "store", warm=False, max_running=1,
+                   limits=HostLimits(max_active=4, max_active_per_owner=2, max_sweep_runs=10))
+    yield m
+    m.close()
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep", "audit"])
+def test_every_kind_queues_behind_the_same_limits_and_is_refused_by_name(manager, kind):
+    blocker(manager)
+    first = start(kind, manager, A.owner, 1)
+    assert manager.queue_info(first)["position"] == 1  # queued behind the busy slot, its place visible
+    second = start(kind, manager, A.owner, 2)
+    assert manager.queue_info(second)["position"] == 2
+    with pytest.raises(LimitError, match=r"host limit max_active_per_owner") as refused:
+        start(kind, manager, A.owner, 3)
+    assert refused.value.limit == "max_active_per_owner"
+    other = start(kind, manager, B.owner, 4)  # another visitor still gets in line ...
+    assert manager.queue_info(other)["position"] == 3
+    with pytest.raises(LimitError, match=r"host limit max_active\b"):  # ... until the server is full
+        start("run", manager, "session:c", 5)
+    for job in (first, second, other):
+        manager.stop(job)
+    assert manager.queue_length() == 0 and manager.capacity_left("session:c") == 2
+
+
+def test_a_sweep_an_audit_and_a_run_share_one_queue(manager):
+    blocker(manager)
+    manager.limits = HostLimits(max_active_per_owner=3)
+    jobs = [start("audit", manager, A.owner, 1), start("sweep", manager, A.owner, 1), start("run", manager, A.owner, 1)]
+    assert [manager.queue_info(j)["position"] for j in jobs] == [1, 2, 3]
+    with pytest.raises(LimitError, match="max_active_per_owner"):
+        start("sweep", manager, A.owner, 2)
+    for job in jobs:
+        manager.stop(job)
+
+
+def test_a_too_large_sweep_is_refused_with_the_limit_name(manager):
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 2.0, 3.0), seeds=5, match="target")
+    with pytest.raises(LimitError, match=r"runs in one sweep: got 25; this server allows at most 10 "
+                                         r"\(host limit max_sweep_runs"):
+        start_sweep(manager, spec, owner=A.owner)
+    assert manager.queue_length() == 0
+
+
+def test_b_cannot_stop_a_sweep_or_audit_of_a(manager):
+    blocker(manager)
+    sweep = start("sweep", manager, A.owner, 1)
+    audit = start("audit", manager, A.owner, 1)
+    assert audit == audit_id(DEMO.replace(seed=1), 400)
+    key = sweep.removeprefix("sweep:")
+    status = sweep_status(manager, key)
+    assert status["status"] == "queued" and status["owner"] == A.owner and status["queue"]["position"] == 1
+    for job in (sweep, audit):
+        with pytest.raises(NotYourRun):
+            manager.stop(job, by=B)
+        assert manager.job(job) is not None
+        manager.stop(job, by=A)
+        assert manager.job(job) is None
+    assert sweep_status(manager, key)["status"] == "none"  # stopped before it started: nothing to show
+
+
+def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
+    m = JobManager(tmp_path, warm=False, max_running=1)
+    try:
+        key = start_sweep(m, SPEC, owner=A.owner)
+        deadline = time.monotonic() + 120
+        while sweep_status(m, key)["status"] in ("queued", "starting") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if m.job(f"sweep:{key}") is not None:  # (a quick machine may have finished it)
+            with pytest.raises(NotYourRun):
+                m.stop(f"sweep:{key}", by=B)
+        m.stop(f"sweep:{key}", by=A)
+        while m.job(f"sweep:{key}") is not None and time.monotonic() < deadline:
+            m.poll()
+            time.sleep(0.2)
+        assert sweep_status(m, key)["status"] in ("stopped", "finished")
+        assert json.loads((tmp_path / "sweeps" / f"{key}.status.json").read_text())["owner"] == A.owner
+    finally:
+        m.close()
+
+
+def test_the_queue_estimate_is_capped_by_the_longest_a_run_may_train():
+    running = [{"rounds": 2000, "rounds_done": 1, "elapsed_s": 10.0}]  # 10 s a round: 5.5 h at this pace
+    queued = [{"id": "a", "rounds": 2000, "round_s": 10.0}, {"id": "b", "rounds": 5, "round_s": 1.0}]
+    assert estimate_starts(running, queued, slots=1) == {"a": 19990.0, "b": 39990.0}
+    assert estimate_starts(running, queued, slots=1, max_seconds=1800) == {"a": 1790.0, "b": 3590.0}
+    # a run that outlived its estimate still needs at least the round in progress
+    assert estimate_starts([{"rounds": 4, "rounds_done": 4, "elapsed_s": 8.0}], queued[:1], slots=1) == {"a": 2.0}
+
+
+def wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_fair_share_b_starts_within_one_round_of_a(tmp_path):
+    """Policy (README): 2 slots, A trains 2 long runs, B presses Run: B's run takes a slot at
+    once; A's youngest run pauses after its current round and resumes when a slot frees."""
+    m = JobManager(tmp_path, warm=False, max_running=2)
+    try:
+        long = DEMO.replace(rounds=100_000)
+        a1 = m.start(long.replace(seed=1), owner=A.owner, background=True)
+        a2 = m.start(long.replace(seed=2), owner=A.owner, background=True)
+        wait_for(lambda: all((m.store.get_run(r) or {}).get("rounds_done", 0) >= 1 for r in (a1, a2)))
+        b = m.start(DEMO.replace(rounds=2), owner=B.owner, background=True)
+        assert m.queue_info(b) is None and m.is_alive(b)  # handed to a worker at once, not queued
+        assert read_tempo(m.store, a2)["preempted"] and not read_tempo(m.store, a1).get("preempted")
+        wait_for(lambda: read_tempo(m.store, a2)["holding"])  # A's youngest pauses between rounds ...
+        held_at = m.store.get_run(a2)["rounds_done"]
+        assert m.wait(b, timeout=180)["status"] == "finished"
+        wait_for(lambda: not read_tempo(m.store, a2)["preempted"])  # ... and resumes when B's slot frees
+        wait_for(lambda: m.store.get_run(a2)["rounds_done"] > held_at)
+        assert m.store.get_run(a2)["status"] == "running"
+    finally:
+        m.close()
