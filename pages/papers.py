@@ -13,6 +13,9 @@ from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, thre
 from fedcore.resolve import preset_config
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
+from fedcore.catalog import PRESETS
+from fedcore.runner.estimate import preset_seconds, rough_label
+from fedcore.runner.limits import dataset_available
 
 routing.through_router()
 
@@ -48,14 +51,33 @@ def privacy_summary(paper_key: str, tables: list[dict]) -> None:
     st.markdown("\n".join(lines))
 
 
+def runs_here(preset: str) -> bool:
+    """Whether ``preset``'s dataset can load on this server (bundled, downloadable, or present)."""
+    return dataset_available(PRESETS.get(preset).get("dataset", "digits"))
+
+
+def preset_label(preset: str) -> str:
+    """``name · runs here · ~2 min`` or ``name · needs cifar10 (files not here)``."""
+    dataset = PRESETS.get(preset).get("dataset", "digits")
+    where = "runs here" if runs_here(preset) else f"needs {dataset} (files not here)"
+    took = rough_label(preset_seconds().get(preset))
+    return f"{preset} · {where}" + (f" · {took}" if took else "")
+
+
 def show_table(paper_key: str, table: dict) -> None:
     st.subheader(table["title"])
     if table["status"] not in ("ran", "not run"):
         st.warning(plain(table["status"], 600))  # a stored record: no server path or exception text
+    if table["status"] == "ran":
+        st.markdown(f"**Verdict: {report.table_verdict(table)}** · {report.table_seeds(table)} seed(s) per row · "
+                    f"mode {plain(table.get('mode') or '–')}")
+        if table.get("command"):
+            st.caption(f"`{plain_text(table['command'], 400)}`")
     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
     for c in table["claims"]:
-        icon = ICONS[None] if report.verdict(c) == "inconclusive" else ICONS[c["holds"]]
-        st.markdown(f"{icon} {c['claim']}: **{report.verdict(c)}** — {c['detail']}")
+        v = report.verdict(c, table)
+        icon = ICONS[None] if v == "inconclusive" else ICONS[c["holds"]]
+        st.markdown(f"{icon} {c['claim']}: **{v}** — {c['detail']}")
     series = results.accuracy_series(table)
     if series:
         st.plotly_chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),
@@ -70,6 +92,9 @@ st.title("Papers")
 st.caption("The five papers' headline results next to ours. Accuracies in %; ours are mean ± std over "
            "seeds. Every row is a named preset: load it into the Playground to run or vary it.")
 
+here_only = st.toggle("Only what runs here", value=True, key="papers.here",
+                      help="Show only presets and experiments whose dataset this server can load "
+                           "(bundled, downloadable, or its files present).")
 tabs = st.tabs([p.title for p in PAPERS.values()])
 for tab, paper in zip(tabs, PAPERS.values()):
     with tab:
@@ -80,20 +105,28 @@ for tab, paper in zip(tabs, PAPERS.values()):
             st.info(f"Not reproduced yet. Run `python -m fedcore reproduce {paper.key} --quick` "
                     "(CPU, minutes) or without `--quick` (paper settings, GPU).")
         else:
-            st.caption(f"Mode: **{plain(record['mode'])}** · seeds {record['seeds']} · {plain(record['device'])} · "
-                       f"{plain(record['created'])} · `{plain_text(record['command'], 400)}`")
+            verdicts = ", ".join(f"{t['title']}: {report.table_verdict(t)} ({report.table_seeds(t)} seed(s), "
+                                 f"{plain(t.get('mode') or record['mode'])})" for t in ran if t["status"] == "ran")
+            st.caption(f"{plain(record['device'])} · {plain(record['created'])} · verdicts: {verdicts or '–'}")
 
         privacy_summary(paper.key, ran)
 
         presets = [r["preset"] for t in ran + rest for r in t["rows"]]
+        presets = list(dict.fromkeys(p for p in presets if runs_here(p) or not here_only))
         titles = {r["preset"]: f"{t['title']} — {r['label']}" for t in ran + rest for r in t["rows"]}
         c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
-        picked = c1.selectbox("Preset", presets, key=f"papers.{paper.key}.preset",
-                              help="Every experiment of this paper is a named preset.")
+        picked = c1.selectbox("Preset", presets, key=f"papers.{paper.key}.preset", format_func=preset_label,
+                              help="Every experiment of this paper is a named preset; the rough duration is "
+                                   "for a 2-core CPU.")
         if c2.button("Open in Playground", key=f"papers.{paper.key}.open", icon=":material/open_in_new:",
-                     type="primary", width="stretch"):
+                     type="primary", width="stretch", disabled=picked is None):
             open_in_playground(picked)
-        st.caption(titles[picked])
+        if picked is not None:
+            st.caption(titles[picked])
+        else:
+            st.caption("No preset of this paper runs here (turn off 'Only what runs here' to list them).")
+        if here_only:
+            rest = [t for t in rest if any(runs_here(r["preset"]) for r in t["rows"])]
 
         for table in ran:
             show_table(paper.key, table)

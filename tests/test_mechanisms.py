@@ -309,6 +309,36 @@ def test_dp_sgd_per_step_is_the_default_with_standard_accounting():
     assert up.gaussian.steps.tolist() == [6, 6] and up.gaussian.sample_rate.tolist() == [0.1, 0.05]
 
 
+def test_dp_sgd_participation_rounds_calibrate_for_the_rounds_a_client_takes_part_in():
+    from fedcore.mechanisms.dp_sgd import participation_rounds
+
+    assert participation_rounds(50, 0.2, 100) == 17 and participation_rounds(10, 1.0, 5) == 10
+    # fewer than one client in N exceeds m: P(Binomial(50, 0.2) > 17) <= 1/100 < P(... > 16)
+    tail = lambda m: sum(math.comb(50, k) * 0.2 ** k * 0.8 ** (50 - k) for k in range(m + 1, 51))
+    assert tail(17) <= 0.01 < tail(16)
+    local = LocalConfig(steps=5, batch_size=10, lr=0.1)
+    ctx = make_ctx(n=4, eps=[1.0] * 4, sizes=[100] * 4, rounds=50, local=local, participation=0.25)
+    every = make("dp_sgd", ctx, clip_norm=1.0)
+    part = make("dp_sgd", ctx, clip_norm=1.0, rounds="participation")
+    m = participation_rounds(50, 0.25, 4)
+    assert every.accounted_rounds == 50 and part.accounted_rounds == m < 50
+    assert (part.noise_multiplier < every.noise_multiplier).all()
+    # m rounds of S = 5 steps at q = B / n reach eps; the ledger composes the steps actually run
+    assert rdp_epsilon(m * 5 * gaussian_rdp(part.noise_multiplier[0], 0.1), 1e-5) == pytest.approx(1.0, rel=0.02)
+    up = part.privatize(torch.ones(2, 8), torch.tensor([0, 1]), 1, gen())
+    assert up.gaussian.steps.tolist() == [5, 5]
+
+
+def test_dp_sgd_fixed_noise_multiplier_zero_is_clipping_only():
+    ctx = make_ctx(n=2, local=LocalConfig(steps=3, batch_size=10, lr=0.1))
+    mech = make("dp_sgd", ctx, clip_norm=2.0, noise_multiplier=0.0)
+    assert mech.per_sample_clip == 2.0 and mech.noise_multiplier.tolist() == [0.0, 0.0]
+    assert mech.step_noise_std(torch.tensor([0, 1])).tolist() == [0.0, 0.0]
+    assert make("dp_sgd", ctx, noise_multiplier=1.5).noise_multiplier.tolist() == [1.5, 1.5]
+    with pytest.raises(ConfigError):
+        make("dp_sgd", ctx, rounds="some")
+
+
 def test_dp_sgd_per_step_noise_reaches_the_trained_update():
     from fedcore.engine.local import train_clients
     from fedcore.engine.plan import make_plan, pad_client_indices

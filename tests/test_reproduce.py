@@ -57,7 +57,9 @@ def test_other_papers_presets_carry_their_settings():
     assert (hw.partition.kind, hw.partition.options["iid_fraction"], hw.privacy.aggregator) == ("mixed", 0.8, "hellinger")
     kdp = preset_config("kdp_fl_fmnist_noniid_eps1")
     assert (kdp.num_clients, kdp.participation, kdp.local.steps, kdp.local.batch_size, kdp.local.lr) == \
-        (100, 0.2, 5, 32, 0.05)
+        (100, 0.2, 5, 32, 0.5)                     # the project's lambda; the paper's 0.05 in the 'paper λ' rows
+    assert kdp.privacy.mechanism_options["rounds"] == "participation"
+    assert preset_config("kdp_fl_fmnist_noniid_eps1_dpfedavg_paper_lr").local.lr == 0.05
     assert (kdp.privacy.aggregator, kdp.privacy.epsilon, kdp.partition.kind) == ("kalman", (1.0,), "kclass")
     assert preset_config("kdp_fl_fmnist_noniid_eps1_dpfedavg").privacy.aggregator == "mean"
     uldp = preset_config("uldp_mnist_dsdp")
@@ -183,6 +185,38 @@ def test_rerunning_some_tables_keeps_the_others(tmp_path):
     assert all(t["seeds"] == [0] and "rounds=1" in t["mode"] for t in record["tables"])
 
 
+def test_every_table_with_clipping_has_no_privacy_and_clip_only_rows():
+    for key in ("hw_dpfl", "kdp_fl", "uldp"):
+        for table in PAPERS[key].tables:
+            rows = {r.key for r in table.rows}
+            assert "fedavg" in rows and "clip" in rows, (key, table.key)
+    clip = preset_config("kdp_fl_fmnist_noniid_clip")
+    assert clip.privacy.mechanism_options["noise_multiplier"] == 0.0 and clip.local.lr == 0.5
+    assert preset_config("kdp_fl_fmnist_noniid_clip_paper_lr").local.lr == 0.05
+    uldp = preset_config("uldp_mnist_clip").privacy.mechanism_options
+    assert uldp["noise"] == "fixed" and uldp["noise_multiplier"] == 1e-9 and uldp["decay"] is False
+
+
+def test_rows_add_to_a_stored_table_and_a_rerun_resumes_from_the_record(tmp_path):
+    args = ["reproduce", "pldp", "--quick", "--tables", "digits_iid", "--set", "rounds=1", "--out", str(tmp_path)]
+    assert main(args + ["--seeds", "1", "--rows", "a,b"]) == 0
+    first = json.loads((tmp_path / "pldp.json").read_text())["tables"][0]
+    ran = {r["key"]: r for r in first["rows"] if r.get("finals")}
+    assert set(ran) == {"a", "b"} and first["command"].endswith("--rows a,b --set rounds=1")
+    assert main(args + ["--seeds", "1", "--rows", "c"]) == 0
+    second = {r["key"]: r for r in json.loads((tmp_path / "pldp.json").read_text())["tables"][0]["rows"]}
+    assert {k for k, r in second.items() if r.get("finals")} == {"a", "b", "c"}
+    assert second["a"]["finals"] == ran["a"]["finals"]          # kept, not retrained
+    lines = []
+    record = reproduce("pldp", quick=True, tables=["digits_iid"], seeds=2, extra={"rounds": 1}, out=tmp_path,
+                       rows=["a"], log=lines.append)
+    assert any("a / seed 0" in line and "from the record" in line for line in lines)
+    assert not any("a / seed 1" in line and "from the record" in line for line in lines)
+    row = next(r for r in record["tables"][0]["rows"] if r["key"] == "a")
+    assert row["seeds"] == [0, 1] and row["finals"][0] == ran["a"]["finals"][0]
+    assert main(args + ["--rows", "nope"]) == 2
+
+
 def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):
     md = (tiny_run / "pldp.md").read_text()
     assert "paper vs ours" in md and QUICK_LABEL in md
@@ -278,3 +312,21 @@ def _open_paper_preset_from_the_app(tmp_path):
     flat = at.session_state["pg.flat"]
     assert flat["privacy.aggregator"] == "probabilistic" and flat["privacy.epsilon"] == [1.0, 5.0, 10.0]
     assert at.query_params["preset"] in ("pldp_mnist_iid_c", ["pldp_mnist_iid_c"])
+
+
+def test_papers_page_filters_what_runs_here_and_shows_each_tables_verdict(tiny_run, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("FEDCORE_REPRODUCTION", str(tiny_run))
+    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "no-data"))
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    at = AppTest.from_file(str(ROOT / "pages" / "papers.py"), default_timeout=120).run()
+    assert not at.exception
+    pldp = at.selectbox(key="papers.pldp.preset")
+    assert pldp.options and all("runs here" in o and o.startswith("pldp_digits") for o in pldp.options)
+    assert at.selectbox(key="papers.kdp_fl.preset").value is None        # F-MNIST / CIFAR-10 files absent
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**Verdict: inconclusive** · 1 seed(s) per row" in text        # one seed: no spread to judge by
+    at.toggle(key="papers.here").set_value(False).run()
+    options = at.selectbox(key="papers.pldp.preset").options
+    assert any("needs mnist (files not here)" in o for o in options) and len(options) > len(pldp.options)

@@ -143,14 +143,7 @@ class DpSgdMechanism(Mechanism):
                                           "-1: calibrated from (eps, delta); >= 0: this z (0: clipping only, no noise)")
 
         def validate(self, prefix: str) -> None:
-            if not self.clip_norm > 0:
-                raise ConfigError(f"{prefix}.clip_norm", self.clip_norm, "must be > 0")
-            if self.calibration not in CALIBRATIONS:
-                raise ConfigError(f"{prefix}.calibration", self.calibration,
-                                  "must be one of: " + ", ".join(CALIBRATIONS))
-            if self.rounds not in ROUNDS:
-                raise ConfigError(f"{prefix}.rounds", self.rounds, "must be one of: " + ", ".join(ROUNDS))
-            if not (self.noise_multiplier == -1 or self.noise_multiplier >= 0):
+            if not (self.noise_multiplier == -1 or self.noise_multiplier >= 0):   # the hole (-1, 0)
                 raise ConfigError(f"{prefix}.noise_multiplier", self.noise_multiplier,
                                   "must be -1 (calibrated) or >= 0 (a fixed multiplier; 0 = no noise)")
 
@@ -186,7 +179,9 @@ class DpSgdMechanism(Mechanism):
             z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], rounds * groups[3])
         self.accounted_rounds = rounds
         self.noise_multiplier = z[member.ravel()]                                    # [N]
-        self._rdp_unit = per_round[:, None] * SampledGaussianRdp(groups[2])(z)[member.ravel()]
+        with np.errstate(all="ignore"):   # z = 0 (clipping only): no bound, RDP infinite
+            unit = np.where(z[:, None] > 0, SampledGaussianRdp(groups[2])(np.maximum(z, 1e-12)), np.inf)
+        self._rdp_unit = per_round[:, None] * unit[member.ravel()]
         self._uploads = np.zeros(len(n), dtype=np.int64)
         self._claimed = np.zeros(len(n))
         self.momentum = local.momentum if local.optimizer == "momentum" else 0.0

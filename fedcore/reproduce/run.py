@@ -139,6 +139,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
               "status": "ran", "rows": [], "claims": []}
     try:
         configs = row_configs(table, quick=quick, extra=extra, rows=rows)
+        every = row_configs(table, quick=quick, extra=extra) if rows else configs
     except (FedcoreError, KeyError) as exc:
         record["status"] = f"skipped: invalid configuration: {public_message(exc)}"
         log(f"  {table.key}: skipped: invalid configuration: {exc}")
@@ -148,7 +149,8 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                  "paper_gain": row.paper_gain, "paper_rounds": row.paper_rounds, "ran": row.key in configs}
         record["rows"].append(entry)
         old = next((e for e in (stored or {}).get("rows", []) if e.get("key") == row.key), None)
-        if row.key not in configs and rows and old and old.get("finals"):
+        if (row.key not in configs and rows and old and old.get("finals") and row.key in every
+                and old.get("config") == {k: v for k, v in every[row.key].to_dict().items() if k != "seed"}):
             entry.update({k: v for k, v in old.items() if k not in ("label", "short", "preset", "paper",
                                                                       "paper_gain", "paper_rounds")})
             continue
