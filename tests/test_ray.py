@@ -260,15 +260,15 @@ def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
         while sweep_status(jobs, key)["status"] in ("queued", "starting", "running") and time.time() < deadline:
             time.sleep(0.2)
         status = sweep_status(jobs, key)
-        assert status["status"] == "finished" and status["done"] == status["total"] == 2, status
+        assert status["status"] == "finished" and status["done"] == status["total"] == 3, status
         assert status["cluster"]["CPU"] == 2 and status["owner"] == "session:a"
-        assert [r["epsilon"] for r in sweep_rows(jobs, key)] == [None, 1.0]
+        assert [r["epsilon"] for r in sweep_rows(jobs, key)] == [None, None, 1.0]  # with the references
         assert read_frontier(tmp_path / "sweeps" / f"{key}.json") == sweep_rows(jobs, key)
         # started again (a fresh server, or after a stop): the points in its file are skipped
         (tmp_path / "sweeps" / f"{key}.status.json").unlink()
         start_sweep(jobs, spec, ray="local")
         while sweep_status(jobs, key)["status"] in ("queued", "starting", "running") and time.time() < deadline:
             time.sleep(0.2)
-        assert sweep_status(jobs, key)["skipped"] == 2 and len(sweep_rows(jobs, key)) == 2
+        assert sweep_status(jobs, key)["skipped"] == 3 and len(sweep_rows(jobs, key)) == 3
     finally:
         jobs.close()

@@ -55,15 +55,13 @@ class _RayProcess(threading.Thread):
                     self.handle.cancel()
                 p = self.handle.progress()
                 status(_STATES.get(p["state"], "running"), done=p["done"], total=p["total"], cluster=p["cluster"])
-            p, sweep = self.handle.progress(), self.handle.sweep
-            error = p["error"]
-            if sweep.failed and not error:
-                runs = [r for f in sweep.failed for r in f["runs"]]
-                error = (f"{len(runs)} run(s) failed on the cluster after a retry ({'; '.join(runs[:6])}"
-                         f"{' …' if len(runs) > 6 else ''}): {sweep.failed[0]['error']}")
+            p, failed = self.handle.progress(), [r for f in self.handle.sweep.failed for r in f["runs"]]
+            error = p["error"] or failed and (f"{len(failed)} run(s) failed on the cluster after a retry ("
+                                              f"{'; '.join(failed[:6])}{' …' if len(failed) > 6 else ''}): "
+                                              f"{self.handle.sweep.failed[0]['error']}")
             state = _STATES.get(p["state"], "failed")
             status("failed" if state in ("starting", "running") else state, done=p["done"], total=p["total"],
-                   failed=p["failed"], cluster=p["cluster"], skipped=sweep.skipped, error=error)
+                   failed=p["failed"], cluster=p["cluster"], skipped=self.handle.sweep.skipped, error=error or None)
         except FedcoreError as exc:
             status("failed", error=str(exc))
         except Exception as exc:  # noqa: BLE001  (shown on the page as one line)

@@ -3,8 +3,8 @@
 Plain Python (never imports Streamlit): the dashboard, scripts and tests share it.
 
 - :class:`RunStore` (``store.py``): runs and their JSON event streams on disk.
-- :class:`JobManager` (``jobs.py``): start / stop / watch runs in spawned processes;
-  ``worker.py`` is the code that runs inside them.
+- :class:`JobManager` (``jobs.py``): the one job manager: queue, start, stop and watch runs,
+  sweeps and audits (``audits.py``) in spawned processes; ``worker.py`` runs inside them.
 - ``results.py``: per-round tables, epsilon matrices, seed bands, exports.
 - ``links.py``: a config as URL parameters / a CLI line; ``labels.py``: run names;
   ``budgets.py``: the papers' L/M/H budget tiers; ``preview.py``: the data split of a

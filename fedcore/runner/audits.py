@@ -54,11 +54,10 @@ def start_audit(manager, cfg: RunConfig, trials: int = DEFAULT_TRIALS, owner: Op
 
 def audit_to_file(config: dict, trials: int, path: str) -> None:
     """Worker: audit ``config`` and write the result (or a one-line error) atomically."""
-    os.nice(10)
-    import torch
-
-    torch.set_num_threads(1)
     from ..audit.run import audit_run
+    from .worker import lower_priority
+
+    lower_priority(10, 1)
     from ..errors import FedcoreError
 
     try:

@@ -1,39 +1,23 @@
-"""Start, watch and stop every background job: training runs, sweeps, audits and Ray sweeps.
+"""The one job manager: training runs, sweeps, audits and Ray sweeps in background processes.
 
-:class:`JobManager` is what the dashboard (or a script) holds, the one job manager: one
-queue with visible positions (:meth:`JobManager.queue_info`), one set of host limits, one
-way to stop (:meth:`JobManager.stop`), one owner model. A run is its own kind (records in
-the store, a warm worker); any other kind is a :class:`Job` (``fedcore.sweep.job``,
-``fedcore.runner.audits``, ``fedcore.distributed.jobs`` make them) queued by
-:meth:`JobManager.submit`; every job takes one worker slot while it trains.
+:class:`JobManager` is what the dashboard (or a script) holds: one queue with visible
+positions (:meth:`~JobManager.queue_info`, estimates capped by ``max_run_seconds`` and scaled
+by the load), one set of host limits (:class:`~fedcore.runner.limits.HostLimits`, checked at
+submission: a :class:`~fedcore.runner.limits.LimitError` names the limit, whatever the kind),
+one owner model (:mod:`fedcore.runner.owners`), one :meth:`~JobManager.stop` and one
+:func:`spawn`. A run (:meth:`~JobManager.start`) writes its events to the
+:class:`~fedcore.runner.store.RunStore`, ``queued`` -> ``running`` -> ``finished`` |
+``stopped`` | ``failed``; a config that already finished is not trained again (the result
+cache). Any other kind is a :class:`Job` (made by ``fedcore.sweep.job``,
+``fedcore.runner.audits``, ``fedcore.distributed.jobs``) queued by :meth:`~JobManager.submit`.
+Every job takes one worker slot (``max_running``) while it trains; a worker that dies without
+saying so is marked ``failed`` by :meth:`~JobManager.poll`, which a thread calls twice a second.
+Start-up latency: ONE warm worker has imported torch and waits for the next run.
 
-Fair share: a job waits while the slots are busy, but no owner keeps more than their share
-(``max_running`` // owners with jobs running or waiting, at least 1) while another waits:
-the youngest run of an owner over their share is paused between two rounds
-(:func:`fedcore.runner.tempo.preempt`) and its slot goes to the waiting job at once; it
-resumes, first in line, when a slot frees. Training never runs in
-the caller's thread: each run gets its own process from
-``multiprocessing.get_context("spawn")`` (no forked torch state, the same on every OS),
-which writes its events to the :class:`~fedcore.runner.store.RunStore`; the caller polls
-the store.
-
-Start-up latency: importing torch and fedcore takes seconds, so the manager keeps ONE
-warm worker that has already done so (and loaded the digits data) waiting on its queue.
-:meth:`JobManager.start` hands the run to it and, shortly after, spawns the next warm one.
-
-Shared hosts: a manager built with ``limits`` (:class:`~fedcore.runner.limits.HostLimits`)
-refuses, at :meth:`JobManager.start` / :meth:`JobManager.submit`, a job this machine cannot
-run or that exceeds a host limit (:class:`~fedcore.runner.limits.LimitError` naming it),
-including too many queued or running jobs (of any kind) overall or of one owner. Runs record their ``owner``
-(:mod:`fedcore.runner.owners`); the queue reports each waiting run's position and
-estimated start (:meth:`JobManager.queue_info`). Workers run niced with a bounded number
-of torch threads (``worker_nice`` / ``worker_threads``) so the web server stays responsive.
-
-Life cycle of a run: ``queued`` -> ``running`` -> ``finished`` | ``stopped`` | ``failed``.
-A config that already finished is not trained again: ``start`` returns the stored run
-(the result cache, keyed by :meth:`RunConfig.config_hash`). A worker that dies without
-writing its end event (killed, segfault) is marked ``failed`` with its exit code by
-:meth:`JobManager.poll`, which a background thread calls twice a second.
+Fair share: no owner keeps more than their share of the slots (``max_running`` // owners
+with jobs training or waiting, at least 1) while another waits: the youngest run of an
+owner over their share is paused after its current round (:func:`~fedcore.runner.tempo.preempt`)
+and its slot goes to the waiting job at once; it resumes, first in line, when a slot frees.
 
 >>> manager = JobManager("/tmp/fl-runs")          # doctest: +SKIP
 >>> run_id = manager.start(preset_config("demo"))  # doctest: +SKIP
@@ -83,14 +67,10 @@ class _Warm:
 
 @dataclass
 class Job:
-    """A job that is not a run (a sweep, an audit, a Ray sweep), as :meth:`JobManager.submit` takes it.
-
-    ``launch()`` starts it and returns its process (``is_alive``, ``terminate``, ``kill``,
-    ``join``, ``exitcode``: a :func:`spawn` process or the like); ``request_stop()`` asks it
-    to end soon, keeping what it made (None: terminate it); ``ended(status, why)`` records an
-    end the job did not write itself (its process died, or it was stopped while queued);
-    ``queued()`` runs once the job is accepted, before it can start; ``seconds``: how long
-    it is expected to take (the queue's estimate)."""
+    """A job other than a run (:meth:`JobManager.submit`). ``launch()`` starts it and returns its
+    process (a :func:`spawn` process or the like); ``request_stop()`` asks it to end soon keeping
+    what it made (None: terminate it); ``ended(status, why)`` records an end it did not write
+    itself; ``queued()`` runs once it is accepted; ``seconds``: its expected duration."""
 
     id: str
     kind: str
@@ -181,7 +161,7 @@ class JobManager:
                 if hit:
                     self.store.update_run(hit, last_opened=time.time())
                     return hit
-            self._check_capacity(owner)
+            self.capacity_left(owner, refuse=True)
             extra = {"owner": owner, "background": background,
                      "max_seconds": self.limits.max_run_seconds if self.limits else None}
             if background:
@@ -200,7 +180,7 @@ class JobManager:
             check_submission(cfg, self.limits)
         with self._lock:
             if job.id not in self._jobs:
-                self._check_capacity(job.owner)
+                self.capacity_left(job.owner, refuse=True)
                 job.queued()
                 self._jobs[job.id] = job
                 self._enqueue(job.id, job.owner)
@@ -215,34 +195,23 @@ class JobManager:
         self._queued.append(job_id)
         self._dispatch()
 
-    def _check_capacity(self, owner: Optional[str]) -> None:
-        """Refuse a new job when the queue or this owner's share of it is full."""
-        active = len(self._owner)
-        if self.limits is None:
-            return
-        cap = self.limits.max_active
-        if cap is not None and active >= cap:
-            raise LimitError("max_active", f"the server has {active} jobs (runs, sweeps, audits) queued or "
-                                           "training, its maximum; try again when some have finished")
-        mine = sum(o == owner for o in self._owner.values())
-        cap = self.limits.max_active_per_owner
-        if owner is not None and cap is not None and mine >= cap:
-            raise LimitError("max_active_per_owner", f"you have {mine} jobs (runs, sweeps, audits) queued or "
-                                                     "training, the most one visitor may have at once; stop one "
-                                                     "or wait for it to finish")
-
-    def capacity_left(self, owner: Optional[str]) -> Optional[int]:
-        """How many more jobs ``owner`` may queue now (None: unlimited)."""
+    def capacity_left(self, owner: Optional[str], *, refuse: bool = False) -> Optional[int]:
+        """How many more jobs ``owner`` may queue now (None: unlimited); with ``refuse``, raise
+        the :class:`LimitError` of the first cap that is full instead of returning 0."""
         if self.limits is None:
             return None
         with self._lock:
             owners = list(self._owner.values())
-        left = []
-        if self.limits.max_active is not None:
-            left.append(self.limits.max_active - len(owners))
-        if owner is not None and self.limits.max_active_per_owner is not None:
-            left.append(self.limits.max_active_per_owner - owners.count(owner))
-        return max(0, min(left)) if left else None
+        caps = [("max_active", self.limits.max_active, len(owners), f"the server has {len(owners)} jobs (runs, "
+                 "sweeps, audits) queued or training, its maximum; try again when some have finished"),
+                ("max_active_per_owner", None if owner is None else self.limits.max_active_per_owner,
+                 owners.count(owner), f"you have {owners.count(owner)} jobs (runs, sweeps, audits) queued or "
+                 "training, the most one visitor may have at once; stop one or wait for it to finish")]
+        left = [(cap - n, name, why) for name, cap, n, why in caps if cap is not None]
+        for room, name, why in left:
+            if refuse and room <= 0:
+                raise LimitError(name, why)
+        return max(0, min(room for room, _, _ in left)) if left else None
 
     def queue_info(self, run_id: str) -> Optional[dict]:
         """``{"position": 1-based place in the queue, "ahead": jobs before it, "waiting":
@@ -573,16 +542,10 @@ def _preparation_data_without_main(original):
 def spawn_without_main_module():
     """Processes spawned in this block (by this thread) do not re-run the caller's ``__main__``.
 
-    A spawn child imports the parent's main module before it runs its target; workers
-    only need :mod:`fedcore.runner.worker`. Under Streamlit that module is the page
-    script (every script run installs a fresh ``__main__`` with ``__file__ = app.py``, in
-    whichever session's thread runs), so a child would run the whole dashboard in bare
-    mode (a JobManager, its warm worker, torch) at normal priority before its job. Hiding
-    ``__main__.__file__`` for the duration of ``start()`` was not enough: another
-    session's script run could install a new ``__main__`` in between (3 of 8 spawns ran
-    the page script in a test with one swapping thread; under the 4-session load test the
-    server choked and no run was created). So the preparation data multiprocessing sends
-    to the child leaves the main module out, whatever ``sys.modules["__main__"]`` is.
+    Under Streamlit ``__main__`` is the page script (every script run installs a fresh one, in
+    whichever session's thread runs), so a spawn child would run the whole dashboard before its
+    job. The preparation data multiprocessing sends to the child leaves the main module out,
+    whatever ``sys.modules["__main__"]`` is by then (hiding ``__file__`` was not enough under load).
     """
     from multiprocessing import spawn
 

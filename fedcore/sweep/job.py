@@ -58,7 +58,6 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
 
     lower_priority(NICE)
     base = Path(folder)
-    status_path = base / f"{key}.status.json"
     stop_path = base / f"{key}.stop"
     rows: list = []
     points = []
@@ -136,6 +135,7 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
         launch = lambda: spawn(sweep_main, str(folder), key, spec_to_dict(spec), max_batch, audit, owner,  # noqa: E731
                                name=f"fedcore-sweep-{key}")
         request_stop = (folder / f"{key}.stop").touch
+
     def queued() -> None:  # accepted: reset its files (a Ray sweep resumes from its rows)
         for suffix in (".stop",) if ray else (".json", ".stop"):
             (folder / f"{key}{suffix}").unlink(missing_ok=True)

@@ -111,16 +111,18 @@ def status_block(record: dict, events: list[dict], caption: bool = True, compact
     total, done = record.get("rounds") or 1, record.get("rounds_done") or 0
     status = record["status"]
     pace = tempo.current(record["id"]) if status == "running" else {}
-    paused = bool(pace.get("paused") and pace.get("holding"))
+    paused = bool((pace.get("paused") or pace.get("preempted")) and pace.get("holding"))
     start, end = start_event(events), end_event(events)
     if compact:
-        note = ("paused: Step trains one more round, Resume the rest" if paused
+        note = ("waiting for a free worker slot (fair share)" if paused and pace.get("preempted")
+                else "paused: Step trains one more round, Resume the rest" if paused
                 else "pausing after this round" if pace.get("paused")
                 else "getting ready" if status == "running" and start is None
                 else f"finished in {(end or {}).get('elapsed', 0):.1f} s" if status == "finished" and end else status)
         st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {note}")
     else:
-        st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {'paused' if paused else status}")
+        held = "waiting for a free worker slot (fair share)" if pace.get("preempted") else "paused"
+        st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {held if paused else status}")
     if compact and status != "failed":
         pass  # the progress line says it
     elif paused:
@@ -330,11 +332,7 @@ def detail_charts_below(record: dict, events: list[dict], key: str) -> None:
 
 def queue_line(run_id: str) -> None:
     """"Queued: position 3 of 5 · starts in about 40 s" (the page keeps polling meanwhile)."""
-    info = state.manager().queue_info(run_id)
-    if info is None:
-        st.info("Handing the run to a worker process…")
-        return
-    st.info(queue_text(info), icon=":material/hourglass_top:")
+    st.info(queue_text(state.manager().queue_info(run_id)), icon=":material/hourglass_top:")
 
 
 def queue_text(info) -> str:
