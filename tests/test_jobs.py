@@ -156,3 +156,31 @@ def test_fair_share_b_starts_within_one_round_of_a(tmp_path):
         assert m.store.get_run(a2)["status"] == "running"
     finally:
         m.close()
+
+
+def test_fifty_audits_and_a_huge_sweep_of_one_visitor_leave_room_for_others(tmp_path):
+    """Issue 20: on the dashboard's defaults (2 slots, 3 jobs a visitor), A asks for 50 audits and
+    a 3000-run sweep; the extra ones are refused naming the limit, and B's run starts at once."""
+    import dataclasses
+
+    from fedcore.runner.limits import SHARED_DEFAULTS
+
+    m = JobManager(tmp_path, warm=False, limits=dataclasses.replace(SHARED_DEFAULTS, max_running=2))
+    try:
+        local = DEMO.replace(rounds=1, num_clients=3).with_overrides(
+            {"privacy.mechanism": "laplace", "privacy.aggregator": "mean", "privacy.epsilon": [1.0]})
+        refused = []
+        for n in range(50):
+            try:
+                start_audit(m, local.replace(seed=n), 400, owner=A.owner)
+            except LimitError as exc:
+                refused.append(exc.limit)
+        assert refused == ["max_active_per_owner"] * 47
+        huge = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=tuple(range(1, 29)), seeds=100)
+        with pytest.raises(LimitError, match=r"got 3000; this server allows at most 1000 \(host limit max_sweep_runs"):
+            start_sweep(m, huge, owner="session:c")
+        assert sum(m.is_alive(j) for j in [audit_id(local.replace(seed=n), 400) for n in range(3)]) == 1
+        b = m.start(DEMO.replace(rounds=2), owner=B.owner, background=True)
+        assert m.queue_info(b) is None and m.is_alive(b)  # audits cannot pause: they hold at most half the slots
+    finally:
+        m.close()

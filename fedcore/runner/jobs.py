@@ -18,6 +18,7 @@ Fair share: no owner keeps more than their share of the slots (``max_running`` /
 with jobs training or waiting, at least 1) while another waits: the youngest run of an
 owner over their share is paused after its current round (:func:`~fedcore.runner.tempo.preempt`)
 and its slot goes to the waiting job at once; it resumes, first in line, when a slot frees.
+Sweeps and audits cannot pause, so one owner's hold at most half the slots (at least one).
 
 >>> manager = JobManager("/tmp/fl-runs")          # doctest: +SKIP
 >>> run_id = manager.start(preset_config("demo"))  # doctest: +SKIP
@@ -391,14 +392,20 @@ class JobManager:
         """Start waiting jobs while fewer than ``max_running`` train, fairly (module doc):
         next is the first waiting job (paused runs first) whose owner trains fewer than their
         share; when every slot is busy it gets one by pausing a run of an owner over their share.
+        Sweeps and audits cannot pause: one owner's hold at most half the slots (at least 1).
 
         A run whose owner's page stopped watching it while it waited (no heartbeat for
         its ``grace_s``) is not started: it ends ``stopped``. Its heartbeat restarts when
         it is handed to a worker, so time spent waiting never counts against it.
         """
+        fixed_cap = max(1, self.max_running // 2)
         while (self._queued or self._preempted) and not self._closed:
             running = Counter(self._owner.get(i) for i in self._procs)
-            waiting = [*self._preempted, *self._queued]
+            fixed = Counter(self._owner.get(i) for i in self._procs if i in self._jobs)  # cannot pause
+            waiting = [i for i in [*self._preempted, *self._queued]
+                       if i not in self._jobs or fixed[self._owner.get(i)] < fixed_cap]
+            if not waiting:
+                return
             share = max(1, self.max_running // len({self._owner.get(i) for i in [*waiting, *self._procs]}))
             under = [i for i in waiting if running[self._owner.get(i)] < share]
             pick = (under or waiting)[0]
