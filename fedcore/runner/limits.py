@@ -8,37 +8,11 @@ A host (e.g. one server for a class) bounds each run and the queue with
 2. one environment variable per setting, ``FEDCORE_<NAME>`` (e.g.
    ``FEDCORE_MAX_ROUNDS=500``, ``FEDCORE_DATASETS=digits,mnist``), which win over the file.
 
-A value of ``0`` or ``none`` (or an empty list) means "no limit". Settings, with the
-dashboard's defaults (:data:`SHARED_DEFAULTS`); the CLI and scripts use no limits unless
-asked (``python -m fedcore run --limits host.toml``):
-
-==========================  ============  ==================================================
-setting                     default       meaning
-==========================  ============  ==================================================
-``max_running``             CPU count     jobs (runs, sweeps, audits) training at once
-``max_active``              40            queued + running jobs, all owners together
-``max_active_per_owner``    3             queued + running jobs of one owner
-``max_sweep_runs``          1000          runs of one sweep (a frontier)
-``max_rounds``              2000          ``rounds`` of one run
-``max_clients``             1000          ``num_clients`` of one run
-``max_train_samples``       60000         training samples a run uses (``train_size``, or
-                                          the whole training set when 0)
-``max_local_epochs``        50            ``local.epochs``
-``max_local_steps``         5000          ``local.steps`` (steps per client per round)
-``max_model_params``        12000000      parameters of the model on that dataset
-``max_run_seconds``         1800          wall-clock seconds a run may train
-``datasets``                (all)         datasets offered, comma separated
-``models``                  (all)         models offered, comma separated
-``owner_grace_s``           120           seconds a run keeps training after its owner's
-                                          page stopped watching it (background jobs: never
-                                          stopped for that)
-``visibility``              private       ``private``: visitors see only their own runs (and
-                                          runs whose link they were given); ``public``:
-                                          History/Compare can also list everybody's runs
-``admins``                  (none)        signed-in e-mails that may stop/delete any run
-``worker_nice``             10            ``os.nice`` increment of worker processes
-``worker_threads``          1             torch threads per worker process
-==========================  ============  ==================================================
+A value of ``0`` or ``none`` (or an empty list) means "no limit". Each setting's meaning and
+dashboard default (:data:`SHARED_DEFAULTS`) is written once, in the README's Hosting table
+(``tests/test_host.py`` checks it names every field); the CLI and scripts use no limits
+unless asked (``python -m fedcore run --limits host.toml``). ``max_running``,
+``max_active`` and ``max_active_per_owner`` count jobs of every kind (runs, sweeps, audits).
 
 Every refusal is a :class:`LimitError` naming the setting and its environment variable:
 
