@@ -69,7 +69,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench.command import run
+    from benchmarks.command import run   # the benchmarks live outside the product (benchmarks/)
 
     return run(args)
 
@@ -87,7 +87,7 @@ def make_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="print every registry")
     ls.set_defaults(func=cmd_list)
-    from .bench import add_bench_arguments
+    from benchmarks import add_bench_arguments
 
     bench = sub.add_parser("bench", help="time fedcore against the plain loop and Flower (docs/benchmarks.md)")
     add_bench_arguments(bench)

@@ -6,10 +6,10 @@ import sys
 import pytest
 import torch
 
-from fedcore.bench.measure import Measurement, run_process
-from fedcore.bench.report import check_targets, write_section
-from fedcore.bench.suite import CaseResult, run_case
-from fedcore.bench.workloads import WORKLOADS, Case, select_cases
+from benchmarks.measure import Measurement, run_process
+from benchmarks.report import check_targets, write_section
+from benchmarks.suite import CaseResult, run_case
+from benchmarks.workloads import WORKLOADS, Case, select_cases
 from fedcore.cli import main
 from fedcore.config import LocalConfig
 from fedcore.engine.local import train_clients
@@ -186,7 +186,7 @@ def test_trained_clients_flatten_without_a_copy_and_the_workspace_never_hands_ou
 
 
 def test_scaling_workload_measures_rounds_against_the_dense_bound(capsys):
-    from fedcore.bench.scaling import measure, render, summarize
+    from benchmarks.scaling import measure, render, summarize
 
     result = measure(10, 3, "cpu", ["dataset=digits", "local.lr=0.5"])
     assert len(result["rounds"]) == 2 and result["flops_per_sample"] == 2 * 64 * 10

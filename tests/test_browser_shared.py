@@ -9,7 +9,7 @@
 - host limits refuse a run with their message, from a link and from the UI;
 - polling fragments survive a fragment run queued behind a full run (what lost a result
   in the load test: tests/apps/fragment_race.py forces it);
-- the load test (scripts/load_test.py) at 4 sessions: every session sees its own result,
+- the load test (benchmarks/load_test.py) at 4 sessions: every session sees its own result,
   no page dies.
 
 Server settings: FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=10, FEDCORE_MAX_ROUNDS=5000,
@@ -263,7 +263,7 @@ def test_the_load_test_runs_four_sessions_without_losing_a_result(tmp_path):
     # Its own process: Playwright's sync API cannot start while this module's browser
     # fixture holds the thread's event loop. Bounded: 30-round demo runs, 300 s to finish.
     out = tmp_path / "load.json"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "load_test.py"), "--sessions", "4", "--rounds", "30",
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_test.py"), "--sessions", "4", "--rounds", "30",
                     "--timeout", "300", "--json", str(out), "--shots", str(tmp_path)],
                    cwd=ROOT, check=False, timeout=600)
     summary = json.loads(out.read_text())
@@ -274,6 +274,6 @@ def test_the_load_test_runs_four_sessions_without_losing_a_result(tmp_path):
     assert summary["first_point_median_s"] is not None
     assert summary["first_round_stored_median_s"] is not None
     # the browsers were reached (Playwright's Chromium runs in a session of its own, which a
-    # plain ``nice`` does not lower: scripts/load_test.py nice_processes)
+    # plain ``nice`` does not lower: benchmarks/load_test.py nice_processes)
     assert summary["browser_processes_niced"] >= 2
     assert summary["health_samples"] > 0

@@ -2,10 +2,10 @@
 
 ``python -m fedcore bench [W1|W2|W3|W4|all|startup|frontier|scaling] [--systems fedcore,loop,flower]
 [--device auto|cpu|cuda] [--out docs/benchmarks.md]`` runs the workloads of
-:mod:`fedcore.bench.workloads` on each system (:mod:`~fedcore.bench.measure`,
-:mod:`~fedcore.bench.flower_system`), ``--repeat`` times, and prints (and with ``--out``
+:mod:`benchmarks.workloads` on each system (:mod:`~benchmarks.measure`,
+:mod:`~benchmarks.flower_system`), ``--repeat`` times, and prints (and with ``--out``
 writes) the medians, the ratios to fedcore and the issue's targets
-(:mod:`~fedcore.bench.report`). See ``docs/benchmarks.md`` for the figures and commands.
+(:mod:`~benchmarks.report`). See ``docs/benchmarks.md`` for the figures and commands.
 This package is light to import; the systems load torch, and Flower, when they run.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmark: the same ε sweep locally and on a local Ray instance; prints the overhead.
 
-    python -m fedcore.distributed.bench [--methods ...] [--epsilons 1,10] [--seeds 2]
+    python -m benchmarks.ray_sweep [--methods ...] [--epsilons 1,10] [--seeds 2]
         [--set KEY=VALUE ...] [--cpus 2] [--one-by-one]
 
 1. local: :func:`fedcore.sweep.runner.run_sweep` in this process (lockstep batches);
@@ -32,10 +32,10 @@ def main(argv=None) -> int:
 
     import ray
 
-    from ..sweep import SweepSpec
-    from ..sweep.runner import run_sweep
-    from .cluster import connect
-    from .sweep import RaySweep
+    from fedcore.sweep import SweepSpec
+    from fedcore.sweep.runner import run_sweep
+    from fedcore.distributed.cluster import connect
+    from fedcore.distributed.sweep import RaySweep
 
     spec = SweepSpec(preset=args.preset, methods=args.methods, epsilons=args.epsilons, seeds=args.seeds,
                      sets=tuple(args.set))

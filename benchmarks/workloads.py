@@ -64,7 +64,7 @@ class Case:
 
     def config(self, device: str = "auto", extra: dict | None = None):
         """The validated :class:`RunConfig` of this case, exactly as the CLI builds it."""
-        from ..layering import build_config
+        from fedcore.layering import build_config
 
         return build_config(None, None, self.set_args(device, extra))
 

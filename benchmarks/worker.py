@@ -1,10 +1,10 @@
 """One benchmark run in a fresh process, so that its memory and start-up are its own.
 
-``python -m fedcore.bench.worker SYSTEM CONFIG.json RESULT.json [--profile] [--trace FILE]``
+``python -m benchmarks.worker SYSTEM CONFIG.json RESULT.json [--profile] [--trace FILE]``
 
 SYSTEM is ``fedcore`` (batched engine), ``loop`` (plain per-client loop) or ``flower``.
-Writes a :class:`~fedcore.bench.measure.Measurement` as JSON; exits with
-:data:`~fedcore.bench.measure.SKIPPED` and a one-line reason when the system cannot run
+Writes a :class:`~benchmarks.measure.Measurement` as JSON; exits with
+:data:`~benchmarks.measure.SKIPPED` and a one-line reason when the system cannot run
 here (Flower not installed).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fedcore.bench.worker")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.worker")
     p.add_argument("system", choices=("fedcore", "loop", "flower"))
     p.add_argument("config")
     p.add_argument("result")
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from ..config import RunConfig
+    from fedcore.config import RunConfig
     from .measure import SKIPPED, run_engine
 
     cfg = RunConfig.from_json(Path(args.config).read_text())

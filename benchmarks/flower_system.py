@@ -74,7 +74,7 @@ _SETUPS: dict = {}
 
 def _setup(cfg):
     """fedcore's data, partition and initial model for ``cfg``, built once per process."""
-    from ..engine.setup import prepare
+    from fedcore.engine.setup import prepare
 
     key = cfg.config_hash()
     if key not in _SETUPS:
@@ -101,9 +101,9 @@ def run_flower(cfg, cpus: Optional[int] = None, client_gpus: Optional[float] = N
                                 "pip install -r requirements-bench.txt") from None
     _check_supported(cfg)
 
-    from ..engine.evaluate import evaluate
-    from ..engine.plan import make_plan
-    from ..engine.reference import train_clients_loop
+    from fedcore.engine.evaluate import evaluate
+    from fedcore.engine.plan import make_plan
+    from fedcore.engine.reference import train_clients_loop
 
     t0 = time.perf_counter()
     server = _setup(cfg)

@@ -24,7 +24,7 @@ waits until every session shows its own finished run. Meanwhile a probe process 
 
 Bounded: at most 32 sessions and 900 s; never leaves the machine::
 
-    python scripts/load_test.py --sessions 20 [--rounds 60] [--timeout 600]
+    python benchmarks/load_test.py --sessions 20 [--rounds 60] [--timeout 600]
 
 ``--shots DIR`` keeps a screenshot and the console log of every session without a result
 (and the server's log); ``--trace`` adds every websocket message, one line each.
@@ -43,7 +43,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from dashboard_server import dashboard_server  # noqa: E402
 

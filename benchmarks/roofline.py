@@ -61,8 +61,8 @@ def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = Non
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from ..engine import iter_run
-    from ..events import RoundEvent
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent
 
     cuda = torch.device(cfg.device if cfg.device != "auto" else
                         ("cuda" if torch.cuda.is_available() else "cpu")).type == "cuda"

@@ -22,7 +22,7 @@ def _cpu() -> float:
 
 
 def _timed(points, batched: bool) -> tuple[float, float, list[dict]]:
-    from ..sweep.runner import run_sweep
+    from fedcore.sweep.runner import run_sweep
 
     t0, c0 = time.perf_counter(), _cpu()
     rows = list(run_sweep(points, batched=batched))
@@ -34,9 +34,9 @@ def run_frontier_bench(args) -> int:
 
     import torch
 
-    from ..engine.device import resolve_device
-    from ..sweep import SweepSpec
-    from ..sweep.runner import run_one
+    from fedcore.engine.device import resolve_device
+    from fedcore.sweep import SweepSpec
+    from fedcore.sweep.runner import run_one
 
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's convergence notes
     if args.threads:  # 0: torch's default (every core)

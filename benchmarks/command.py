@@ -21,8 +21,8 @@ def command_line(args) -> str:
 
 
 def run(args) -> int:
-    from ..layering import build_config
-    from ..engine.device import resolve_device
+    from fedcore.layering import build_config
+    from fedcore.engine.device import resolve_device
 
     device = resolve_device(args.device)  # --device cuda on a host without one: one-line error, exit 2
     if "frontier" in args.workloads:

@@ -9,9 +9,9 @@ threads, right before every round (the machine is shared: a bound taken at anoth
 moment would not compare). Reported per client count, medians over the measured rounds
 (round 1 warms up): seconds per round (wall, ``RoundEvent.seconds``, and process CPU),
 the bound, the ratio round / bound (wall and CPU), achieved training FLOP/s (forward
-FLOPs x 3 x samples, as :mod:`fedcore.bench.measure` counts) against the bound's, final
+FLOPs x 3 x samples, as :mod:`benchmarks.measure` counts) against the bound's, final
 accuracy and the process's peak RSS. Each client count runs in a fresh process
-(``python -m fedcore.bench.scaling``), so its peak memory is its own.
+(``python -m benchmarks.scaling``), so its peak memory is its own.
 Targets (issue 14): round <= 3x the bound at 1000 clients, <= 5x at 6000.
 """
 from __future__ import annotations
@@ -72,11 +72,11 @@ def measure(clients: int, rounds: int, device: str, extra: Optional[list[str]] =
     """Run the case with ``clients`` here; per-round wall/CPU seconds with the bound before each."""
     import torch
 
-    from ..engine import iter_run
-    from ..engine.setup import prepare
-    from ..events import RoundEvent
-    from ..layering import build_config
-    from ..models import count_flops
+    from fedcore.engine import iter_run
+    from fedcore.engine.setup import prepare
+    from fedcore.events import RoundEvent
+    from fedcore.layering import build_config
+    from fedcore.models import count_flops
 
     cfg = build_config(None, None, case_args(clients, rounds, device, extra))
     setup = prepare(cfg)
@@ -146,8 +146,8 @@ def render(summaries: list[dict], device) -> str:
 
 def run_scaling_bench(args) -> int:
     """``python -m fedcore bench scaling``: one fresh process per client count."""
-    from ..engine.device import resolve_device
-    from ..layering import build_config
+    from fedcore.engine.device import resolve_device
+    from fedcore.layering import build_config
     from .measure import run_process
     from .report import environment, write_section
 
@@ -161,7 +161,7 @@ def run_scaling_bench(args) -> int:
     for n in clients:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "result.json"
-            cmd = [sys.executable, "-m", "fedcore.bench.scaling", str(n), str(rounds), device.type, str(out), *extra]
+            cmd = [sys.executable, "-m", "benchmarks.scaling", str(n), str(rounds), device.type, str(out), *extra]
             wall, rss, code, output = run_process(cmd, args.threads, timeout=3600)
             if code != 0 or not out.is_file():
                 tail = output.strip().splitlines()[-1] if output.strip() else ""
@@ -192,7 +192,7 @@ def run_scaling_bench(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Worker: ``python -m fedcore.bench.scaling CLIENTS ROUNDS DEVICE RESULT.json [KEY=VALUE ...]``."""
+    """Worker: ``python -m benchmarks.scaling CLIENTS ROUNDS DEVICE RESULT.json [KEY=VALUE ...]``."""
     import torch
 
     clients, rounds, device, out, *extra = argv

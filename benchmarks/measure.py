@@ -5,7 +5,7 @@ Three ways, all returning a :class:`Measurement`:
 - :func:`run_engine` runs fedcore's round loop in this process (``trainer="batched"`` is
   fedcore, ``"loop"`` the plain per-client PyTorch loop) and reads each round's time from
   ``RoundEvent.seconds`` (local training, privatisation, aggregation and evaluation).
-- :func:`run_isolated` runs a system in a fresh ``python -m fedcore.bench.worker``
+- :func:`run_isolated` runs a system in a fresh ``python -m benchmarks.worker``
   process; the parent adds the whole-process wall time (interpreter start to exit, so
   imports, data loading and Ray start-up for Flower are in it) and the peak resident
   memory of the process tree.
@@ -79,9 +79,9 @@ def run_engine(cfg, trainer: str = "batched") -> Measurement:
     """Run ``cfg`` through :func:`fedcore.engine.iter_run` here; ``trainer`` as there."""
     import torch
 
-    from ..data import load_dataset
-    from ..engine import iter_run
-    from ..events import RoundEvent, RunStarted
+    from fedcore.data import load_dataset
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent, RunStarted
 
     t0 = time.perf_counter()
     m = Measurement("fedcore" if trainer == "batched" else trainer, threads=torch.get_num_threads())
@@ -101,7 +101,7 @@ def run_engine(cfg, trainer: str = "batched") -> Measurement:
 
 def model_flops(model: str, input_shape: tuple, num_classes: int) -> int:
     """Forward FLOPs of one sample through a fresh CPU copy of ``model``."""
-    from ..models import build_model, count_flops
+    from fedcore.models import build_model, count_flops
 
     return count_flops(build_model(model, input_shape, num_classes), input_shape)
 
@@ -114,7 +114,7 @@ def thread_env(threads: int) -> dict:
     if threads > 0:
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
@@ -197,7 +197,7 @@ SKIPPED = 3
 
 def run_isolated(system: str, cfg, *, threads: int, python: str = sys.executable,
                  profile: bool = False, trace: Optional[str] = None, timeout: float = 3600) -> Measurement:
-    """Run ``system`` on ``cfg`` in ``python -m fedcore.bench.worker``; add process figures.
+    """Run ``system`` on ``cfg`` in ``python -m benchmarks.worker``; add process figures.
 
     ``profile`` adds a profiler summary of one warm round (after the timed run, so it
     does not disturb it); ``trace`` also writes that round's Chrome trace there.
@@ -205,7 +205,7 @@ def run_isolated(system: str, cfg, *, threads: int, python: str = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         cfg_path, out_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         cfg_path.write_text(cfg.to_json())
-        cmd = [python, "-m", "fedcore.bench.worker", system, str(cfg_path), str(out_path)]
+        cmd = [python, "-m", "benchmarks.worker", system, str(cfg_path), str(out_path)]
         cmd += ["--profile"] if profile else []
         cmd += ["--trace", trace] if trace else []
         wall, rss, code, output = run_process(cmd, threads, timeout)
@@ -221,7 +221,7 @@ def run_isolated(system: str, cfg, *, threads: int, python: str = sys.executable
 
 def run_cli(set_args: list[str], *, threads: int, timeout: float = 3600) -> Measurement:
     """Time ``python -m fedcore run --set ... --out events`` from start to exit."""
-    from ..events import RoundEvent, event_from_dict
+    from fedcore.events import RoundEvent, event_from_dict
 
     with tempfile.TemporaryDirectory() as tmp:
         events_path = Path(tmp) / "events.jsonl"
