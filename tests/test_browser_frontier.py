@@ -22,7 +22,7 @@ from dashboard_server import dashboard_server  # noqa: E402
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 LINK = "/frontier?preset=demo&methods=pldp_b,kdp_fl&eps=3,10,30&seeds=2"
-"""A small frontier: 2 methods x (3 eps + no privacy) x 2 seeds = 16 runs."""
+"""A small frontier: 2 methods x (3 eps + no privacy + clip only) x 2 seeds = 20 runs (equal privacy)."""
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -72,6 +72,36 @@ def wait_for_chart(pg, points, traces: tuple = (), seconds: float = REOPEN_S) ->
                     f"screenshot {SHOTS / 'frontier-timeout.png'}")
 
 
+def test_the_default_view_is_the_fair_frontier_in_three_panels(tmp_path_factory):
+    """The page opens on the shipped equal-privacy frontier: no training, one panel per threat
+    model, the local panel with >= 3 methods from near chance to near their no-privacy line
+    (tests/test_shipped_frontier.py checks the numbers); saves frontier-default.png."""
+    from playwright.sync_api import sync_playwright
+
+    store = tmp_path_factory.mktemp("store")
+    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+        pg.set_default_timeout(120_000)
+        pg.goto(url + "/frontier")
+        wait_for_chart(pg, None, ("ldp_fl", "pldp_b", "hw_dpfl", "kdp_fl", "dp_fedavg"))
+        settle(pg, 1.0)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SHOTS / "frontier-default.png"), full_page=True)
+        titles = pg.locator("[data-testid=stPlotlyChart] .annotation-text").all_inner_texts()
+        assert any("Local DP" in t for t in titles) and any("Record-level DP" in t for t in titles), titles
+        assert pg.get_by_role("button", name="Trained").count()
+        lines = pg.evaluate("""() => {
+            const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+            return gd.data.filter(t => t.xaxis === 'x' || t.xaxis === undefined)
+                          .filter(t => (t.mode || '') === 'lines+markers').map(t => [t.name, t.y]); }""")
+        local = {name: y for name, y in lines}
+        assert len(local) >= 3, local
+        assert all(min(y) < 0.2 and max(y) > 0.85 for y in local.values()), local
+        assert not pg.locator("[data-testid=stException]").count()
+        browser.close()
+
+
 def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
@@ -82,7 +112,7 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
         pg.set_default_timeout(60_000)
         pg.goto(url + LINK)
         pg.get_by_role("heading", name="Privacy–accuracy frontier").wait_for(timeout=240_000)
-        pg.get_by_text("16 runs: 2 method(s)").wait_for(timeout=240_000)
+        pg.get_by_text("20 runs: 2 method(s)").wait_for(timeout=240_000)
         settle(pg)
         assert curve_points(pg) == 0
         pg.get_by_role("button", name="Train frontier").click()

@@ -66,8 +66,8 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
     label = cfg.method or cfg.privacy.mechanism
 
     def scaled(log_s: float):
-        return cfg.with_overrides({"privacy.epsilon": [min(EPSILON_RANGE[1], max(EPSILON_RANGE[0], e * math.exp(log_s)))
-                                                       for e in eps]})
+        values = [min(EPSILON_RANGE[1], max(EPSILON_RANGE[0], e * math.exp(log_s))) for e in eps]
+        return cfg.with_overrides({"privacy.epsilon": values if len(set(values)) > 1 else values[:1]})
 
     def headline(log_s: float) -> float:
         return replay_headline(scaled(log_s), base)

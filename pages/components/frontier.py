@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fedcore.errors import FedcoreError
+from fedcore.sweep.shipped import DEFAULT_SPEC
 from fedcore.sweep.rows import summarize
 
 from .charts import COLORS, _layout
@@ -22,7 +23,8 @@ EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 30
 learn by ε = 10: the default range spans both."""
 DECADES = tuple(e for e in EPS_GRID if abs(math.log10(e) - round(math.log10(e))) < 1e-9)
 STEPS = {"decade": "every ×10", "half": "every ×3"}
-DEFAULT_RANGE = (1.0, 1e5)
+DEFAULT_RANGE = (DEFAULT_SPEC.epsilons[0], DEFAULT_SPEC.epsilons[-1])
+"""The default view is :data:`fedcore.sweep.shipped.DEFAULT_SPEC`, whose frontier ships with the app."""
 MAX_SEEDS = 5
 
 
