@@ -14,7 +14,7 @@ from fedcore.resolve import preset_config
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
-from fedcore.runner.estimate import preset_seconds, rough_label
+from fedcore.runner.estimate import measured_preset_seconds, preset_seconds, rough_label
 from fedcore.runner.limits import dataset_available
 
 routing.through_router()
@@ -60,7 +60,8 @@ def preset_label(preset: str) -> str:
     """``name · runs here · ~2 min`` or ``name · needs cifar10 (files not here)``."""
     dataset = PRESETS.get(preset).get("dataset", "digits")
     where = "runs here" if runs_here(preset) else f"needs {dataset} (files not here)"
-    took = rough_label(preset_seconds().get(preset))
+    measured = measured_preset_seconds().get(preset)
+    took = f"{rough_label(measured)} measured" if measured else rough_label(preset_seconds().get(preset))
     return f"{preset} · {where}" + (f" · {took}" if took else "")
 
 

@@ -24,3 +24,31 @@ def test_estimates_grow_with_the_work_and_read_as_rough_durations():
     assert rough_seconds(demo.with_overrides({"model": "mlp"})) > rough_seconds(demo)
     assert rough_label(preset_seconds()["demo"]).endswith(" s")
     assert rough_label(preset_seconds()["kdp_fl_fmnist_iid_eps1"]).endswith(" min")
+
+
+def test_the_model_counts_per_sample_gradients_evaluations_and_steps():
+    from fedcore.runner.estimate import PER_SAMPLE_FACTOR
+
+    hw = preset_config("hw_dpfl_mnist_noniid_fedavg")
+    clip = preset_config("hw_dpfl_mnist_noniid_clip")
+    assert rough_seconds(clip) > rough_seconds(hw)                  # per-sample gradients cost more
+    assert PER_SAMPLE_FACTOR > 1
+    assert rough_seconds(hw.replace(eval_every=1)) > rough_seconds(hw)   # 50 evaluations instead of 5
+    # ULDP-FED at the full setting: 300 rounds of 100 users x 60 steps, minutes not seconds
+    assert 10 * 60 < rough_seconds(preset_config("uldp_mnist_dsdp")) < 60 * 60
+
+
+def test_measured_durations_come_from_the_records(tmp_path):
+    import json
+
+    from fedcore.runner.estimate import measured_preset_seconds, measured_runs
+
+    rec = {"paper": "hw_dpfl", "tables": [{"rows": [
+        {"preset": "hw_dpfl_mnist_noniid_clip", "finals": [0.9, 0.9, 0.9], "seconds_per_seed": [100.0, 300.0, 200.0],
+         "config": {k: v for k, v in preset_config("hw_dpfl_mnist_noniid_clip").to_dict().items() if k != "seed"}},
+        {"preset": "hw_dpfl_mnist_noniid", "finals": [0.9], "seconds": 0.01}]}]}   # reused: left out
+    (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
+    assert measured_preset_seconds(tmp_path) == {"hw_dpfl_mnist_noniid_clip": 200.0}
+    ((paper, cfg, seconds),) = measured_runs(tmp_path)
+    assert paper == "hw_dpfl" and seconds == 200.0 and cfg.privacy.mechanism == "hw_gaussian"
+    assert rough_seconds(cfg) > 0

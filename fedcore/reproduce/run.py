@@ -91,7 +91,17 @@ def _train(cfg) -> dict:
         final = next((a for a in reversed(accuracy) if a is not None), None)
     privacy["signals"] = {k: total / count for k, (total, count) in sums.items()}
     return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0,
-            **privacy}
+            "load_average": _load_average(), **privacy}
+
+
+def _load_average() -> Optional[float]:
+    """The host's 1-minute load average at the end of a run (how shared the CPU was), if known."""
+    import os
+
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _mean_curve(curves: list[list]) -> tuple[list, list]:
@@ -116,9 +126,11 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
     n = len(entry["finals"])
     secs = entry.get("seconds_per_seed") or [entry.get("seconds", 0.0) / n] * n
     eps = entry.get("epsilon_headline") or [None] * n
+    loads = entry.get("load_average") or [None] * n
     return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
-                "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {})}
-            for s, f, c, t, e in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps)}
+                "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {}),
+                "load_average": la}
+            for s, f, c, t, e, la in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads)}
 
 
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
@@ -182,6 +194,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           "rounds": runs[0]["rounds"], "curves": curves,
                           "seconds": sum(r["seconds"] for r in runs),
                           "seconds_per_seed": [r["seconds"] for r in runs],
+                          "load_average": [r.get("load_average") for r in runs],
                           # headline epsilon of each seed (None = infinity), its threat model, and
                           # the seed-mean of the method signals
                           "threat_model": runs[0].get("threat_model", ""),

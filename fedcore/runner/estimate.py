@@ -18,10 +18,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-CPU_FLOPS = 1.0e10
-"""FLOP/s a round achieves on the 2-core CPU (bench scaling: 1000 MNIST logreg clients)."""
+CPU_FLOPS = 8.0e10
+"""Training FLOP/s on batched (vmapped) local steps: LDP-FL's full MNIST table (10 rounds of 100
+clients x 600 images through a 16 MFLOP CNN) took about 100 s per run on the idle 2-core CPU."""
+STEP_S = 0.01
+"""Seconds per local step of a round (the round's clients in one vmapped call): kernel and
+Python overhead, which dominates small models."""
+PER_SAMPLE_FACTOR = 2.5
+"""Per-sample gradients (DP-SGD, HW-DPFL's per-step noise) cost this many times a batch gradient
+(measured: clip-only rows against no-privacy rows of the same table, 2.0-2.2x, small CNN)."""
+EVAL_SAMPLE_S = 1.0e-4
+"""Seconds per test sample of an evaluation, besides its FLOPs (batching, metrics)."""
+LOAD_S = 3.0
+"""Loading a dataset from its files (MNIST's gzip'd arrays)."""
 ROUND_OVERHEAD_S = 0.05
-"""Seconds per round besides training: evaluation, ledger, events (the demo's rounds)."""
+"""Seconds per round besides training: ledger, events (the demo's rounds)."""
+MECHANISM_ROUND_S = {"uldp_gaussian": 3.0}
+"""Seconds per round a mechanism costs besides training, where measured: ULDP-FED's user-level
+Gaussian with its stored-update history, recall check and per-round accounting (a full-setting
+round took about 3.5 s on one core, of which its 6,000 images' training is about 0.2 s)."""
+TEST_SIZES = {"digits": 360, "mnist": 10_000, "fashion_mnist": 10_000, "cifar10": 10_000, "covertype": 30_000}
+PER_SAMPLE = {"dp_sgd", "hw_gaussian"}
 TABLE = Path(__file__).with_name("train_flops.json")
 
 
@@ -57,7 +74,13 @@ def preset_seconds() -> dict[str, float]:
 
 
 def rough_seconds(cfg) -> Optional[float]:
-    """Order-of-magnitude seconds of ``cfg`` on a 2-core CPU; None when unknown."""
+    """Order-of-magnitude seconds of ``cfg`` on one core of a 2-core CPU; None when unknown.
+
+    ``rounds x (samples trained x FLOPs x [per-sample factor] / CPU_FLOPS + steps x STEP_S + overhead)
+    + evaluations x test samples x (FLOPs / 3 / CPU_FLOPS + EVAL_SAMPLE_S) + LOAD_S``.
+    """
+    import math
+
     from .limits import DATASET_FACTS
 
     facts, flops = DATASET_FACTS.get(cfg.dataset), flops_table().get(f"{cfg.model}/{cfg.dataset}")
@@ -67,8 +90,64 @@ def rough_seconds(cfg) -> Optional[float]:
     samples = min(cfg.train_size, total) if cfg.train_size else total
     clients = max(1, round(cfg.participation * cfg.num_clients))
     local = cfg.local
-    per_client = local.steps * local.batch_size if local.steps else local.epochs * samples / cfg.num_clients
-    return cfg.rounds * (clients * per_client * flops / CPU_FLOPS + ROUND_OVERHEAD_S)
+    if local.steps:
+        steps, per_client = local.steps, local.steps * local.batch_size
+    else:
+        n = samples / cfg.num_clients
+        steps, per_client = local.epochs * math.ceil(n / local.batch_size), local.epochs * n
+    factor = PER_SAMPLE_FACTOR if cfg.privacy.mechanism in PER_SAMPLE else 1.0
+    overhead = ROUND_OVERHEAD_S + MECHANISM_ROUND_S.get(cfg.privacy.mechanism, 0.0)
+    train = cfg.rounds * (clients * per_client * flops * factor / CPU_FLOPS + steps * STEP_S + overhead)
+    test = min(cfg.test_size, TEST_SIZES.get(cfg.dataset, 10_000)) if cfg.test_size else \
+        TEST_SIZES.get(cfg.dataset, 10_000)
+    evals = cfg.rounds // max(1, cfg.eval_every) + (1 if cfg.rounds % max(1, cfg.eval_every) else 0)
+    load = 0.0 if cfg.dataset == "digits" else LOAD_S
+    return load + train + evals * test * (flops / 3 / CPU_FLOPS + EVAL_SAMPLE_S)
+
+
+def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, float]]:
+    """``(paper, RunConfig, seconds per seed)`` of every row of the stored reproduction records
+    that was trained (not reused from another table: more than a second per seed)."""
+    from ..config import RunConfig
+    from ..reproduce.results import results_dir
+
+    out = []
+    for path in sorted((folder or results_dir()).glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for table in record.get("tables", []):
+            for row in table.get("rows", []):
+                if not row.get("finals") or "config" not in row:
+                    continue
+                per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
+                seconds = sorted(per_seed)[len(per_seed) // 2]
+                if seconds > 1.0:
+                    out.append((record["paper"], RunConfig.from_dict(row["config"]), seconds))
+    return out
+
+
+def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
+    """``{preset: seconds per seed}`` measured by the stored reproduction records (the median
+    over seeds; rows reused from another table are left out), what the Papers page shows
+    before the FLOP model's estimate."""
+    from ..reproduce.results import results_dir
+
+    out = {}
+    for path in sorted((folder or results_dir()).glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for table in record.get("tables", []):
+            for row in table.get("rows", []):
+                if row.get("finals") and row.get("preset"):
+                    per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
+                    seconds = sorted(per_seed)[len(per_seed) // 2]
+                    if seconds > 1.0:
+                        out[row["preset"]] = seconds
+    return out
 
 
 def rough_label(seconds: Optional[float]) -> str:
