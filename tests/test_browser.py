@@ -184,6 +184,21 @@ def test_a_deep_link_on_a_fresh_server_goes_through_the_router(page, tmp_path):
         assert "/history" in page.evaluate("location.pathname")
 
 
+def chart_boxes(pg, titles) -> dict:
+    """``title -> bounding box`` of each visible chart (looked at again when caught mid-redraw)."""
+    out = {}
+    for title in titles:
+        box = None
+        for _ in range(40):
+            box = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text=title).first.bounding_box()
+            if box is not None:
+                break
+            time.sleep(0.25)
+        assert box is not None, title
+        out[title] = box
+    return out
+
+
 def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x720(page, server):
     # teaching mode: large type, no settings sidebar, both charts visible without scrolling;
     # Pause holds the run between two rounds and Resume lets it finish. A second page of the
@@ -193,7 +208,7 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
     try:
         pg = context.new_page()
         pg.set_default_timeout(90_000)
-        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=2000&present=1")  # ~10 ms a round: time to Pause
+        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=600&present=1")  # ~10 ms a round: time to Pause
         pg.get_by_role("button", name="Run", exact=True).click()
         pg.get_by_text("Privacy spent per client").first.wait_for()  # a redraw may show two for a moment
         pg.get_by_text("Test accuracy and loss").first.wait_for()
@@ -210,12 +225,81 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         assert float(value.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 36
         shoot(pg, "playground-presentation-1280x720")
         pg.get_by_role("button", name="Pause").click()
-        pg.get_by_text("Paused after round").wait_for()
+        pg.get_by_text("paused: Step trains one more round").wait_for()
         held = pg.locator("[data-testid=stProgress]").inner_text()
         time.sleep(2.0)
         assert pg.locator("[data-testid=stProgress]").inner_text() == held
+        # paused (issue 24): both charts still end above 720 px and start at the same height
+        boxes = chart_boxes(pg, ("Test accuracy and loss", "Privacy spent per client"))
+        for title, box in boxes.items():
+            assert box["y"] >= 0 and box["y"] + box["height"] <= 720, (title, box)
+        acc, eps = boxes.values()
+        assert abs(acc["y"] - eps["y"]) <= 8 and abs(acc["height"] - eps["height"]) <= 8, boxes
+        assert not pg.get_by_text("starting a worker").count()       # no start-up badge on the projector
+        shoot(pg, "playground-presentation-paused-1280x720")
         pg.get_by_role("button", name="Resume").click()
-        pg.get_by_text("Round 2000 / 2000 · finished").wait_for(timeout=300_000)
+        pg.get_by_text("Round 600 / 600 · finished").wait_for(timeout=300_000)
         assert "present=1" in pg.evaluate("location.search")
+        settle(pg, 3.0)
+        charts = pg.locator("[data-testid=stPlotlyChart]")
+        for i in (0, 1):                                   # accuracy | privacy, side by side
+            box = charts.nth(i).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 720, ("finished", i, box)
+    finally:
+        context.close()
+
+
+# --- issue 24: the first minute teaches -------------------------------------------------------
+def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
+    url, _ = server
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(90_000)
+        pg.goto(url + "/")                                   # the first screen: a trade-off, no click
+        pg.get_by_text("What you are looking at").wait_for()
+        pg.locator("[data-testid=stPlotlyChart]").first.wait_for()
+        settle(pg, 2.0)
+        shoot(pg, "first-screen-1280x720")
+        pg.get_by_role("radio", name="1 s per round").click()    # Speed before Run (a segmented control)
+        settle(pg, 0.5)
+        pg.get_by_role("button", name="Run", exact=True).click()
+        seen, deadline = [], time.monotonic() + 120
+        while len(seen) < 4:
+            assert time.monotonic() < deadline, f"rounds seen: {seen}"
+            r = round_counter(pg)
+            if r and (not seen or r != seen[-1][0]):
+                seen.append((r, time.monotonic()))
+            time.sleep(0.05)
+        rounds = [r for r, _ in seen]
+        assert rounds == list(range(rounds[0], rounds[0] + len(rounds))), rounds   # one by one, none skipped
+        gaps = [b - a for (_, a), (_, b) in zip(seen[1:], seen[2:])]
+        assert all(g >= 0.6 for g in gaps), gaps             # about 1 s apart
+        pg.get_by_role("button", name="Pause").click()       # there at once
+        pg.get_by_text("· paused").wait_for()
+        pg.get_by_role("button", name="Resume").click()
+        pg.get_by_text("· finished").wait_for(timeout=120_000)
+        settle(pg, 1.5)
+        pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
+        time.sleep(0.5)
+        shoot(pg, "epsilon-explained-dp_fedavg")
+    finally:
+        context.close()
+
+
+def test_the_epsilon_set_and_spent_for_ldp_fl(page, server):
+    url, _ = server
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(90_000)
+        pg.goto(url + "/?preset=demo&method=%22ldp_fl%22&rounds=10&privacy.epsilon=%5B100.0%5D")
+        pg.get_by_role("button", name="Run", exact=True).click()
+        pg.get_by_text("· finished").wait_for(timeout=120_000)
+        pg.get_by_text("Both numbers are for the whole run").wait_for()
+        settle(pg, 1.5)
+        pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
+        time.sleep(0.5)
+        shoot(pg, "epsilon-explained-ldp_fl")
     finally:
         context.close()

@@ -199,3 +199,23 @@ def test_links_and_cli_lines_layer_a_method_like_the_cli(sets):
     words = shlex.split(cli_command(cfg, "demo"))
     again = build_config("demo", None, [words[i + 1] for i, w in enumerate(words) if w == "--set"])
     assert again.config_hash() == cfg.config_hash()
+
+
+# --- issue 24: install routes that work on a plain PyPI ----------------------------------------
+def test_the_readme_install_routes_name_no_local_path_and_the_fallback_needs_pypi_alone():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    for text in (readme, (root / "requirements.txt").read_text(), (root / "requirements-cpu.txt").read_text()):
+        assert not re.search(r"(?<![\w.])/(opt|home|root|mnt|srv/wheels|tmp)/\S*\.whl", text)
+        assert not re.search(r"\S+\.whl\b", text), "a wheel file of one machine"
+    default = (root / "requirements.txt").read_text()
+    assert "--index-url" not in default and "--extra-index-url" not in default and "--find-links" not in default
+    cpu = (root / "requirements-cpu.txt").read_text()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in cpu
+    install = readme.split("**Install routes**")[1].split("## ")[0]
+    assert "https://download.pytorch.org/whl/cpu" in install                  # the CPU route names its index
+    assert "fallback" in install and "pip install -r requirements.txt" in install
+    assert "--no-index --find-links" in install                                # offline: one download of both

@@ -186,3 +186,55 @@ def test_invalid_budget_is_refused_with_a_message(eps, delta):
 def test_unknown_mechanism_names_the_choices():
     with pytest.raises(KeyError, match="two_point"):
         teaching.calibrated_scale("dp_sgd", 1.0)
+
+
+# --- issue 24: the first minute teaches (plain words, numbers for people, the stored frontier) ---
+def test_numbers_are_written_for_people_and_threat_models_in_plain_words():
+    from fedcore.accounting.headline import THREAT_MODEL_TEXT
+    from fedcore.accounting.words import PLAIN_THREAT_TEXT, epsilon_unit, people, why_they_differ
+
+    assert [people(x) for x in (12987.3, 1.95e5, 6436.2, 0.5, 1.0, 20.0, 0.123456, math.inf, None)] == \
+        ["13,000", "195,000", "6,440", "0.5", "1", "20", "0.123", "∞", "∞"]
+    assert "e+" not in "".join(people(10.0 ** k) for k in range(-3, 8))
+    assert set(PLAIN_THREAT_TEXT) == set(THREAT_MODEL_TEXT)
+    assert "can't see your data even if it's curious" in PLAIN_THREAT_TEXT["local"]
+    assert not any(w in " ".join(PLAIN_THREAT_TEXT.values()) for w in ("amplification", "RDP", "headline"))
+    for name in MECHANISMS.names():      # every mechanism says what its ε covers and why the total differs
+        assert epsilon_unit(name) != "as the mechanism defines it" and why_they_differ(name), name
+    assert epsilon_unit("two_point") == "per weight, per round"
+
+
+def test_the_cli_prints_the_final_accuracy_rounded(capsys):
+    from fedcore.cli import main
+
+    assert main(["run", "--preset", "demo", "--set", "rounds=2"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if "final accuracy" in l)
+    value = line.split("final accuracy ")[1].split(",")[0]
+    assert len(value.split(".")[1]) == 4, line
+
+
+def test_the_stored_first_screen_frontier_is_what_the_code_produces(tmp_path):
+    """assets/first_screen_frontier.json names the command that made it; rerun one of its points
+    (dp_fedavg at headline ε = 10, seed 0) and compare: a change to training, calibration or the
+    accounting that moves it means the file must be regenerated with that command."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    stored_file = Path(__file__).resolve().parents[1] / "assets" / "first_screen_frontier.json"
+    stored = json.loads(stored_file.read_text())
+    words = shlex.split(stored["command"])
+    assert words[:4] == ["python", "-m", "fedcore", "sweep"] and "--match" in words
+    out = tmp_path / "point.json"
+    subprocess.run([sys.executable, "-m", "fedcore", "sweep", "--preset", "demo", "--match", "headline",
+                    "--methods", "dp_fedavg", "--epsilons", "10", "--seeds", "1", "--no-reference",
+                    "--out", str(out)], check=True, capture_output=True, cwd=stored_file.parents[1])
+    (new,) = json.loads(out.read_text())["rows"]
+    (old,) = [r for r in stored["rows"] if r["method"] == "dp_fedavg" and r["epsilon"] == 10.0 and r["seed"] == 0]
+    # the calibration lands anywhere in [0.99, 1] x target (a sweep's first guess comes from its other points)
+    assert 9.9 <= new["epsilon_accountant"] <= 10.0 and 9.9 <= old["epsilon_accountant"] <= 10.0
+    assert new["knob"] == pytest.approx(old["knob"], rel=0.02)
+    assert abs(new["accuracy"] - old["accuracy"]) <= 0.04, (new["accuracy"], old["accuracy"])
+    assert {r["epsilon"] for r in stored["rows"] if r["epsilon"]} >= {1.0, 10.0, 100.0}

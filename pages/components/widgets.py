@@ -569,19 +569,31 @@ def student_toggle() -> bool:
     return student_mode()
 
 
-def match_on() -> bool:
-    return bool(st.session_state.get(MATCH_KEY, True))
+MATCH_MAX_ROUNDS = 60
+"""Equal privacy replays the run's accounting before it starts, in the page's own process: a few
+seconds up to this many rounds (LDP-FL: 7 s at 100 rounds, over two minutes at 2000). Longer runs start with
+the ε as the method reads it; ``python -m fedcore sweep --match headline`` matches any length."""
+
+
+def match_on(flat: Optional[dict] = None) -> bool:
+    flat = flat if flat is not None else st.session_state.get("pg.flat") or {}
+    return bool(st.session_state.get(MATCH_KEY, True)) and int(flat.get("rounds") or 0) <= MATCH_MAX_ROUNDS
 
 
 def match_toggle(flat: dict) -> None:
     """"Spend exactly ε in total": the equal-privacy setting, on by default."""
     if MATCH_KEY not in st.session_state:
         st.session_state[MATCH_KEY] = True
-    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP)
+    too_long = int(flat.get("rounds") or 0) > MATCH_MAX_ROUNDS
+    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP, disabled=too_long)
     mech = flat.get("privacy.mechanism") or "none"
     if mech == "none":
         return
-    if match_on():
+    if too_long:
+        st.caption(f"*Spend exactly ε in total* works up to {MATCH_MAX_ROUNDS} rounds here (solving it replays "
+                   "the run's accounting first); for longer runs use `python -m fedcore sweep --match headline`. "
+                   f"This method reads your ε **{epsilon_unit(mech)}**.")
+    elif match_on(flat):
         st.caption(f"Your ε is what the whole run spends; Run solves this method's own budget "
                    f"({epsilon_unit(mech)}) to match it.")
     else:
@@ -599,7 +611,7 @@ def _solved(config_json: str, target: float) -> tuple[str, float, bool]:
 def matched_config(cfg: RunConfig) -> tuple[RunConfig, Optional[dict]]:
     """``cfg`` with its budgets solved so its whole run spends its largest ε (when the switch
     is on and something is noised), and a note ``{"target", "headline", "reached", "knob"}``."""
-    if not match_on() or cfg.privacy.mechanism == "none":
+    if not match_on({"rounds": cfg.rounds}) or cfg.privacy.mechanism == "none":
         return cfg, None
     target = max(cfg.privacy.epsilons(cfg.num_clients))
     solved, headline, reached = _solved(cfg.to_json(), float(target))
