@@ -72,7 +72,7 @@ def verdict(claim: dict, table: Optional[dict] = None) -> str:
     could flip with other seeds) or when a single seed gives no spread to judge by."""
     if claim.get("holds") is None:
         return HOLDS[None]
-    if claim.get("within_noise") or (table is not None and claim_seeds(claim, table) < 2):
+    if claim.get("within_noise") or (table is not None and 0 < claim_seeds(claim, table) < 2):
         return "inconclusive"
     return HOLDS[claim.get("holds")]
 
@@ -116,7 +116,17 @@ def table_markdown(table: dict, level: str = "##") -> str:
     parts = [f"{level} {table['title']}", ""]
     if table.get("mode"):
         parts += [f"*{table['mode']} · {table_seeds(table)} seed(s) per row · {table.get('created', '')}*", ""]
-    if table.get("command"):
+    commands: dict = {}
+    for r in table.get("rows", []):
+        if r.get("finals"):
+            commands.setdefault(r.get("command") or table.get("command"), []).append(r.get("short") or r["label"])
+    commands.pop(None, None)
+    if len(commands) == 1:
+        parts += [f"Command: `{next(iter(commands))}`", ""]
+    elif commands:
+        parts += ["Commands (the rows each one trained):", ""]
+        parts += [f"- `{c}`: {', '.join(rows)}" for c, rows in commands.items()] + [""]
+    elif table.get("command"):
         parts += [f"Command: `{table['command']}`", ""]
     if table["status"] != "ran":
         parts += [f"*{table['status']}*", ""]

@@ -136,7 +136,7 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
               log: Callable[[str], None] = print, memo: Optional[dict] = None,
               rows: Optional[list[str]] = None, stored: Optional[dict] = None,
-              on_row: Optional[Callable[[dict], None]] = None) -> dict:
+              on_row: Optional[Callable[[dict], None]] = None, command: Optional[str] = None) -> dict:
     """Train every row of ``table`` (or ``rows``) for every seed; the table's JSON record.
 
     ``stored``: this table's record from an earlier (interrupted) run: a row / seed it holds
@@ -172,6 +172,9 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
         entry["config"] = {k: v for k, v in cfg.to_dict().items() if k != "seed"}
         done = _stored_runs(old, entry["config"])
         runs = []
+        if command:
+            entry["command"] = command if any(seed not in done for seed in seeds) else \
+                (old or {}).get("command", command)
         for seed in seeds:
             if seed in done:
                 runs.append(done[seed])
@@ -301,7 +304,7 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
             stored = {"rows": []}
         stamp = {"mode": label, "seeds": seed_list, "created": record["created"], "command": command}
         done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo, rows=rows,
-                         stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]))
+                         stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]), command=command)
         done.update(stamp)
         done_tables.append(done)
     record = write(done_tables)
