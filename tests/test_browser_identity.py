@@ -177,3 +177,106 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, server, 
     b.get_by_text("not valid").wait_for()
     a_ctx.close()
     b_ctx.close()
+
+
+# --- sign-in: a real OIDC provider (oidc-provider-mock) started by the test ----------------
+ADMIN_EMAIL = "teacher@school.org"
+
+
+@pytest.fixture(scope="module")
+def signed_in_server(tmp_path_factory):
+    """The dashboard with ``[auth]`` pointing at a local OIDC provider, and FEDCORE_ADMINS."""
+    pytest.importorskip("authlib", reason="st.login needs Authlib (requirements-dev.txt)")
+    oidc = pytest.importorskip("oidc_provider_mock", reason="requirements-dev.txt: oidc-provider-mock")
+    import dashboard_server as ds
+
+    port = free_port()
+    folder = tmp_path_factory.mktemp("auth")
+    with oidc.run_server_in_thread() as provider:
+        issuer = f"http://localhost:{provider.server_port}"
+        (folder / "secrets.toml").write_text(
+            "[auth]\n"
+            f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+            'cookie_secret = "test-cookie-secret-not-for-production-0123456789"\n'
+            'client_id = "fedcore-lab"\n'
+            'client_secret = "fedcore-lab-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n')
+        mp = pytest.MonkeyPatch()
+        for name, value in {**HOST, "FEDCORE_MAX_RUNNING": "2", "FEDCORE_ADMINS": ADMIN_EMAIL,
+                            "STREAMLIT_SECRETS_FILES": str(folder / "secrets.toml")}.items():
+            mp.setenv(name, value)
+        mp.setattr(ds, "free_port", lambda: port)  # the redirect URI names the port
+        store = tmp_path_factory.mktemp("store")
+        try:
+            with ds.dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
+                yield url, store
+        finally:
+            mp.undo()
+
+
+def signed_in(browser, url, email):
+    """A browser signed in as ``email`` through the provider's authorization form."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = new_page(context)
+    pg.goto(url + "/")
+    pg.get_by_role("button", name="Log in").click()
+    pg.locator("input[name=sub]").fill(email)  # the provider's form: who signs in
+    pg.get_by_role("button", name="Authorize").click()
+    pg.get_by_text(signed_in_as(email)).wait_for()
+    return pg
+
+
+def signed_in_as(email):
+    """The sidebar's caption (plain text: a word joiner keeps the address from becoming a link)."""
+    return re.compile("Signed in as " + re.escape(email.split("@")[0]))
+
+
+def press_stop(pg, who):
+    stop = pg.get_by_role("button", name="Stop", exact=True)
+    try:
+        settle(pg, 0.5)
+        stop.wait_for(timeout=90_000)
+        wait_until(stop.is_enabled, 30, f"{who}'s Stop stayed greyed out")
+    except Exception as exc:
+        raise AssertionError((who, str(exc)[:300], pg.url, controls(pg))) from None
+    stop.click()
+
+
+def start_run(pg, url, seed):
+    pg.goto(url + SLOW.replace("seed=71", f"seed={seed}"))
+    settle(pg, 0.5)
+    pg.get_by_role("button", name="Run").click()
+    wait_until(lambda: round_counter(pg) >= 1, 120, "the run never showed a round")
+    wait_until(lambda: "run=" in pg.url, 30, "the URL never named the run")
+    return pg.url, re.search(r"run=([^&]+)", pg.url).group(1)
+
+
+def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_in_server):
+    url, store = signed_in_server
+    alice = signed_in(browser, url, "alice@example.org")
+    link, run_id = start_run(alice, url, 81)
+    assert store_record(store, run_id)["owner"] == "user:alice@example.org"
+    assert "Stop" in controls(alice)
+    assert alice.locator("[data-testid=stSidebar]").get_by_text("Keep my runs").count() == 0
+
+    # Bob, signed in too, opens Alice's link: read-only
+    bob = signed_in(browser, url, "bob@example.org")
+    bob.goto(link)
+    bob.get_by_text("shared run, read-only").wait_for()
+    settle(bob, 1.0)
+    assert controls(bob) == []
+
+    # Alice, in a new page of her browser (a new Streamlit session), still owns it, and stops it
+    alice.goto(link)
+    alice.get_by_text(signed_in_as("alice@example.org")).wait_for()
+    press_stop(alice, "alice")
+    wait_until(lambda: store_record(store, run_id)["status"] == "stopped", 30, "Alice could not stop her run")
+
+    # the host's admin (FEDCORE_ADMINS) may stop anybody's run
+    link2, run2 = start_run(alice, url, 82)
+    teacher = signed_in(browser, url, ADMIN_EMAIL)
+    teacher.goto(link2)
+    press_stop(teacher, "teacher")
+    wait_until(lambda: store_record(store, run2)["status"] == "stopped", 30, "the admin could not stop the run")
+    for pg in (alice, bob, teacher):
+        pg.context.close()
