@@ -4,8 +4,12 @@ Before, the owner key was a hash of Streamlit's ``_streamlit_xsrf`` cookie: read
 JavaScript, sent to every port of the same host, and accepted from any client. Here a page
 on another port of the same host reads every cookie it can in A's browser, a second browser
 (B) sets them all and opens A's run by its link: the run stays read-only for B (no Stop,
-and Pause / Step greyed out), and A keeps its Stop. Only A's "keep my runs" code, which no cookie and no
-other page holds, moves the run to B, and that spends the code.
+and Pause / Step greyed out), and A keeps its Stop. Only A's "keep my runs" code, which no
+cookie and no other page holds, moves the run to B, and that spends the code.
+
+Sign-in (``st.login``) against a real OIDC provider the test starts (``oidc-provider-mock``,
+requirements-dev.txt; skipped without it or Authlib): a signed-in user keeps her run in a new
+page session and stops it, another signed-in user cannot, an admin (``FEDCORE_ADMINS``) can.
 """
 from __future__ import annotations
 
