@@ -402,7 +402,7 @@ def test_dp_sgd_refuses_a_model_with_batch_norm(monkeypatch):
 @pytest.mark.parametrize("name,options,message", [
     ("two_point", {"layer_range": "mine"}, "previous_global"),
     ("two_point", {"radius": 0.0}, "> 0"),
-    ("gaussian", {"sample_rate": 1.0}, "1 - q"),
+    ("gaussian", {"sample_rate": 1.0}, r"in \(0, 1\)"),
     ("dp_sgd", {"calibration": "strong"}, "per_step"),
     ("laplace", {"clip": -1.0}, "> 0"),
 ])

@@ -34,7 +34,6 @@ import numpy as np
 import torch
 
 from ..constraints import Choice, setting
-from ..errors import ConfigError
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
@@ -87,11 +86,7 @@ class HellingerAggregator(Aggregator):
     class Options:
         """``reading``: "similarity" (tau ~ 1 - H, adopted) or "literal" (tau ~ H, the paper's text)."""
 
-        reading: str = setting("similarity", Choice(READINGS))
-
-        def validate(self, prefix: str) -> None:
-            if self.reading not in READINGS:
-                raise ConfigError(f"{prefix}.reading", self.reading, "must be one of: " + ", ".join(READINGS))
+        reading: str = setting("similarity", Choice(READINGS), "similarity: tau ~ 1 - H; literal: tau ~ H")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

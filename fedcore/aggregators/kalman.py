@@ -44,8 +44,7 @@ from typing import Optional
 
 import torch
 
-from ..constraints import Choice, setting
-from ..errors import ConfigError
+from ..constraints import Choice, Interval, setting
 from .base import Aggregate, Aggregator
 from .registry import AGGREGATORS
 
@@ -94,21 +93,10 @@ class KalmanAggregator(Aggregator):
         """``q_over_r``: Q / R (paper: R = 0.1 Q, so 10). ``process_variance``: Q itself if > 0.
         ``initial_variance``: P before round 1. ``fusion``: "per_client" or "sequential"."""
 
-        q_over_r: float = 10.0
-        process_variance: float = 0.0
-        initial_variance: float = 0.0
-        fusion: str = setting("per_client", Choice(FUSIONS))
-
-        def validate(self, prefix: str) -> None:
-            if not self.q_over_r > 0:
-                raise ConfigError(f"{prefix}.q_over_r", self.q_over_r, "must be > 0 (the paper uses 10: R = 0.1 Q)")
-            if not self.process_variance >= 0:
-                raise ConfigError(f"{prefix}.process_variance", self.process_variance,
-                                  "must be >= 0 (0 = derive Q from q_over_r)")
-            if not self.initial_variance >= 0:
-                raise ConfigError(f"{prefix}.initial_variance", self.initial_variance, "must be >= 0")
-            if self.fusion not in FUSIONS:
-                raise ConfigError(f"{prefix}.fusion", self.fusion, "must be one of: " + ", ".join(FUSIONS))
+        q_over_r: float = setting(10.0, Interval(float, 0, None, closed="neither"), "Q / R (the paper: R = 0.1 Q, so 10)")
+        process_variance: float = setting(0.0, Interval(float, 0, None), "Q itself; 0 = derive Q from q_over_r")
+        initial_variance: float = setting(0.0, Interval(float, 0, None), "P before round 1")
+        fusion: str = setting("per_client", Choice(FUSIONS), "per_client or sequential fusion of the uploads")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

@@ -43,10 +43,9 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..constraints import Choice, setting
+from ..constraints import Choice, Interval, setting
 
 NORMALIZATIONS = ("sum", "max")
-from ..errors import ConfigError
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
@@ -78,17 +77,11 @@ class ProbabilisticAggregator(Aggregator):
         """``mode``: "threshold" (one omega per round, select P_i > omega; the paper) or
         "sample_m" (``m`` clients without replacement with probabilities P_i)."""
 
-        mode: str = setting("threshold", Choice(MODES))
-        m: int = 1
+        mode: str = setting("threshold", Choice(MODES), "threshold: select P_i > omega (the paper); sample_m: m clients")
+        m: int = setting(1, Interval(int, 1, None), "clients per round for mode=sample_m")
         normalize: str = setting("sum", Choice(NORMALIZATIONS),
                                  "sum: P_i = rho_i / sum_j rho_j (the paper); max: P_i = rho_i / max_j rho_j "
                                  "(C-max: the least noisy client is always selected)")
-
-        def validate(self, prefix: str) -> None:
-            if self.mode not in MODES:
-                raise ConfigError(f"{prefix}.mode", self.mode, "must be one of: " + ", ".join(MODES))
-            if self.m < 1:
-                raise ConfigError(f"{prefix}.m", self.m, "must be an integer >= 1 (clients per round)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

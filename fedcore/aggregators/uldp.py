@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..constraints import Boolean, Interval, setting
 from ..events import MethodEvent
 from .mean import FedAvgAggregator
 from .registry import AGGREGATORS
@@ -40,13 +40,8 @@ class UldpAggregator(FedAvgAggregator):
         """max_participations: r, the most rounds a user takes part in.
         dropout: keep each sampled user with probability r/T (paper Sec. 1.3)."""
 
-        max_participations: int = 50
-        dropout: bool = False
-
-        def validate(self, prefix: str) -> None:
-            if self.max_participations < 1:
-                raise ConfigError(f"{prefix}.max_participations", self.max_participations,
-                                  "must be an integer >= 1 (paper: r = 50 MNIST, 80-100 CIFAR-10)")
+        max_participations: int = setting(50, Interval(int, 1, None), "r (paper: 50 MNIST, 80-100 CIFAR-10)")
+        dropout: bool = setting(False, Boolean(), "keep each sampled user with probability r/T")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

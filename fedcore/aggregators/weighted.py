@@ -74,9 +74,6 @@ class WeightedAggregator(Aggregator):
                                "inverse_std: alpha_i ~ 1/sigma_i (the paper's rule B); inverse_variance: "
                                "alpha_i ~ 1/sigma_i^2 (B-IVW, the minimum-variance weights)")
 
-        def validate(self, prefix: str) -> None:
-            pass
-
     def aggregate(self, upload, round) -> Aggregate:
         values = upload.values
         m = values.shape[0]

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import torch
 
 from ..accounting.ledger import GaussianRecord
-from ..errors import ConfigError
+from ..constraints import Boolean, Interval, setting
 import numpy as np
 
 from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
@@ -75,17 +75,11 @@ class GaussianMechanism(Mechanism):
         ``delta_i = 1/|D_i|`` (the paper) instead of the configured delta.
         ``scale_by_sensitivity``: multiply sigma_i by the L2 sensitivity ``2 c sqrt(d)``."""
 
-        clip: float = 2.0
-        sample_rate: float = 0.8
-        delta_from_size: bool = False
-        scale_by_sensitivity: bool = False
-
-        def validate(self, prefix: str) -> None:
-            if not self.clip > 0:
-                raise ConfigError(f"{prefix}.clip", self.clip, "must be > 0")
-            if not 0 < self.sample_rate < 1:
-                raise ConfigError(f"{prefix}.sample_rate", self.sample_rate,
-                                  "must be in (0, 1): the paper's formula divides by 1 - q")
+        clip: float = setting(2.0, Interval(float, 0, None, closed="neither"), "element-wise bound c")
+        sample_rate: float = setting(0.8, Interval(float, 0, 1, closed="neither"),
+                                     "the paper's q, in (0, 1): its formula divides by 1 - q")
+        delta_from_size: bool = setting(False, Boolean(), "delta_i = 1/|D_i| (the paper)")
+        scale_by_sensitivity: bool = setting(False, Boolean(), "multiply sigma_i by 2 c sqrt(d)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

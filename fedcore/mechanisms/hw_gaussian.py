@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..constraints import Choice, setting
+from ..constraints import Boolean, Choice, Interval, setting
 from ..accounting.ledger import GaussianRecord
 from ..errors import ConfigError
 from .base import Mechanism, Traits, Upload
@@ -123,22 +123,16 @@ class HwGaussianMechanism(Mechanism):
         clip_gradients: clip per-sample gradients to G in local training.
         placement: "round" (noise on the upload) or "step" (sigma = DP-SGD multiplier)."""
 
-        noise: str = setting("calibrated", Choice(NOISE_MODES))
-        sigma: float = 0.5
-        grad_bound: float = 1.0
-        clip_gradients: bool = True
+        noise: str = setting("calibrated", Choice(NOISE_MODES), "calibrated: Thm 1 from (eps, delta); level: sigma")
+        sigma: float = setting(0.5, Interval(float, 0, None, closed="neither"), "noise level (paper: 0.2, 0.5 or 1)")
+        grad_bound: float = setting(1.0, Interval(float, 0, None, closed="neither"),
+                                    "G, the paper's maximal local gradient norm (1)")
+        clip_gradients: bool = setting(True, Boolean(), "clip per-sample gradients to G in local training")
         placement: str = setting("round", Choice(PLACEMENTS),
                                  "round: N(0, sigma^2) once on the uploaded model (Thm 1); step: sigma is a DP-SGD "
                                  "noise multiplier, N(0, sigma^2 G^2) on every step's clipped gradient sum")
 
         def validate(self, prefix: str) -> None:
-            if self.noise not in NOISE_MODES:
-                raise ConfigError(f"{prefix}.noise", self.noise, "must be one of: " + ", ".join(NOISE_MODES))
-            if not self.sigma > 0:
-                raise ConfigError(f"{prefix}.sigma", self.sigma, "must be > 0 (paper: 0.2, 0.5 or 1)")
-            if not self.grad_bound > 0:
-                raise ConfigError(f"{prefix}.grad_bound", self.grad_bound,
-                                  "must be > 0 (the paper's maximal local gradient norm, 1)")
             if self.placement == "step" and not self.clip_gradients:
                 raise ConfigError(f"{prefix}.clip_gradients", self.clip_gradients,
                                   "must be true with placement=step: DP-SGD noise is calibrated to the clip G")

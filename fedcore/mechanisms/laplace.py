@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import ConfigError
+from ..constraints import Interval, setting
 import math
 
 import numpy as np
@@ -45,15 +45,8 @@ class LaplaceMechanism(Mechanism):
         """``clip``: element-wise bound c. ``l1_sensitivity``: Delta_1; 0 means the
         box's L1 diameter ``2 c d``."""
 
-        clip: float = 0.05
-        l1_sensitivity: float = 0.0
-
-        def validate(self, prefix: str) -> None:
-            if not self.clip > 0:
-                raise ConfigError(f"{prefix}.clip", self.clip, "must be > 0")
-            if not self.l1_sensitivity >= 0:
-                raise ConfigError(f"{prefix}.l1_sensitivity", self.l1_sensitivity,
-                                  "must be >= 0 (0 = the clipping box's L1 diameter 2 c d)")
+        clip: float = setting(0.05, Interval(float, 0, None, closed="neither"), "element-wise bound c")
+        l1_sensitivity: float = setting(0.0, Interval(float, 0, None), "Delta_1; 0 = the clipping box's L1 diameter 2 c d")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

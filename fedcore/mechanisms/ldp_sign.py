@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import torch
 
 from ..accounting.ledger import GaussianRecord
-from ..errors import ConfigError
+from ..constraints import Boolean, Interval, setting
 import numpy as np
 from scipy.special import ndtr
 
@@ -85,15 +85,10 @@ class LdpSignMechanism(Mechanism):
         configured delta. ``deterministic``: upload ``sign(Delta_i)`` without noise (the
         paper's no-privacy baseline; spends nothing)."""
 
-        clip: float = 4.0
-        l2_sensitivity: float = 8.0
-        delta_from_size: bool = False
-        deterministic: bool = False
-
-        def validate(self, prefix: str) -> None:
-            for name in ("clip", "l2_sensitivity"):
-                if not getattr(self, name) > 0:
-                    raise ConfigError(f"{prefix}.{name}", getattr(self, name), "must be > 0")
+        clip: float = setting(4.0, Interval(float, 0, None, closed="neither"), "element-wise bound c")
+        l2_sensitivity: float = setting(8.0, Interval(float, 0, None, closed="neither"), "the paper's Delta_2")
+        delta_from_size: bool = setting(False, Boolean(), "delta_i = 1/|D_i| (the paper's text)")
+        deterministic: bool = setting(False, Boolean(), "upload sign(Delta_i) without noise (no privacy)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

@@ -58,8 +58,7 @@ from typing import Optional
 
 import torch
 
-from ..constraints import Choice, setting
-from ..errors import ConfigError
+from ..constraints import Boolean, Choice, Interval, setting
 import numpy as np
 
 from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
@@ -105,20 +104,12 @@ class TwoPointMechanism(Mechanism):
         ``per_layer``: per-layer ranges, from ``layer_range`` ("previous_global":
         LDP-honest, default; "own_update": the paper's literal reading, not LDP)."""
 
-        center: float = 0.0
-        radius: float = 0.075
-        shuffle: bool = True
-        per_layer: bool = False
-        layer_range: str = setting("previous_global", Choice(LAYER_RANGES))
-
-        def validate(self, prefix: str) -> None:
-            if not (self.radius > 0 and math.isfinite(self.radius)):
-                raise ConfigError(f"{prefix}.radius", self.radius, "must be a finite number > 0")
-            if not math.isfinite(self.center):
-                raise ConfigError(f"{prefix}.center", self.center, "must be finite")
-            if self.layer_range not in LAYER_RANGES:
-                raise ConfigError(f"{prefix}.layer_range", self.layer_range,
-                                  "must be one of: " + ", ".join(LAYER_RANGES))
+        center: float = setting(0.0, Interval(float, None, None), "centre c of the clipping range")
+        radius: float = setting(0.075, Interval(float, 0, None, closed="neither"), "radius r of the clipping range")
+        shuffle: bool = setting(True, Boolean(), "split and shuffle (the paper)")
+        per_layer: bool = setting(False, Boolean(), "per-layer ranges, from layer_range")
+        layer_range: str = setting("previous_global", Choice(LAYER_RANGES),
+                                   "previous_global: LDP-honest; own_update: the paper's literal reading, not LDP")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

@@ -101,7 +101,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..constraints import Choice, setting
+from ..constraints import Boolean, Choice, Interval, OptionalOf, setting
 from ..accounting.ledger import GaussianRecord
 from ..accounting.uldp_budget import UldpBudget
 from ..errors import ConfigError
@@ -196,47 +196,23 @@ class UldpGaussian(Mechanism):
         reading: str = setting("central", Choice(READINGS),
                                "central: each sampled user adds N(0, z^2 C_k^2/|U^t|), private only for a trusted "
                                "aggregator / secure aggregation; local: each upload carries z C_k (the literal reading)")
-        clip0: float = 2.0
-        beta: float = 0.06
-        decay: bool = True
+        clip0: float = setting(2.0, Interval(float, 0, None, closed="neither"), "the initial L2 clipping threshold C_0")
+        beta: float = setting(0.06, Interval(float, 0, 10),
+                              "decay factor (paper: 0.02..0.10, best 0.06 MNIST / 0.08 CIFAR-10)")
+        decay: bool = setting(True, Boolean(), "clip C_0 exp(-beta k) (false: fixed C_0)")
         noise: str = setting("auto", Choice(NOISE_MODES),
                              "auto: dp-accounting's z under the central reading, the allocated budget's under local")
-        noise_multiplier: float = 10.0
-        recall: str = setting("sign", Choice(RECALL_MODES))
-        tau: Optional[float] = None
-        max_participations: int = 50
-        history: int = 0
-        history_dtype: str = setting("bfloat16", Choice(tuple(STORAGE_DTYPES)))
-        history_on_cpu: bool = False
-        sensitivity: str = setting("paper", Choice(("paper", "ldp")))
-
-        def validate(self, prefix: str) -> None:
-            def bad(name, allowed):
-                raise ConfigError(f"{prefix}.{name}", getattr(self, name), allowed)
-
-            if not self.clip0 > 0:
-                bad("clip0", "must be > 0 (the initial L2 clipping threshold C_0)")
-            if not 0 <= self.beta <= 10:
-                bad("beta", "must be in [0, 10] (paper: 0.02..0.10, best 0.06 MNIST / 0.08 CIFAR-10)")
-            if self.noise not in NOISE_MODES:
-                bad("noise", "must be one of: " + ", ".join(NOISE_MODES))
-            if not self.noise_multiplier > 0:
-                bad("noise_multiplier", "must be > 0")
-            if self.recall not in RECALL_MODES:
-                bad("recall", "must be one of: " + ", ".join(RECALL_MODES))
-            if self.tau is not None and not (isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool)
-                                             and -1 <= self.tau <= 2):
-                bad("tau", "must be empty (automatic: 2 sd below chance; the paper used 0.25 sign, 0.006 cosine) "
-                    "or a number in [-1, 2]; "
-                    "a user recalls when its similarity s < tau, so tau > 1 recalls whenever it can")
-            if self.max_participations < 1:
-                bad("max_participations", "must be an integer >= 1 (paper: r = 50 MNIST, 80-100 CIFAR-10)")
-            if self.history < 0:
-                bad("history", "must be >= 0 (0 keeps up to max_participations updates per user)")
-            if self.sensitivity not in ("paper", "ldp"):
-                bad("sensitivity", "must be 'paper' (C_k, as published) or 'ldp' (2 C_k, rigorous under local DP)")
-            if self.history_dtype not in STORAGE_DTYPES:
-                bad("history_dtype", "must be one of: " + ", ".join(STORAGE_DTYPES))
+        noise_multiplier: float = setting(10.0, Interval(float, 0, None, closed="neither"), "z for noise=fixed")
+        recall: str = setting("sign", Choice(RECALL_MODES), "similarity a user's recall check uses (none: no recall)")
+        tau: Optional[float] = setting(None, OptionalOf(Interval(float, -1, 2)),
+                                       "recall threshold: a user recalls when its similarity s < tau (automatic: 2 sd "
+                                       "below chance; the paper used 0.25 sign, 0.006 cosine)")
+        max_participations: int = setting(50, Interval(int, 1, None), "r (paper: 50 MNIST, 80-100 CIFAR-10)")
+        history: int = setting(0, Interval(int, 0, None), "stored updates per user (0: max_participations)")
+        history_dtype: str = setting("bfloat16", Choice(tuple(STORAGE_DTYPES)), "storage type of the stored updates")
+        history_on_cpu: bool = setting(False, Boolean(), "keep the store in (pinned) CPU memory")
+        sensitivity: str = setting("paper", Choice(("paper", "ldp")),
+                                   "paper: C_k, as published; ldp: 2 C_k, rigorous under local DP")
 
         @property
         def noise_mode(self) -> str:

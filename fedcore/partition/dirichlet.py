@@ -6,7 +6,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from ..constraints import Interval, setting
-from ..errors import ConfigError, PartitionError
+from ..errors import PartitionError
 from .base import Partition, check_labels
 from .registry import register_partitioner
 
@@ -31,7 +31,7 @@ class DirichletOptions:
           "PLDP-FL (seed 000) non-IID setting",
 )
 def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
-              rng: np.random.Generator, alpha: float = 0.5, min_size: int = 10) -> Partition:
+              rng: np.random.Generator, *, alpha: float, min_size: int) -> Partition:
     """Split each class across clients in proportions drawn from ``Dir(alpha)``.
 
     Hsu, Qi and Brown (2019), "Measuring the Effects of Non-Identical Data Distribution
@@ -61,8 +61,6 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Raises
     ------
-    ConfigError
-        ``alpha <= 0`` or ``min_size < 0``.
     PartitionError
         ``min_size * num_clients`` exceeds the data, or no draw within
         :data:`MAX_ATTEMPTS` gave every client ``min_size`` samples.
@@ -76,11 +74,6 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
     [[0, 6, 13], [8, 11, 0], [12, 3, 7]]
     """
     labels = check_labels(labels, num_clients, num_classes)
-    if not alpha > 0:
-        raise ConfigError("partition.alpha", alpha, "must be > 0 (small = skewed label mix "
-                          "per client, e.g. 0.1; large = nearly IID, e.g. 1000)")
-    if min_size < 0:
-        raise ConfigError("partition.min_size", min_size, "must be an integer >= 0")
     if min_size * num_clients > labels.size:
         raise PartitionError(
             f"Dirichlet partition: {num_clients} clients x min_size {min_size} needs "

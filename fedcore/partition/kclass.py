@@ -55,8 +55,7 @@ class KClassOptions:
     paper="KDP-FL (seed 003) non-IID setting",
 )
 def kclass(labels: np.ndarray, num_clients: int, num_classes: int,
-           rng: np.random.Generator, classes_per_client: int = 2,
-           size_cv: float = 0.55) -> Partition:
+           rng: np.random.Generator, *, classes_per_client: int, size_cv: float) -> Partition:
     """Give every client ``classes_per_client`` classes and a heavy-tailed size.
 
     KDP-FL (seed 003): "each client holds 2 classes, sizes follow a power law (mean 600,
@@ -101,8 +100,6 @@ def kclass(labels: np.ndarray, num_clients: int, num_classes: int,
     [38, 24, 92, 36]
     """
     labels = check_labels(labels, num_clients, num_classes)
-    if not size_cv >= 0:
-        raise ConfigError("partition.size_cv", size_cv, "must be >= 0 (0 = equal sizes)")
     supply = np.bincount(labels, minlength=num_classes)
     check_classes_per_client(classes_per_client, supply)
     k = classes_per_client

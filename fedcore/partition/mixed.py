@@ -6,7 +6,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from ..constraints import Interval, setting
-from ..errors import ConfigError, PartitionError
+from ..errors import PartitionError
 from .base import Partition, check_labels
 from .kclass import assign_classes, check_classes_per_client, draw_counts
 from .registry import register_partitioner
@@ -28,8 +28,7 @@ class MixedOptions:
     paper="HW-DPFL (seed 002): 80% of clients IID, the rest non-IID",
 )
 def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
-          rng: np.random.Generator, iid_fraction: float = 0.8,
-          classes_per_client: int = 2) -> Partition:
+          rng: np.random.Generator, *, iid_fraction: float, classes_per_client: int) -> Partition:
     """Make ``round(iid_fraction * num_clients)`` clients IID and the others k-class.
 
     HW-DPFL (seed 002) trains 100 MNIST clients of 600 images each, "the fraction of
@@ -71,8 +70,6 @@ def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
     [[15, 15, 0, 0], [0, 0, 15, 15], [5, 10, 9, 6], [10, 5, 6, 9]]
     """
     labels = check_labels(labels, num_clients, num_classes)
-    if not 0 <= iid_fraction <= 1:
-        raise ConfigError("partition.iid_fraction", iid_fraction, "must be a number in [0, 1]")
     n_iid = round(iid_fraction * num_clients)
     n_k = num_clients - n_iid
     k = classes_per_client

@@ -7,6 +7,7 @@ the dashboard's form and the validation all read that one declaration.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from ..options import NoOptions
@@ -16,10 +17,16 @@ PARTITIONERS = Registry("partitioner")
 
 
 def register_partitioner(name: str, *, summary: str, paper: str = "", options: type = NoOptions) -> Callable:
-    """Decorator: register partitioner ``fn`` under ``name`` with its ``Options`` dataclass."""
+    """Decorator: register partitioner ``fn`` under ``name`` with its ``Options`` dataclass.
+
+    The options' defaults are declared once, in ``Options``: the decorator gives them to
+    ``fn``'s keyword-only parameters of the same names (``def fn(labels, ..., rng, *, alpha)``).
+    """
 
     def decorate(fn: Callable) -> Callable:
         fn.Options = options
+        own = set(fn.__code__.co_varnames[fn.__code__.co_argcount:][:fn.__code__.co_kwonlyargcount])
+        fn.__kwdefaults__ = {f.name: f.default for f in dataclasses.fields(options) if f.name in own} or None
         return PARTITIONERS.register(name, summary=summary, paper=paper)(fn)
 
     return decorate

@@ -6,7 +6,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from ..constraints import Interval, setting
-from ..errors import ConfigError, PartitionError
+from ..errors import PartitionError
 from .base import Partition, check_labels
 from .registry import register_partitioner
 
@@ -25,7 +25,7 @@ class ShardsOptions:
     paper="McMahan et al. 2017 (FedAvg) pathological non-IID; ULDP-FED (seed 004)",
 )
 def shards(labels: np.ndarray, num_clients: int, num_classes: int,
-           rng: np.random.Generator, shards_per_client: int = 2) -> Partition:
+           rng: np.random.Generator, *, shards_per_client: int) -> Partition:
     """Sort the samples by label, cut them into equal shards, deal each client some shards.
 
     McMahan et al. (2017), "Communication-Efficient Learning of Deep Networks from
@@ -59,9 +59,6 @@ def shards(labels: np.ndarray, num_clients: int, num_classes: int,
     [[3, 3, 0, 0], [0, 3, 0, 3], [3, 0, 3, 0], [0, 0, 3, 3]]
     """
     labels = check_labels(labels, num_clients, num_classes)
-    if isinstance(shards_per_client, bool) or shards_per_client < 1:
-        raise ConfigError("partition.shards_per_client", shards_per_client,
-                          "must be an integer >= 1")
     num_shards = num_clients * shards_per_client
     shard_size = labels.size // num_shards
     if shard_size == 0:
