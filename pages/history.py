@@ -1,6 +1,7 @@
 """History: your runs in the store, with their settings, status and final accuracy.
 
-Pick a run to reopen it in the Playground, train it again, delete it (your own runs
+Runs of an anonymous visitor belong to the tab that started them; the sidebar's "Keep my
+runs" code brings them to another tab. Pick a run to reopen it in the Playground, train it again, delete it (your own runs
 only), or download it (per-round table as CSV; config and every event as JSON). When the
 host makes runs public (or you are an admin), "Everyone's runs" lists the others too.
 """
@@ -19,6 +20,9 @@ scope = history.scope_picker("hist.scope")
 records = history.visible_runs(store.list_runs(), scope)
 if not records:
     st.info("No runs yet: press Run in the Playground and they will be listed here.")
+    if not host.signed_in_email():
+        st.caption("Started runs in another tab or on an earlier visit? Enter the code you saved under "
+                   "**Keep my runs** in the sidebar to bring them here.")
     st.stop()
 
 st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="stretch", height=320,
