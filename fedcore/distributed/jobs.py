@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Callable
 
 from .cluster import configured_address  # noqa: F401  (the page names the address)
 
@@ -33,35 +33,32 @@ class _RayProcess(threading.Thread):
     exitcode = 0
     pid = None
 
-    def __init__(self, spec, address: str, folder: Path, key: str, owner: Optional[str]):
-        super().__init__(name=f"fedcore-ray-sweep-{key}", daemon=True)
-        self.spec, self.address, self.folder, self.key, self.owner = spec, address, Path(folder), key, owner
-        self.handle, self.cancelled = None, threading.Event()
+    def __init__(self, spec, address: str, out: Path, write_status: Callable[..., None]):
+        super().__init__(name=f"fedcore-ray-sweep-{out.stem}", daemon=True)
+        self.spec, self.address, self.out, self.write_status = spec, address, out, write_status
+        self.sweep, self.cancelled = None, threading.Event()
 
     def run(self) -> None:
         from ..errors import FedcoreError
-        from ..sweep.job import write_status
-        from .sweep import RaySweep, SweepHandle
+        from .sweep import RaySweep
 
         def status(state: str, **extra) -> None:
-            write_status(self.folder, self.key, state, owner=self.owner, address=self.address, **extra)
+            p = self.sweep.progress() if self.sweep else {"done": 0, "total": self.spec.count()}
+            self.write_status(state, address=self.address, done=p["done"],
+                         total=p["total"], **({"cluster": p["cluster"], "failed": p["failed"],
+                                               "skipped": p["skipped"]} if self.sweep else {}), **extra)
 
         try:
-            status("starting", total=self.spec.count(), done=0)
-            points = self.spec.points()
-            self.handle = SweepHandle(RaySweep(points, address=self.address, out=self.folder / f"{self.key}.json"))
-            while not self.handle.wait(0.5):
+            status("starting")
+            self.sweep = RaySweep(self.spec.points(), address=self.address, out=self.out)
+            for _ in self.sweep.run():
                 if self.cancelled.is_set():
-                    self.handle.cancel()
-                p = self.handle.progress()
-                status(_STATES.get(p["state"], "running"), done=p["done"], total=p["total"], cluster=p["cluster"])
-            p, failed = self.handle.progress(), [r for f in self.handle.sweep.failed for r in f["runs"]]
-            error = p["error"] or failed and (f"{len(failed)} run(s) failed on the cluster after a retry ("
-                                              f"{'; '.join(failed[:6])}{' …' if len(failed) > 6 else ''}): "
-                                              f"{self.handle.sweep.failed[0]['error']}")
-            state = _STATES.get(p["state"], "failed")
-            status("failed" if state in ("starting", "running") else state, done=p["done"], total=p["total"],
-                   failed=p["failed"], cluster=p["cluster"], skipped=self.handle.sweep.skipped, error=error or None)
+                    self.sweep.cancel()
+                status("running")
+            failed = [r for f in self.sweep.failed for r in f["runs"]]
+            status(_STATES.get(self.sweep.state, "failed"), error=failed and (
+                f"{len(failed)} run(s) failed on the cluster after a retry ({'; '.join(failed[:6])}"
+                f"{' …' if len(failed) > 6 else ''}): {self.sweep.failed[0]['error']}") or None)
         except FedcoreError as exc:
             status("failed", error=str(exc))
         except Exception as exc:  # noqa: BLE001  (shown on the page as one line)
@@ -70,14 +67,15 @@ class _RayProcess(threading.Thread):
     def terminate(self) -> None:
         """Cancel the sweep's tasks on the cluster (finished points stay in its file)."""
         self.cancelled.set()
-        if self.handle is not None:
-            self.handle.cancel()
+        if self.sweep is not None:
+            self.sweep.cancel()
 
     kill = terminate
 
 
-def ray_process(spec, address: str, folder: Path, key: str, owner: Optional[str] = None) -> _RayProcess:
-    """Start ``spec`` on the cluster at ``address`` (see the module doc); the job's process."""
-    proc = _RayProcess(spec, address, folder, key, owner)
+def ray_process(spec, address: str, out: Path, write_status: Callable[..., None]) -> _RayProcess:
+    """Start ``spec`` on the cluster at ``address``, its rows into ``out``, its state through
+    ``write_status(state, **fields)`` (see the module doc); returns the job's process."""
+    proc = _RayProcess(spec, address, out, write_status)
     proc.start()
     return proc

@@ -180,6 +180,7 @@ class JobManager:
         if self.limits is not None and cfg is not None:
             check_submission(cfg, self.limits)
         with self._lock:
+            self.poll()  # one that just ended is gone
             if job.id not in self._jobs:
                 self.capacity_left(job.owner, refuse=True)
                 job.queued()

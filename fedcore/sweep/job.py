@@ -129,7 +129,8 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
     if ray:
         from ..distributed.jobs import ray_process
 
-        launch = lambda: ray_process(spec, ray, folder, key, owner)  # noqa: E731
+        launch = lambda: ray_process(spec, ray, folder / f"{key}.json",  # noqa: E731
+                                     lambda state, **f: write_status(folder, key, state, owner=owner, **f))
         request_stop = None
     else:
         launch = lambda: spawn(sweep_main, str(folder), key, spec_to_dict(spec), max_batch, audit, owner,  # noqa: E731
