@@ -326,3 +326,14 @@ def test_a_worker_whose_record_is_gone_stops_itself_within_seconds(tmp_path):
         if proc.is_alive():
             proc.kill()
         proc.join(5)
+
+
+def test_runs_that_ended_before_archives_existed_are_archived_at_start(tmp_path):
+    import shutil
+
+    store = RunStore(tmp_path)
+    ended, _ = _ended_runs(store)
+    store.close()
+    shutil.rmtree(tmp_path / "archive")  # a store written by an older version
+    RunStore(tmp_path, check=True).close()  # the dashboard's start-up
+    assert sorted(p.stem for p in (tmp_path / "archive").glob("*.json")) == sorted(ended)

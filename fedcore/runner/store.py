@@ -50,6 +50,7 @@ import os
 import re
 import sqlite3
 import stat
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -125,6 +126,7 @@ class RunStore:
             self._open()
             if check:
                 self._check()
+                self._backfill_archives()
         except (sqlite3.Error, OSError) as exc:
             if not check:
                 raise StoreError(f"the run store at {self.directory} cannot be opened: {exc}") from None
@@ -211,13 +213,21 @@ class RunStore:
         events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
         try:
             path.parent.mkdir(exist_ok=True, mode=PRIVATE)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
                 json.dump({"record": record, "events": [e for e in events if e is not None]}, f)
             os.replace(tmp, path)
         except OSError:  # a full disk: the database still has the run
             pass
+
+    def _backfill_archives(self) -> None:
+        """Archive runs that ended before archives existed (a store from an older version)."""
+        folder = self.directory / ARCHIVE
+        have = {p.stem for p in folder.glob("*.json")} if folder.is_dir() else set()
+        for run_id in self.cache.get("index", []):
+            if run_id not in have:
+                self._archive(run_id)  # only runs that ended are written
 
     def _restore_archives(self) -> int:
         """Put every archived run that the database lacks back into it; returns how many."""
