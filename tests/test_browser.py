@@ -208,7 +208,7 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
     try:
         pg = context.new_page()
         pg.set_default_timeout(90_000)
-        pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=600&present=1")  # ~10 ms a round: time to Pause
+        pg.goto(f"{url}/?preset=demo&method=%22dp_fedavg%22&rounds=600&present=1")  # time to Pause
         pg.get_by_role("button", name="Run", exact=True).click()
         pg.get_by_text("Privacy spent per client").first.wait_for()  # a redraw may show two for a moment
         pg.get_by_text("Test accuracy and loss").first.wait_for()
@@ -261,10 +261,10 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
         pg.locator("[data-testid=stPlotlyChart]").first.wait_for()
         settle(pg, 2.0)
         shoot(pg, "first-screen-1280x720")
-        pg.get_by_role("radio", name="1 s per round").click()    # Speed before Run (a segmented control)
+        pg.get_by_role("radio", name="3 s per round").click()    # Speed before Run (a segmented control)
         settle(pg, 0.5)
         pg.get_by_role("button", name="Run", exact=True).click()
-        seen, deadline = [], time.monotonic() + 120
+        seen, deadline = [], time.monotonic() + 180
         while len(seen) < 4:
             assert time.monotonic() < deadline, f"rounds seen: {seen}"
             r = round_counter(pg)
@@ -274,11 +274,12 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
         rounds = [r for r, _ in seen]
         assert rounds == list(range(rounds[0], rounds[0] + len(rounds))), rounds   # one by one, none skipped
         gaps = [b - a for (_, a), (_, b) in zip(seen[1:], seen[2:])]
-        assert all(g >= 0.6 for g in gaps), gaps             # about 1 s apart
+        assert all(g >= 2.0 for g in gaps), gaps             # about 3 s apart
         pg.get_by_role("button", name="Pause").click()       # there at once
         pg.get_by_text("· paused").wait_for()
+        pg.get_by_role("radio", name="full speed").click()   # usable while the page polls
         pg.get_by_role("button", name="Resume").click()
-        pg.get_by_text("· finished").wait_for(timeout=120_000)
+        pg.get_by_text("· finished").wait_for(timeout=240_000)
         settle(pg, 1.5)
         pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
         time.sleep(0.5)

@@ -207,7 +207,8 @@ def privacy_caption(privacy: dict, device) -> None:
     kind = privacy["threat_model"]
     parts = []
     if kind and widgets.student_mode():
-        parts.append(f"**Who is trusted:** {plain_threat_text(kind)}")
+        parts.append(f"**Who is trusted:** {plain_threat_text(kind)} *(the exact term: "
+                     f"{THREAT_MODEL_NAMES.get(kind, kind)}; switch off Plain words for the details)*")
     elif kind:
         parts.append(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
     for label, value in privacy["claims"].items():
