@@ -337,3 +337,29 @@ def test_runs_that_ended_before_archives_existed_are_archived_at_start(tmp_path)
     shutil.rmtree(tmp_path / "archive")  # a store written by an older version
     RunStore(tmp_path, check=True).close()  # the dashboard's start-up
     assert sorted(p.stem for p in (tmp_path / "archive").glob("*.json")) == sorted(ended)
+
+
+def test_a_visitor_still_finds_their_finished_runs_in_history_after_the_store_was_damaged(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from fedcore.runner.owners import Identities
+
+    folder = tmp_path / "runs"
+    owner, code = Identities(folder / "owners.db").issue()
+    store = RunStore(folder)
+    ended, _ = _ended_runs(store)
+    for run_id in ended:
+        store.update_run(run_id, owner=owner)
+    store.close()
+    with open(folder / "cache.db", "r+b") as f:
+        f.write(os.urandom(8192))  # damaged at rest, before the server starts
+
+    monkeypatch.setenv("FEDCORE_STORE", str(folder))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "pages" / "history.py"), default_timeout=60)
+    at.session_state["host.identity"] = (owner, code, 0.0)  # the visitor's page (or its claimed code)
+    at.run()
+    assert not at.exception
+    assert any("damaged" in e.value and "2 runs that had ended" in e.value for e in at.error)
+    table = at.dataframe[0].value
+    assert sorted(table["id"]) == sorted(ended) and set(table["status"]) == {"finished", "stopped"}
