@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,19 @@ def test_an_invalid_value_is_refused_everywhere_naming_the_field(kind, name, pre
     with pytest.raises(ConfigError) as refused:
         config_from_params({"preset": "demo", kind: json.dumps(name), dotted: json.dumps(bad)})
     assert refused.value.field == named
+
+
+@pytest.mark.parametrize("kind, name, prefix, opts, field", [
+    pytest.param(*next(o for o in options() if o[0] == k), id=k) for _, k, _, _ in COMPONENTS])
+def test_the_playground_refuses_a_link_with_an_invalid_option(store_dir, kind, name, prefix, opts, field):
+    """The same refusal through the page itself (one option per kind: AppTest takes seconds)."""
+    from streamlit.testing.v1 import AppTest
+
+    bad = invalid_values(constraint_of(opts, field))[0]
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.query_params.update({"preset": "demo", kind: json.dumps(name), f"{prefix}.{field}": json.dumps(bad)})
+    at.run()
+    named = next(n for _, k, _, n in COMPONENTS if k == kind) + "." + field
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")   # shown as escaped plain text
+    assert "the link's settings could not be loaded" in warnings and f"{named}: got" in warnings, warnings
