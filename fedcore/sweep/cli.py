@@ -52,7 +52,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
 def cmd_sweep(args) -> int:
     from .audit import check_trials
     from .rows import summary_table, write_frontier
-    from .runner import run_sweep
+    from .runner import run_groups
     from .spec import SweepSpec
 
     spec = SweepSpec(preset=args.preset, methods=args.methods, epsilons=args.epsilons, seeds=args.seeds,
@@ -64,21 +64,19 @@ def cmd_sweep(args) -> int:
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
-    if spec.match == "headline":
-        print(f"sweep: solving each method's budget so its headline ε equals the column's ε "
-              f"({spec.count()} runs)", flush=True)
-    points = spec.points()
+    total = spec.count()
     refs = " + no privacy, clip only" if spec.reference else ""
-    print(f"sweep: {len(points)} runs ({', '.join(spec.methods)}; {spec.match} ε "
+    print(f"sweep: {total} runs ({', '.join(spec.methods)}; {spec.match} ε "
           f"{','.join(f'{e:g}' for e in spec.epsilons)}{refs}; scenario {spec.scenario})"
-          f"{f'; each audited with {audit} draws per input' if audit else ''}", flush=True)
+          f"{f'; each audited with {audit} draws per input' if audit else ''}"
+          + ("; each method's budget is solved for before its runs" if spec.match == "headline" else ""), flush=True)
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
-        return sweep_on_ray(args, spec, points)
+        return sweep_on_ray(args, spec, spec.points())
     rows = []
-    for row in run_sweep(points, batched=not args.one_by_one, audit=audit):
+    for row in run_groups(spec.groups(), batched=not args.one_by_one, audit=audit):
         rows.append(row)
-        print(point_line(len(rows), len(points), row), flush=True)
+        print(point_line(len(rows), total, row), flush=True)
         write_frontier(args.out, rows)
     print()
     print(summary_table(rows))

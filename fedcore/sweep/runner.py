@@ -78,6 +78,13 @@ def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: 
     yield from rows
 
 
+def run_groups(groups: Iterable[list[SweepPoint]], **kw) -> Iterator[dict]:
+    """:func:`run_sweep` over each group of :meth:`SweepSpec.groups` in turn (a group's points are
+    built, e.g. calibrated, only when the previous group has trained)."""
+    for group in groups:
+        yield from run_sweep(group, **kw)
+
+
 def _trained(points: list[SweepPoint], batched: bool, max_batch: int,
              should_stop: Callable[[], bool]) -> Iterator[dict]:
     if not batched:

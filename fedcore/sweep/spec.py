@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 from ..errors import ConfigError, FedcoreError
 from .scenarios import DEFAULT_METHODS, SCENARIOS, get_scenario
@@ -121,26 +121,32 @@ class SweepSpec:
         return list(self.seeds) if isinstance(self.seeds, tuple) else [base + i for i in range(self.seeds)]
 
     def points(self) -> list[SweepPoint]:
-        """Every point, grouped by method; references first within a method. With
-        ``match="headline"`` each private point's budgets are solved for here (a few
-        accounting replays per point, no training)."""
-        out = []
+        """Every point, grouped by method; references first within a method (all of
+        :meth:`groups`, concatenated)."""
+        return [p for group in self.groups() for p in group]
+
+    def groups(self) -> Iterator[list[SweepPoint]]:
+        """The points in the order a sweep trains them: per method its reference lines, then its
+        private points. With ``match="headline"`` the private points' budgets are solved for
+        when their group is reached (a few accounting replays per point, no training), so the
+        first rows come before the last method is calibrated."""
         scenario = SCENARIOS[self.scenario]
         for method in self.methods:
             cfg = self.method_config(method)
             private = cfg.privacy.mechanism != "none"
             seeds = self.seed_list(cfg.seed)
+            refs = []
             if self.reference or not private:
                 plain = cfg.with_overrides({"privacy.mechanism": "none", "privacy.mechanism_options": {}})
-                out += [SweepPoint(method, None, s, _with_seed(plain, s), "no_privacy") for s in seeds]
-            if not private:
-                continue  # a method without noise has only its reference
-            if self.reference:
+                refs += [SweepPoint(method, None, s, _with_seed(plain, s), "no_privacy") for s in seeds]
+            if private and self.reference:
                 clip = cfg.with_overrides({"privacy.epsilon": [CLIP_ONLY_EPSILON]})
-                out += [SweepPoint(method, None, s, _with_seed(clip, s), "clip_only", knob=CLIP_ONLY_EPSILON)
-                        for s in seeds]
-            out += self._private_points(method, cfg, seeds, scenario)
-        return out
+                refs += [SweepPoint(method, None, s, _with_seed(clip, s), "clip_only", knob=CLIP_ONLY_EPSILON)
+                         for s in seeds]
+            if refs:
+                yield refs
+            if private:  # a method without noise has only its reference
+                yield self._private_points(method, cfg, seeds, scenario)
 
     def _private_points(self, method: str, cfg, seeds: list[int], scenario) -> list[SweepPoint]:
         out = []
