@@ -86,7 +86,7 @@ NEW_COMMAND_CASES = [
     (["reproduce", "ldp_fl", "--quick", "--seeds", "1000000000000"], "--seeds: got 1000000000000"),
     (["reproduce", "ldp_fl", "--quick", "--out", "/proc/nope"], "--out '/proc/nope'"),
     (["run", "--preset", "demo", "--set", "privacy.mechanism=gaussian", "--set", "privacy.mechanism_options.clip=Infinity"],
-     "privacy.mechanism_options.clip: got 'Infinity'; must be a finite number"),
+     "privacy.mechanism_options.clip: got 'Infinity'; must be a number > 0"),
 ]
 
 
