@@ -43,12 +43,15 @@ def test_measured_durations_come_from_the_records(tmp_path):
 
     from fedcore.runner.estimate import measured_preset_seconds, measured_runs
 
-    rec = {"paper": "hw_dpfl", "tables": [{"rows": [
+    rec = {"paper": "hw_dpfl", "mode": "full (paper settings)", "tables": [{"rows": [
         {"preset": "hw_dpfl_mnist_noniid_clip", "finals": [0.9, 0.9, 0.9], "seconds_per_seed": [100.0, 300.0, 200.0],
          "config": {k: v for k, v in preset_config("hw_dpfl_mnist_noniid_clip").to_dict().items() if k != "seed"}},
         {"preset": "hw_dpfl_mnist_noniid", "finals": [0.9], "seconds": 0.01}]}]}   # reused: left out
     (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
     assert measured_preset_seconds(tmp_path) == {"hw_dpfl_mnist_noniid_clip": 200.0}
+    rec["tables"][0]["mode"] = "quick (CPU, reduced)"                 # not the preset's own settings
+    (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
+    assert measured_preset_seconds(tmp_path) == {}
     ((paper, cfg, seconds),) = measured_runs(tmp_path)
     assert paper == "hw_dpfl" and seconds == 200.0 and cfg.privacy.mechanism == "hw_gaussian"
     assert rough_seconds(cfg) > 0

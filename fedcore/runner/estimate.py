@@ -129,9 +129,11 @@ def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, floa
 
 
 def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
-    """``{preset: seconds per seed}`` measured by the stored reproduction records (the median
-    over seeds; rows reused from another table are left out), what the Papers page shows
-    before the FLOP model's estimate."""
+    """``{preset: seconds per seed}`` measured by the stored reproduction records at the
+    preset's own settings (tables of mode ``full (paper settings)`` with no overrides; the
+    median over seeds; rows reused from another table are left out), what the Papers page
+    shows before the FLOP model's estimate. Wall-clock on the machine that ran them, under
+    whatever load it had (each new run records its load average)."""
     from ..reproduce.results import results_dir
 
     out = {}
@@ -141,6 +143,8 @@ def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
         except (OSError, ValueError):
             continue
         for table in record.get("tables", []):
+            if (table.get("mode") or record.get("mode")) != "full (paper settings)":
+                continue
             for row in table.get("rows", []):
                 if row.get("finals") and row.get("preset"):
                     per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
