@@ -242,13 +242,11 @@ class JobManager:
                     "elapsed_s": now - (r.get("started") or r.get("handed_over") or now),
                     "round_s": pace and pace * load}
 
-        known = bool(history) or bool(running)
         starts = estimate_starts([r for r in map(row, running) if r], [r for r in map(row, queued) if r],
                                  self.max_running, self.limits.max_run_seconds if self.limits else None)
         position = waiting.index(run_id) + 1
-        return {"position": position, "ahead": position - 1, "waiting": len(waiting),
-                "running": len(running), "slots": self.max_running,
-                "eta_s": starts.get(run_id) if known else None}
+        return {"position": position, "ahead": position - 1, "waiting": len(waiting), "running": len(running),
+                "slots": self.max_running, "eta_s": starts.get(run_id) if history or running else None}
 
     def _recent_finished(self) -> list[dict]:
         now = time.monotonic()
@@ -291,11 +289,9 @@ class JobManager:
             if run_id in self._queued:
                 self._queued.remove(run_id)
                 self._owner.pop(run_id, None)
-                if job is None:
-                    self.store.finish(run_id, "stopped", reason="stopped before it started")
-                else:
-                    self._jobs.pop(run_id, None)
-                    job.ended("stopped", "stopped before it started")
+                self._jobs.pop(run_id, None)
+                why = "stopped before it started"
+                job.ended("stopped", why) if job else self.store.finish(run_id, "stopped", reason=why)
             elif run_id in self._procs or run_id in self._preempted:
                 self._stopping.setdefault(run_id, time.monotonic())
                 if job is not None:
