@@ -27,9 +27,10 @@ from ..errors import FedcoreError
 from .rows import dumps_frontier
 from .spec import SweepSpec
 
-DASHBOARD_BATCH = 6
-"""Runs per lockstep batch in the dashboard: rows appear every few seconds (two ε of one
-method x three seeds) at a small cost in speed against the CLI's 24."""
+DASHBOARD_BATCH = 24
+"""Runs per lockstep batch in the dashboard: the CLI's (:data:`fedcore.sweep.runner.MAX_BATCH`),
+so the page trains as fast as ``python -m fedcore sweep``; rows still appear group by group (a
+method's references first, then its private points)."""
 NICE = 5
 ACTIVE = ("queued", "starting", "running")
 SECONDS_PER_RUN = 2.0
@@ -54,30 +55,29 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
     """Worker process: train ``spec`` (each point audited with ``audit`` draws per input, 0 = no
     audit), rewriting ``<key>.json`` and ``<key>.status.json`` after every row."""
     from ..runner.worker import lower_priority
-    from .runner import run_sweep
+    from .runner import run_groups
 
     lower_priority(NICE)
     base = Path(folder)
     stop_path = base / f"{key}.stop"
     rows: list = []
-    points = []
+    total = 0
 
     def status(state: str, **extra) -> None:
-        write_status(base, key, state, done=len(rows), total=len(points), pid=os.getpid(), audit=audit,
+        write_status(base, key, state, done=len(rows), total=total, pid=os.getpid(), audit=audit,
                      owner=owner, **extra)
 
     try:
         spec_obj = SweepSpec(**{**spec, "seeds": spec["seeds"] if isinstance(spec["seeds"], int)
                                 else tuple(spec["seeds"]), "sets": tuple(spec.get("sets", ()))})
-        status("starting", phase="solving each method's budget for equal privacy" if spec_obj.match == "headline"
-               else "building the runs")
-        points = spec_obj.points()
+        total = spec_obj.count()
         status("running")
-        for row in run_sweep(points, max_batch=max_batch, should_stop=stop_path.exists, audit=audit):
+        # group by group (a method's references, then its private points, calibrated when reached)
+        for row in run_groups(spec_obj.groups(), max_batch=max_batch, should_stop=stop_path.exists, audit=audit):
             rows.append(row)
             _write(base / f"{key}.json", dumps_frontier(rows))
             status("running")
-        status("stopped" if len(rows) < len(points) else "finished")
+        status("stopped" if len(rows) < total else "finished")
     except FedcoreError as exc:
         status("failed", error=str(exc))
     except Exception as exc:  # noqa: BLE001  (the page shows it; the worker must say why it ended)
