@@ -93,7 +93,8 @@ def test_a_replayed_run_says_so_and_trains_again_on_request(finished_run):
 def test_teaching_aids_epsilon_help_and_presets_grouped_by_paper(store_dir):
     at = app()
     presets = by_label(at.selectbox, "Preset")
-    assert presets.value == "demo" and presets.options[0] == "demo · offline · ~1 s"   # rough CPU duration
+    assert presets.value == "demo" and presets.options[0].startswith("demo · offline · ~")   # rough CPU duration
+    assert presets.options[0].endswith(" s")
     assert any(o.startswith("[PLDP-FL] pldp_") and "needs mnist · ~" in o for o in presets.options)
     assert any(o.startswith("[KDP-FL] kdp_fl_fmnist") and o.endswith(" min") for o in presets.options)
     assert "What ε means, on one number" in texts(at)
