@@ -274,9 +274,7 @@ def budget_line(record: dict, start: dict, view: str) -> tuple[list[float], str]
     """The dashed budget line of the ε chart, in the chart's unit (ε over the whole run so far):
     the ε asked for under equal privacy; the ε set when the method reads it for the whole run;
     none when it reads it per weight or per round (a line there would mix two units)."""
-    from fedcore.runner.results import HEADLINE as _HEADLINE
-
-    if view != _HEADLINE:
+    if view != HEADLINE:
         return (start.get("epsilon") or []), "budget ε={b}"
     set_eps, unit, note = epsilon_set(record)
     if note:
