@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.config import RunConfig
-from fedcore.runner import JobManager
+from fedcore.runner import Jobs
 from fedcore.runner.audits import audit_path, audit_result, start_audit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ def local_config() -> RunConfig:
 
 
 def test_an_audit_runs_in_the_background_and_is_stored(tmp_path):
-    jobs = JobManager(tmp_path, warm=False)
+    jobs = Jobs(tmp_path, warm=False)
     cfg = local_config()
     assert audit_result(tmp_path, cfg, 400) is None
     job_id = start_audit(jobs, cfg, 400, owner="session:a")
@@ -41,12 +41,12 @@ def test_an_audit_runs_in_the_background_and_is_stored(tmp_path):
 
 
 def test_the_playground_shows_the_three_numbers_of_a_stored_audit(tmp_path, monkeypatch):
-    from fedcore.runner import JobManager
+    from fedcore.runner import Jobs
     from fedcore.runner.audits import DEFAULT_TRIALS
 
     monkeypatch.setenv("FEDCORE_STORE", str(tmp_path))
     cfg = local_config()
-    manager = JobManager(str(tmp_path))
+    manager = Jobs(str(tmp_path))
     run_id = manager.start(cfg)
     deadline = time.monotonic() + 300
     while manager.status(run_id) not in ("finished", "failed") and time.monotonic() < deadline:

@@ -12,7 +12,7 @@ import pytest
 
 from fedcore.errors import FedcoreError
 from fedcore.resolve import preset_config
-from fedcore.runner import JobManager, RunStore
+from fedcore.runner import Jobs, RunStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.limits import (SHARED_DEFAULTS, HostLimits, HostUnavailable, LimitError, check_host,
                                    check_limits, dashboard_limits)
@@ -108,7 +108,7 @@ def test_cuda_on_a_cpu_host_and_a_dataset_missing_offline_are_refused(monkeypatc
 # --- the manager applies them -------------------------------------------------------------
 @pytest.fixture()
 def limited(tmp_path):
-    m = JobManager(tmp_path / "store", warm=False, max_running=1,
+    m = Jobs(tmp_path / "store", warm=False, max_running=1,
                    limits=HostLimits(max_rounds=50_000, max_active=3, max_active_per_owner=2))
     yield m
     m.close()
@@ -136,7 +136,7 @@ def test_an_over_limit_config_is_refused_before_it_is_stored(limited):
 
 
 def test_another_owners_finished_run_is_replayed_as_a_copy_the_new_owner_controls(tmp_path):
-    m = JobManager(tmp_path, warm=False)
+    m = Jobs(tmp_path, warm=False)
     try:
         cfg = DEMO.replace(rounds=2)
         first = m.start(cfg, owner="session:a")
@@ -188,7 +188,7 @@ def test_a_closed_owner_page_stops_its_run_after_the_grace_period(tmp_path):
 
 
 def test_queued_runs_of_an_owner_who_left_never_start(tmp_path):
-    m = JobManager(tmp_path, warm=False, max_running=1, limits=HostLimits(owner_grace_s=0.5))
+    m = Jobs(tmp_path, warm=False, max_running=1, limits=HostLimits(owner_grace_s=0.5))
     try:
         busy = m.start(DEMO.replace(rounds=40_000, seed=1), owner="session:a", background=True)
         waiting = m.start(DEMO.replace(rounds=5, seed=2), owner="session:b")
@@ -205,7 +205,7 @@ def test_queued_runs_of_an_owner_who_left_never_start(tmp_path):
 
 
 def test_workers_run_niced_with_one_torch_thread(tmp_path):
-    m = JobManager(tmp_path, warm=False, limits=HostLimits(worker_nice=7, worker_threads=1))
+    m = Jobs(tmp_path, warm=False, limits=HostLimits(worker_nice=7, worker_threads=1))
     try:
         run_id = m.start(DEMO.replace(rounds=100_000), owner="session:a", background=True)
         deadline = time.monotonic() + 90

@@ -1,4 +1,4 @@
-"""One job system: runs, sweeps, audits (and Ray sweeps) are jobs of one JobManager, in one
+"""One job system: runs, sweeps, audits (and Ray sweeps) are jobs of one Jobs, in one
 queue under one set of host limits, each owned and stopped one way, scheduled by fair share."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from fedcore.resolve import preset_config
-from fedcore.runner import JobManager
+from fedcore.runner import Jobs
 from fedcore.runner.audits import audit_id, start_audit
 from fedcore.runner.jobs import Job, spawn
 from fedcore.runner.limits import HostLimits, LimitError
@@ -23,12 +23,12 @@ A, B = Viewer("session:a"), Viewer("session:b")
 SPEC = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0,), seeds=1, match="target")
 
 
-def blocker(manager: JobManager, owner: str = "session:z", name: str = "block") -> str:
+def blocker(manager: Jobs, owner: str = "session:z", name: str = "block") -> str:
     """A job that holds a worker slot (a sleeping process) until stopped."""
     return manager.submit(Job(f"test:{name}", "test", owner, lambda: spawn(time.sleep, 60, name="fedcore-test")))
 
 
-def start(kind: str, manager: JobManager, owner: str, n: int):
+def start(kind: str, manager: Jobs, owner: str, n: int):
     if kind == "run":
         return manager.start(DEMO.replace(rounds=40_000, seed=n), owner=owner)
     if kind == "sweep":
@@ -39,7 +39,7 @@ def start(kind: str, manager: JobManager, owner: str, n: int):
 
 @pytest.fixture()
 def manager(tmp_path):
-    m = JobManager(tmp_path / "store", warm=False, max_running=1,
+    m = Jobs(tmp_path / "store", warm=False, max_running=1,
                    limits=HostLimits(max_active=4, max_active_per_owner=2, max_sweep_runs=10))
     yield m
     m.close()
@@ -101,7 +101,7 @@ def test_b_cannot_stop_a_sweep_or_audit_of_a(manager):
 
 
 def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
-    m = JobManager(tmp_path, warm=False, max_running=1)
+    m = Jobs(tmp_path, warm=False, max_running=1)
     try:
         key = start_sweep(m, SPEC, owner=A.owner)
         deadline = time.monotonic() + 120
@@ -139,7 +139,7 @@ def wait_for(predicate, timeout: float = 120.0) -> None:
 def test_fair_share_b_starts_within_one_round_of_a(tmp_path):
     """Policy (README): 2 slots, A trains 2 long runs, B presses Run: B's run takes a slot at
     once; A's youngest run pauses after its current round and resumes when a slot frees."""
-    m = JobManager(tmp_path, warm=False, max_running=2)
+    m = Jobs(tmp_path, warm=False, max_running=2)
     try:
         long = DEMO.replace(rounds=100_000)
         a1 = m.start(long.replace(seed=1), owner=A.owner, background=True)
@@ -165,7 +165,7 @@ def test_fifty_audits_and_a_huge_sweep_of_one_visitor_leave_room_for_others(tmp_
 
     from fedcore.runner.limits import SHARED_DEFAULTS
 
-    m = JobManager(tmp_path, warm=False, limits=dataclasses.replace(SHARED_DEFAULTS, max_running=2))
+    m = Jobs(tmp_path, warm=False, limits=dataclasses.replace(SHARED_DEFAULTS, max_running=2))
     try:
         local = DEMO.replace(rounds=1, num_clients=3).with_overrides(
             {"privacy.mechanism": "laplace", "privacy.aggregator": "mean", "privacy.epsilon": [1.0]})

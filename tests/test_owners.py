@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fedcore.resolve import preset_config
-from fedcore.runner import JobManager
+from fedcore.runner import Jobs
 from fedcore.runner.owners import NotYourRun, Viewer, can_control, describe_owner, listed
 
 A, B = Viewer("session:a"), Viewer("session:b")
@@ -44,7 +44,7 @@ def test_other_visitors_are_never_named():
 
 
 def test_the_manager_refuses_another_visitors_stop_and_delete(tmp_path):
-    m = JobManager(tmp_path, warm=False)
+    m = Jobs(tmp_path, warm=False)
     try:
         run_id = m.start(preset_config("demo").replace(rounds=40_000), owner=A.owner, background=True)
         with pytest.raises(NotYourRun, match="only the person who started run"):

@@ -246,11 +246,11 @@ def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
     import time
 
     from fedcore.distributed.jobs import ray_installed
-    from fedcore.runner import JobManager
+    from fedcore.runner import Jobs
     from fedcore.sweep.job import start_sweep, sweep_rows, sweep_status
 
     assert ray_installed()
-    jobs = JobManager(tmp_path, warm=False)
+    jobs = Jobs(tmp_path, warm=False)
     spec = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=TINY)
     try:
         key = start_sweep(jobs, spec, owner="session:a", ray="local")

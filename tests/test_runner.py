@@ -14,7 +14,7 @@ import pytest
 
 from fedcore.events import event_from_dict, to_dict
 from fedcore.resolve import preset_config
-from fedcore.runner import JobManager, RunStore
+from fedcore.runner import Jobs, RunStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.budgets import tiered_epsilons
 from fedcore.runner.results import epsilon_matrix, mean_band, rounds_table
@@ -25,7 +25,7 @@ DEMO = preset_config("demo")
 
 @pytest.fixture(scope="module")
 def manager(tmp_path_factory):
-    m = JobManager(tmp_path_factory.mktemp("store"), warm=True)
+    m = Jobs(tmp_path_factory.mktemp("store"), warm=True)
     yield m
     m.close()
 
@@ -269,7 +269,7 @@ def test_runs_that_ended_survive_a_damaged_store(tmp_path, damage):
         if damage == "pages":
             f.seek(4096)
         f.write(os.urandom(max(8192, db.stat().st_size - f.tell())))
-    manager = JobManager(tmp_path, check_store=True)  # what the dashboard starts with
+    manager = Jobs(tmp_path, check_store=True)  # what the dashboard starts with
     try:
         fresh = manager.store
         assert [r["id"] for r in fresh.list_runs()] == ended[::-1]  # newest first, as before

@@ -163,10 +163,10 @@ def test_event_files_are_strict_json(tmp_path):
 
 
 def test_a_link_with_only_a_run_id_loads_that_runs_settings(store_dir):
-    from fedcore.runner import JobManager
+    from fedcore.runner import Jobs
 
     cfg = RunConfig(rounds=2, num_clients=4, seed=3)
-    manager = JobManager(str(store_dir))
+    manager = Jobs(str(store_dir))
     run_id = manager.start(cfg)
     manager.close()
     at = playground(run=run_id)

@@ -2,7 +2,7 @@
 
 An audit (:func:`fedcore.audit.run.audit_run`) trains or samples the mechanism again, from a
 few seconds to minutes, so it never runs in the Streamlit script thread: :func:`start_audit`
-submits it to the one :class:`~fedcore.runner.JobManager` (same queue, host limits, owners
+submits it to the one :class:`~fedcore.runner.Jobs` (same queue, host limits, owners
 and Stop as runs) as a spawned, niced process that stores the result as JSON beside the run
 store (``<store>/audits/<config hash>-<trials>.json``), where every session (and a restart)
 finds it. Asking again for one that is queued, running or done costs nothing.
@@ -27,7 +27,7 @@ def audit_path(store_dir, cfg: RunConfig, trials: int) -> Path:
 
 
 def audit_id(cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> str:
-    """The job id of auditing ``cfg`` with ``trials`` draws (for ``JobManager.job`` / ``stop``)."""
+    """The job id of auditing ``cfg`` with ``trials`` draws (for ``Jobs.job`` / ``stop``)."""
     return f"audit:{cfg.config_hash()}-{int(trials)}"
 
 

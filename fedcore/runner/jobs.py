@@ -1,17 +1,17 @@
 """The one job manager: training runs, sweeps, audits and Ray sweeps in background processes.
 
-:class:`JobManager` is what the dashboard (or a script) holds: one queue with visible
-positions (:meth:`~JobManager.queue_info`, estimates capped by ``max_run_seconds`` and scaled
+:class:`Jobs` is what the dashboard (or a script) holds: one queue with visible
+positions (:meth:`~Jobs.queue_info`, estimates capped by ``max_run_seconds`` and scaled
 by the load), one set of host limits (:class:`~fedcore.runner.limits.HostLimits`, checked at
 submission: a :class:`~fedcore.runner.limits.LimitError` names the limit, whatever the kind),
-one owner model (:mod:`fedcore.runner.owners`), one :meth:`~JobManager.stop` and one
-:func:`spawn`. A run (:meth:`~JobManager.start`) writes its events to the
+one owner model (:mod:`fedcore.runner.owners`), one :meth:`~Jobs.stop` and one
+:func:`spawn`. A run (:meth:`~Jobs.start`) writes its events to the
 :class:`~fedcore.runner.store.RunStore`, ``queued`` -> ``running`` -> ``finished`` |
 ``stopped`` | ``failed``; a config that already finished is not trained again (the result
 cache). Any other kind is a :class:`Job` (made by ``fedcore.sweep.job``,
-``fedcore.runner.audits``, ``fedcore.distributed.jobs``) queued by :meth:`~JobManager.submit`.
+``fedcore.runner.audits``, ``fedcore.distributed.jobs``) queued by :meth:`~Jobs.submit`.
 Every job takes one worker slot (``max_running``) while it trains; a worker that dies without
-saying so is marked ``failed`` by :meth:`~JobManager.poll`, which a thread calls twice a second.
+saying so is marked ``failed`` by :meth:`~Jobs.poll`, which a thread calls twice a second.
 Start-up latency: ONE warm worker has imported torch and waits for the next run.
 
 Fair share: no owner keeps more than their share of the slots (``max_running`` // owners
@@ -20,7 +20,7 @@ owner over their share is paused after its current round (:func:`~fedcore.runner
 and its slot goes to the waiting job at once; it resumes, first in line, when a slot frees.
 Sweeps and audits cannot pause, so one owner's hold at most half the slots (at least one).
 
->>> manager = JobManager("/tmp/fl-runs")          # doctest: +SKIP
+>>> manager = Jobs("/tmp/fl-runs")          # doctest: +SKIP
 >>> run_id = manager.start(preset_config("demo"))  # doctest: +SKIP
 >>> manager.wait(run_id)["status"]                 # doctest: +SKIP
 'finished'
@@ -68,7 +68,7 @@ class _Warm:
 
 @dataclass
 class Job:
-    """A job other than a run (:meth:`JobManager.submit`). ``launch()`` starts it and returns its
+    """A job other than a run (:meth:`Jobs.submit`). ``launch()`` starts it and returns its
     process (a :func:`spawn` process or the like); ``request_stop()`` asks it to end soon keeping
     what it made (None: terminate it); ``ended(status, why)`` records an end it did not write
     itself; ``queued()`` runs once it is accepted; ``seconds``: its expected duration."""
@@ -84,7 +84,7 @@ class Job:
     proc: object = None
 
 
-class JobManager:
+class Jobs:
     """Runs configs in worker processes and records them in a :class:`RunStore`.
 
     Parameters

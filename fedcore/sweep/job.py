@@ -1,7 +1,7 @@
 """A sweep as a job of the one job manager, for the dashboard's Frontier view.
 
 The dashboard never trains in its script thread: :func:`start_sweep` submits the sweep to
-:class:`fedcore.runner.JobManager` (same queue, host limits, owners and Stop as runs; the
+:class:`fedcore.runner.Jobs` (same queue, host limits, owners and Stop as runs; the
 host limit ``max_sweep_runs`` bounds its size) as one process (niced) that runs
 :func:`fedcore.sweep.runner.run_sweep` in small lockstep batches and rewrites
 ``<store>/sweeps/<key>.json`` (the ``frontier.json`` format) after every batch, plus a
@@ -149,7 +149,7 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
 
 def sweep_status(manager, key: str) -> dict:
     """``{"status": none|queued|starting|running|finished|stopped|failed, "done", "total",
-    "owner", "queue"}``; ``queue`` (while queued) is :meth:`JobManager.queue_info`. A sweep
+    "owner", "queue"}``; ``queue`` (while queued) is :meth:`Jobs.queue_info`. A sweep
     whose job this server does not know (it was restarted) reads ``failed``, or ``none``
     when it never started."""
     from ..runner.jobs import pid_alive

@@ -335,7 +335,7 @@ def queue_line(run_id: str) -> None:
 
 
 def queue_text(info) -> str:
-    """One line of :meth:`JobManager.queue_info` (any kind of job)."""
+    """One line of :meth:`Jobs.queue_info` (any kind of job)."""
     if not info:
         return "Handing it to a worker process…"
     eta = info["eta_s"]

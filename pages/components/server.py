@@ -1,12 +1,12 @@
 """What one server shares between all its sessions (``st.cache_resource``): the host's
-limits, the :class:`~fedcore.runner.JobManager` and the event cache. :mod:`.host` (who may
+limits, the :class:`~fedcore.runner.Jobs` and the event cache. :mod:`.host` (who may
 do what) and :mod:`.state` (what a session remembers) both build on it; it imports neither.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from fedcore.runner import EventCache, JobManager, default_store_dir
+from fedcore.runner import EventCache, Jobs, default_store_dir
 from fedcore.runner.limits import HostLimits, dashboard_limits
 from fedcore.runner.owners import Identities
 
@@ -18,10 +18,10 @@ def limits() -> HostLimits:
 
 
 @st.cache_resource(show_spinner=False)
-def job_manager(store_dir: str) -> JobManager:
+def job_manager(store_dir: str) -> Jobs:
     """The one manager of ``store_dir``: the host's limits, the store checked (and replaced
     if damaged) at start-up."""
-    return JobManager(store_dir, limits=limits(), check_store=True)
+    return Jobs(store_dir, limits=limits(), check_store=True)
 
 
 @st.cache_resource(show_spinner=False)
@@ -39,7 +39,7 @@ def identities() -> Identities:
     return _identities(str(default_store_dir()))
 
 
-def manager() -> JobManager:
+def manager() -> Jobs:
     """The server's job manager (its store folder: ``$FEDCORE_STORE`` or the user cache)."""
     return job_manager(str(default_store_dir()))
 

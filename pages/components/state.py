@@ -1,6 +1,6 @@
 """What a session remembers, and the server's shared handles (:mod:`.server`).
 
-The :class:`~fedcore.runner.JobManager` and the event cache are one per server
+The :class:`~fedcore.runner.Jobs` and the event cache are one per server
 (``st.cache_resource``, :mod:`.server`). Session state holds ids and the Playground's settings only:
 the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), and
 the query strings this session wrote (``pg.urls``). Event data is never copied into a
