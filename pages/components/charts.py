@@ -22,7 +22,7 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
           "#7f7f7f", "#bcbd22", "#17becf"]
 
 
-def _layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **kw) -> go.Figure:
+def layout(fig: go.Figure, title: str, revision: str, height: int = HEIGHT, **kw) -> go.Figure:
     legend = kw.pop("legend", dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
                       height=height, margin=dict(l=10, r=10, t=48, b=10),
@@ -41,7 +41,7 @@ def accuracy_loss(table: pd.DataFrame, total_rounds: int, revision: str) -> go.F
                                  marker=dict(size=6)))
         fig.add_trace(go.Scatter(x=loss["round"], y=loss["loss"], name="test loss", mode="lines",
                                  line=dict(color=COLORS[1], dash="dot"), yaxis="y2"))
-    return _layout(fig, "Test accuracy and loss", revision, height=300,
+    return layout(fig, "Test accuracy and loss", revision, height=300,
                    xaxis=dict(title="round", range=[0.5, max(total_rounds, 1) + 0.5]),
                    yaxis=dict(title="accuracy", range=[0, 1.02]),
                    yaxis2=dict(title="loss", overlaying="y", side="right", showgrid=False, rangemode="tozero"))
@@ -66,7 +66,7 @@ def epsilon_lines(rounds: Sequence[int], matrix: np.ndarray, view: str, budgets:
                           annotation_text=budget_text.format(b=people(b)), annotation_position="top left")
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
     fig.update_yaxes(title_text="ε spent so far", rangemode="tozero", tickformat=",~r")
-    return _layout(fig, f"Privacy spent per client ({view})", revision, showlegend=legend and matrix.shape[1] <= 10,
+    return layout(fig, f"Privacy spent per client ({view})", revision, showlegend=legend and matrix.shape[1] <= 10,
                    legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top", font=dict(size=11)))
 
 
@@ -77,7 +77,7 @@ def epsilon_heatmap(rounds: Sequence[int], matrix: np.ndarray, view: str, revisi
                                hovertemplate="client %{y}<br>round %{x}<br>ε %{z:.4g}<extra></extra>"))
     fig.update_xaxes(title_text="round")
     fig.update_yaxes(title_text="client", tickformat="d")
-    return _layout(fig, f"Privacy spent per client ({view})", revision)
+    return layout(fig, f"Privacy spent per client ({view})", revision)
 
 
 def participation(rounds: Sequence[int], weights: np.ndarray, revision: str) -> go.Figure:
@@ -91,7 +91,7 @@ def participation(rounds: Sequence[int], weights: np.ndarray, revision: str) -> 
                                hovertemplate="client %{y}<br>round %{x}<br>weight %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="round")
     fig.update_yaxes(title_text="client", autorange="reversed", tickformat="d")
-    return _layout(fig, "Client selection and aggregation weights", revision)
+    return layout(fig, "Client selection and aggregation weights", revision)
 
 
 def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revision: str) -> go.Figure:
@@ -106,7 +106,7 @@ def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revi
                                  hovertemplate=f"{kind}<br>round %{{x}}<br>client %{{y}}<br>%{{text}}<extra></extra>"))
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
     fig.update_yaxes(title_text="client (-1 = server)", range=[-1.5, max(num_clients, 1) - 0.5], tickformat="d")
-    return _layout(fig, "Method events (recall, selection, …)", revision, showlegend=True)
+    return layout(fig, "Method events (recall, selection, …)", revision, showlegend=True)
 
 
 def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
@@ -118,7 +118,7 @@ def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
                                  mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[i % len(COLORS)])))
     fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
     fig.update_yaxes(title_text="value")
-    return _layout(fig, "Method signals", revision)
+    return layout(fig, "Method signals", revision)
 
 
 def recall_check(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
@@ -137,7 +137,7 @@ def recall_check(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Fi
     if "signal.recall_rate" in table:
         fig.add_trace(go.Bar(x=r, y=table["signal.recall_rate"], name="share of users recalling",
                              marker=dict(color="rgba(127,127,127,0.35)"), yaxis="y2"))
-    return _layout(fig, "Recall check: similarity to the last global update vs τ", revision,
+    return layout(fig, "Recall check: similarity to the last global update vs τ", revision,
                    xaxis=dict(title="round", range=[0.5, max(total_rounds, 1) + 0.5]),
                    yaxis=dict(title="similarity s"), height=HEIGHT + 40,
                    legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
@@ -155,7 +155,7 @@ def label_distribution(label_counts: np.ndarray, revision: str, title: str = "La
                                hovertemplate="client %{y}<br>class %{x}<br>%{z} samples<extra></extra>"))
     fig.update_xaxes(title_text="class", type="category")
     fig.update_yaxes(title_text="client", autorange="reversed", tickformat="d")
-    return _layout(fig, title, revision, height=height or min(600, max(HEIGHT, 60 + 14 * n)))
+    return layout(fig, title, revision, height=height or min(600, max(HEIGHT, 60 + 14 * n)))
 
 
 def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
@@ -177,7 +177,7 @@ def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
                                  line=dict(color=color, width=2.2)))
     fig.update_xaxes(title_text="round")
     fig.update_yaxes(title_text="test accuracy", range=[0, 1.02])
-    return _layout(fig, "Accuracy per round", revision, height=460,
+    return layout(fig, "Accuracy per round", revision, height=460,
                    legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0))
 
 
@@ -191,7 +191,7 @@ def accuracy_vs_epsilon(points: pd.DataFrame, view: str, revision: str) -> go.Fi
                                  hovertemplate="%{text}<br>ε %{x:.4g}<br>accuracy %{y:.3f}<extra></extra>"))
     fig.update_xaxes(title_text=f"largest final ε per client ({view})", rangemode="tozero")
     fig.update_yaxes(title_text="final test accuracy", range=[0, 1.02])
-    return _layout(fig, "Accuracy vs privacy spent", revision, height=400, showlegend=False)
+    return layout(fig, "Accuracy vs privacy spent", revision, height=400, showlegend=False)
 
 
 def _rgba(hex_color: str, alpha: float) -> str:

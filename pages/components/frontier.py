@@ -15,7 +15,7 @@ from fedcore.errors import FedcoreError
 from fedcore.sweep.shipped import DEFAULT_SPEC
 from fedcore.sweep.rows import summarize
 
-from .charts import COLORS, _layout
+from .charts import COLORS, layout
 
 EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 3e4, 1e5)
 """ε values the range slider offers (half decades). Under equal privacy local DP on a
@@ -241,7 +241,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     fig.update_yaxes(range=[0, 1.02])
     fig.update_yaxes(title_text="final test accuracy", row=1, col=1)
     fig.update_annotations(font=dict(size=12))
-    _layout(fig, "", revision, height=480,
+    layout(fig, "", revision, height=480,
             legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.18, yanchor="top"))
     fig.update_layout(margin=dict(l=10, r=10, t=80, b=10))
     return fig
