@@ -88,13 +88,14 @@ def test_the_default_view_is_the_fair_frontier_in_three_panels(tmp_path_factory)
         settle(pg, 1.0)
         SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SHOTS / "frontier-default.png"), full_page=True)
-        titles = pg.locator("[data-testid=stPlotlyChart] .annotation-text").all_inner_texts()
+        titles = pg.locator("[data-testid=stPlotlyChart] .annotation-text").evaluate_all(
+            "els => els.map(e => e.textContent || '')")
         assert any("Local DP" in t for t in titles) and any("Record-level DP" in t for t in titles), titles
         assert pg.get_by_role("button", name="Trained").count()
         lines = pg.evaluate("""() => {
             const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
             return gd.data.filter(t => t.xaxis === 'x' || t.xaxis === undefined)
-                          .filter(t => (t.mode || '') === 'lines+markers').map(t => [t.name, t.y]); }""")
+                          .filter(t => (t.mode || '') === 'lines+markers').map(t => [t.name, Array.from(t.y)]); }""")
         local = {name: y for name, y in lines}
         assert len(local) >= 3, local
         assert all(min(y) < 0.2 and max(y) > 0.85 for y in local.values()), local
@@ -159,11 +160,11 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
         browser.close()
 
 
-AUDIT_LINK = "/frontier?preset=demo&methods=pldp_b&eps=1,3&seeds=1&audit=1"
+AUDIT_LINK = "/frontier?preset=demo&methods=pldp_b&eps=1,3&seeds=1&audit=1&match=target"
 
 
 def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(tmp_path_factory):
-    """A frontier audited by the page's worker (trained here first: 3 runs, 3 audits) reopens from
+    """A frontier audited by the page's worker (trained here first: 4 runs, 4 audits) reopens from
     its link with a diamond per run, and the caption's link opens the Mechanisms page's section."""
     from playwright.sync_api import sync_playwright
 
@@ -173,7 +174,7 @@ def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(tmp_
 
     store = tmp_path_factory.mktemp("store")
     (store / "sweeps").mkdir()
-    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1)
+    spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
     sweep_main(str(store / "sweeps"), spec_key(spec, DEFAULT_TRIALS), spec_to_dict(spec), audit=DEFAULT_TRIALS)
     with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
