@@ -87,6 +87,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     # Key presses that land while a rerun redraws the slider can stay uncommitted in
     # Streamlit's slider, so press until the thumb reads 240, then wait for the URL to
     # follow it, stepping left and right (which commits the shown value again) if it lags.
+    pg.get_by_text("Clients and rounds").click()   # the settings' expander, folded on the first screen
     thumb = pg.get_by_role("slider", name="Rounds")
     deadline = time.monotonic() + 60
     while int(thumb.input_value()) < 240:
