@@ -1,0 +1,92 @@
+"""The default equal-privacy frontier, whole command, and the Frontier page's worker on the same spec.
+
+    python -m benchmarks.fair_frontier [--seeds 3]
+
+Side by side in one run on this machine (issues 21 and 24):
+
+1. ``python -m fedcore sweep --preset demo --match headline --epsilons 1,...,1e5 --seeds 3`` as a
+   fresh process: the whole command (imports, calibration, training), wall and CPU seconds;
+2. the Frontier page's worker (:func:`fedcore.sweep.job.sweep_main`, what Train runs) on the same
+   spec (:data:`fedcore.sweep.shipped.DEFAULT_SPEC`) in a fresh process: total, and when its
+   first row reached the rows file the page polls.
+
+Prints one line per system and the load average before and after each (the 2 cores are shared).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli(spec, out: Path) -> dict:
+    eps = ",".join(f"{e:g}" for e in spec.epsilons)
+    cmd = [sys.executable, "-m", "fedcore", "sweep", "--preset", spec.preset, "--match", spec.match,
+           "--scenario", spec.scenario, "--epsilons", eps, "--seeds", str(spec.seeds), "--out", str(out)]
+    load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return {"system": "CLI sweep", "command": " ".join(cmd[1:]), "wall_s": time.perf_counter() - t0,
+            "cpu_s": _children_cpu() - c0, "first_row_s": None, "load_before": load, "load_after": _load(),
+            "rows": len(json.loads(out.read_text())["rows"])}
+
+
+def page_worker(spec, folder: Path) -> dict:
+    from fedcore.sweep.job import spec_key, spec_to_dict
+
+    key = spec_key(spec)
+    code = ("import sys, json; from fedcore.sweep.job import sweep_main; "
+            f"sweep_main({str(folder)!r}, {key!r}, json.loads(sys.argv[1]))")
+    rows_file = folder / f"{key}.json"
+    load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(spec_to_dict(spec))])
+    first = None
+    while proc.poll() is None:
+        if first is None and rows_file.exists():
+            first = time.perf_counter() - t0
+        time.sleep(0.05)
+    wall = time.perf_counter() - t0
+    status = json.loads((folder / f"{key}.status.json").read_text())
+    return {"system": "Frontier page worker", "command": "fedcore.sweep.job.sweep_main (the page's Train)",
+            "wall_s": wall, "cpu_s": _children_cpu() - c0, "first_row_s": first, "load_before": load,
+            "load_after": _load(), "rows": len(json.loads(rows_file.read_text())["rows"]),
+            "status": status["status"]}
+
+
+def main(argv=None) -> int:
+    from dataclasses import replace
+
+    from fedcore.sweep.shipped import DEFAULT_SPEC
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=DEFAULT_SPEC.seeds)
+    args = p.parse_args(argv)
+    spec = replace(DEFAULT_SPEC, seeds=args.seeds)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [cli(spec, Path(tmp) / "frontier.json"), page_worker(spec, Path(tmp))]
+    for r in results:
+        first = "" if r["first_row_s"] is None else f", first row after {r['first_row_s']:.1f} s"
+        print(f"{r['system']:<22} {r['rows']} runs: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s{first} "
+              f"(load average {r['load_before']} -> {r['load_after']})")
+    ratio = results[1]["wall_s"] / results[0]["wall_s"]
+    print(f"page / CLI wall time: {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
