@@ -58,8 +58,8 @@ def test_sweep_on_ray_gives_the_local_accuracies(ray_frontier):
     code, stdout, _, out = ray_frontier
     assert code == 0
     rows = read_frontier(out)
-    # 2 methods x (2 eps + no privacy) x 2 seeds, in the local sweep's order
-    assert len(rows) == 12
+    # 2 methods x (2 eps + no privacy + clip only) x 2 seeds, in the local sweep's order
+    assert len(rows) == 16
     points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
     local = list(run_sweep(points, batched=True))
     assert [r["config_hash"] for r in rows] == [r["config_hash"] for r in local]
@@ -69,9 +69,9 @@ def test_sweep_on_ray_gives_the_local_accuracies(ray_frontier):
         assert mine["epsilon_accountant"] == theirs["epsilon_accountant"]
         assert mine["threat_model"] == theirs["threat_model"]
     # one task per lockstep batch; one line per finished point
-    assert f"12 point(s) in {len(sweep_batches(points))} task(s) on 2 CPU(s)" in stdout
+    assert f"16 point(s) in {len(sweep_batches(points))} task(s) on 2 CPU(s)" in stdout
     lines = [ln for ln in stdout.splitlines() if ln.startswith("[")]
-    assert len(lines) == 12 and lines[-1].startswith("[12/12]")
+    assert len(lines) == 16 and lines[-1].startswith("[16/16]")
 
 
 def test_rerun_skips_finished_points(ray_frontier):
@@ -79,7 +79,7 @@ def test_rerun_skips_finished_points(ray_frontier):
     before = out.read_text()
     code, stdout, _ = _cli(SWEEP + ["--out", str(out), "--ray"])
     assert code == 0
-    assert "0 point(s) in 0 task(s)" in stdout and "skipped 12 point(s)" in stdout
+    assert "0 point(s) in 0 task(s)" in stdout and "skipped 16 point(s)" in stdout
     assert json.loads(out.read_text()) == json.loads(before)
 
 
@@ -198,7 +198,7 @@ def test_reproduce_on_ray_writes_the_same_record(local_ray, tmp_path):
 def test_batches_follow_the_lockstep_key():
     points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
     batches = sweep_batches(points, max_batch=3)
-    assert sum(len(b) for b in batches) == 12 and max(len(b) for b in batches) == 3
+    assert sum(len(b) for b in batches) == 16 and max(len(b) for b in batches) == 3
     assert sweep_batches(points, batched=False) == [[p] for p in points]
 
 
