@@ -105,13 +105,12 @@ def rough_seconds(cfg) -> Optional[float]:
     return load + train + evals * test * (flops / 3 / CPU_FLOPS + EVAL_SAMPLE_S)
 
 
-def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, float]]:
-    """``(paper, RunConfig, seconds per seed)`` of every row of the stored reproduction records
-    that was trained (not reused from another table: more than a second per seed)."""
-    from ..config import RunConfig
+def _trained_rows(folder: Optional[Path] = None):
+    """``(record, table, row, seconds per seed)`` of every row of the stored reproduction records
+    that was trained (not reused from another table: more than a second per seed, the median
+    over its seeds)."""
     from ..reproduce.results import results_dir
 
-    out = []
     for path in sorted((folder or results_dir()).glob("*.json")):
         try:
             record = json.loads(path.read_text())
@@ -119,13 +118,20 @@ def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, floa
             continue
         for table in record.get("tables", []):
             for row in table.get("rows", []):
-                if not row.get("finals") or "config" not in row:
+                if not row.get("finals"):
                     continue
                 per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
                 seconds = sorted(per_seed)[len(per_seed) // 2]
                 if seconds > 1.0:
-                    out.append((record["paper"], RunConfig.from_dict(row["config"]), seconds))
-    return out
+                    yield record, table, row, seconds
+
+
+def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, float]]:
+    """``(paper, RunConfig, seconds per seed)`` of every trained row of the stored records."""
+    from ..config import RunConfig
+
+    return [(record["paper"], RunConfig.from_dict(row["config"]), seconds)
+            for record, _table, row, seconds in _trained_rows(folder) if "config" in row]
 
 
 def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
@@ -134,24 +140,8 @@ def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
     median over seeds; rows reused from another table are left out), what the Papers page
     shows before the FLOP model's estimate. Wall-clock on the machine that ran them, under
     whatever load it had (each new run records its load average)."""
-    from ..reproduce.results import results_dir
-
-    out = {}
-    for path in sorted((folder or results_dir()).glob("*.json")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        for table in record.get("tables", []):
-            if (table.get("mode") or record.get("mode")) != "full (paper settings)":
-                continue
-            for row in table.get("rows", []):
-                if row.get("finals") and row.get("preset"):
-                    per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
-                    seconds = sorted(per_seed)[len(per_seed) // 2]
-                    if seconds > 1.0:
-                        out[row["preset"]] = seconds
-    return out
+    return {row["preset"]: seconds for record, table, row, seconds in _trained_rows(folder)
+            if row.get("preset") and (table.get("mode") or record.get("mode")) == "full (paper settings)"}
 
 
 def rough_label(seconds: Optional[float]) -> str:
