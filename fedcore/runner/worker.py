@@ -184,15 +184,15 @@ def run_job(store_dir: str, run_id: str) -> str:
         cfg = RunConfig.from_dict(record["config"])
         total, held = cfg.rounds, 0.0
         for event in iter_run(cfg, should_stop=watchdog.should_stop):
-            if isinstance(event, RunFinished) and held:
-                event = dataclasses.replace(event, held_s=round(held, 3))
+            if isinstance(event, RunFinished):
+                if held:
+                    event = dataclasses.replace(event, held_s=round(held, 3))
+                status = event.status
+                if status == "stopped":  # the reason lands before the status: readers see both
+                    store.update_run(run_id, reason=watchdog.reason)
             store.append_event(run_id, to_dict(event))
             if isinstance(event, RoundEvent) and event.round < total:  # pause / step / slow motion
                 held += between_rounds(store, run_id, watchdog.should_stop)
-            if isinstance(event, RunFinished):
-                status = event.status
-                if status == "stopped":
-                    store.update_run(run_id, reason=watchdog.reason)
     except Exception as exc:  # noqa: BLE001  (any failure becomes a failed run, rounds kept)
         traceback.print_exc()  # the host's log; the record keeps one line
         store.finish(run_id, "failed", one_line_error(exc))
