@@ -272,3 +272,21 @@ def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
         assert sweep_status(jobs, key)["skipped"] == 3 and len(sweep_rows(jobs, key)) == 3
     finally:
         jobs.close()
+
+# --- the resume rule of the local sweep (fedcore.sweep.rows.rows_to_resume), on Ray -------------
+def test_an_empty_out_file_starts_a_ray_sweep_afresh(local_ray, tmp_path):
+    out = tmp_path / "f.json"
+    out.write_text("")
+    sweep = RaySweep(_small_points(reference=False)[:1], out=out, batched=False)
+    assert [kind for kind, _ in sweep.run()] == ["started", "row"] and sweep.skipped == 0
+    assert len(read_frontier(out)) == 1
+
+
+def test_an_out_file_that_is_not_a_frontier_is_refused_on_ray_too(tmp_path):
+    out = tmp_path / "notes.json"
+    out.write_text("my notes\n")
+    with pytest.raises(FedcoreError, match="not a frontier file"):
+        next(RaySweep(_small_points(reference=False), out=out).run())
+    code, stdout, stderr = _cli(SWEEP + ["--out", str(out), "--ray"])
+    assert code == 2 and "not a frontier file" in stderr and len(stderr.strip().splitlines()) == 1
+    assert "ray:" not in stdout and out.read_text() == "my notes\n"

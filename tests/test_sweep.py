@@ -232,3 +232,36 @@ def test_findings_name_violations_before_refuted_claims():
     got = findings(rows)
     assert [(f["kind"], f["epsilon"], f["audited"], f["bound"]) for f in got] == [
         ("violation", 10.0, 4.0, 3.0), ("claim", 3.0, 2.0, 1.0)]
+
+
+# --- one resume rule for every backend (fedcore.sweep.rows.rows_to_resume) ---------------------
+ONE_POINT = ["sweep", "--preset", "demo", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1",
+             "--no-reference", *TINY]
+
+
+def test_an_empty_out_file_starts_the_sweep_afresh(tmp_path, capsys):
+    out = tmp_path / "f.json"
+    out.write_text("")
+    assert main([*ONE_POINT, "--out", str(out)]) == 0
+    assert len(read_frontier(out)) == 1 and "skipped" not in capsys.readouterr().out
+
+
+def test_a_frontier_out_file_is_resumed_training_only_the_new_points(tmp_path, capsys):
+    out = tmp_path / "f.json"
+    assert main([*ONE_POINT, "--out", str(out)]) == 0
+    first = read_frontier(out)
+    capsys.readouterr()
+    assert main([*ONE_POINT[:6], "1,10", *ONE_POINT[7:], "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert "skipped 1 point(s) already in" in stdout and "[2/2]" in stdout and "[1/2]" not in stdout
+    rows = read_frontier(out)
+    assert rows[0] == first[0] and [r["epsilon"] for r in rows] == [1.0, 10.0]
+
+
+def test_an_out_file_that_is_not_a_frontier_is_refused_and_kept(tmp_path, capsys):
+    out = tmp_path / "notes.json"
+    out.write_text("my notes\n")
+    assert main([*ONE_POINT, "--out", str(out)]) == 2
+    stdout, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1 and "not a frontier file" in err and "--out" in err
+    assert not stdout and out.read_text() == "my notes\n"

@@ -51,7 +51,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
 
 def cmd_sweep(args) -> int:
     from .audit import check_trials
-    from .rows import summary_table, write_frontier
+    from .rows import rows_to_resume, summary_table, write_frontier
     from .runner import run_groups
     from .spec import SweepSpec
 
@@ -64,6 +64,7 @@ def cmd_sweep(args) -> int:
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
+    kept = {r.get("config_hash"): r for r in rows_to_resume(args.out)}  # refused here, before any training
     total = spec.count()
     refs = " + no privacy, clip only" if spec.reference else ""
     print(f"sweep: {total} runs ({', '.join(spec.methods)}; {spec.match} ε "
@@ -73,11 +74,23 @@ def cmd_sweep(args) -> int:
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
         return sweep_on_ray(args, spec, spec.points())
-    rows = []
-    for row in run_groups(spec.groups(), batched=not args.one_by_one, audit=audit):
+    rows: list[dict] = []
+
+    def to_train(groups):  # each group's points not in --out yet; the rows of those that are join `rows`
+        for group in groups:
+            rows.extend(kept.pop(h) for h in [p.config.config_hash() for p in group] if h in kept)
+            yield [p for p in group if p.config.config_hash() not in done]
+
+    done = set(kept)
+    for row in run_groups(to_train(spec.groups()), batched=not args.one_by_one, audit=audit):
         rows.append(row)
         print(point_line(len(rows), total, row), flush=True)
-        write_frontier(args.out, rows)
+        write_frontier(args.out, rows + list(kept.values()))  # not yet reached: kept until the end
+    skipped = len(done) - len(kept)
+    if skipped or kept:
+        print(f"skipped {skipped} point(s) already in {args.out}"
+              + (f"; dropped {len(kept)} row(s) of other configs" if kept else ""))
+    write_frontier(args.out, rows)
     print()
     print(summary_table(rows))
     print(f"\nwrote {len(rows)} rows to {args.out}")

@@ -108,6 +108,26 @@ def read_frontier(path: Union[str, Path]) -> list[dict]:
     return rows
 
 
+def rows_to_resume(path: Union[str, Path]) -> list[dict]:
+    """The rows a sweep writing to ``path`` starts from, one rule for every backend (local, Ray,
+    the dashboard's jobs): no file or an empty one, none (start fresh); a frontier file, its rows
+    (the sweep resumes, training only the points not in it); anything else is refused in one line,
+    never overwritten."""
+    path = Path(path)
+    try:
+        if not path.read_text(encoding="utf-8").strip():
+            return []
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        pass  # unreadable or not text: read_frontier says so
+    try:
+        return read_frontier(path)
+    except FedcoreError as exc:
+        raise FedcoreError(f"{exc}; a sweep resumes only from a frontier file (or starts afresh on an empty "
+                           "one): move it away or pick another --out") from None
+
+
 def rows_csv(rows: Iterable[dict]) -> str:
     """The rows as CSV (∞ headline written as ``inf``); audited rows add :data:`AUDIT_KEYS`
     (and ``audit_error`` where an audit could not run)."""
