@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Optional, Sequence, Union
 
 from .cluster import check_address, cluster_resources, connect
 from .driver import Dispatcher
-from .tasks import row_of_run, sweep_batches, sweep_job, train_sweep_batch
+from .tasks import sweep_batches, sweep_job, train_sweep_batch
 
 DEFAULT_MAX_BATCH = 24  # fedcore.sweep.runner.MAX_BATCH (read at run time when present)
 
@@ -35,11 +35,23 @@ def _max_batch() -> int:
 
 
 def row_from_stored_run(point, store, run_id: str) -> Optional[dict]:
-    """The frontier row of ``point`` from a finished run in the store, or None when the stored
-    stream did not finish."""
-    from ..events import replay
+    """The frontier row of ``point`` from a finished run in the store (its last round and
+    end events), or None when the stored stream lacks them."""
+    from ..sweep.rows import make_row
 
-    return row_of_run(point, replay(store.read_events(run_id, 0, touch=False)))
+    events = store.read_events(run_id, 0, touch=False)
+    rounds = [e for e in events if e.get("type") == "round"]
+    end = events[-1] if events and events[-1].get("type") == "end" else None
+    start = next((e for e in events if e.get("type") == "start"), {})
+    if not rounds or end is None or end.get("status") != "finished":
+        return None
+    last = rounds[-1]
+    headline = last.get("epsilon_headline_run")
+    threat = last.get("threat_model") or start.get("threat_model") or \
+        ("none" if point.config.privacy.mechanism == "none" else "")
+    return make_row(point.method, point.epsilon, point.seed, end.get("final_accuracy"),
+                    None if headline is None else float(headline), threat, end.get("elapsed") or 0.0,
+                    config_hash=point.config.config_hash(), rounds=point.config.rounds)
 
 
 class RaySweep:
@@ -146,14 +158,13 @@ class RaySweep:
         """A point trained alone: its event stream as a finished run in the store."""
         if point is None:
             return
-        from ..events import event_from_dict
         from ..runner.labels import run_label
 
         cfg = point.config
         run = self.store.create_run(cfg.to_dict(), cfg.config_hash(), label=run_label(cfg), owner=None,
                                     background=True, source="ray sweep")
         for event in events:
-            self.store.append_event(run["id"], event_from_dict(event))
+            self.store.append_event(run["id"], event)
 
     def cancel(self) -> None:
         """Stop: cancel the tasks still queued or running; rows already written stay."""
