@@ -273,6 +273,7 @@ def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
     finally:
         jobs.close()
 
+
 # --- the resume rule of the local sweep (fedcore.sweep.rows.rows_to_resume), on Ray -------------
 def test_an_empty_out_file_starts_a_ray_sweep_afresh(local_ray, tmp_path):
     out = tmp_path / "f.json"
