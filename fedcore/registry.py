@@ -25,12 +25,14 @@ from typing import Any, Callable, Optional
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered item: its name, the object, a one-line summary and its paper."""
+    """One registered item: its name, the object, a one-line summary, its paper, and facts
+    known without building it (a dataset's size and shape; None where a kind has none)."""
 
     name: str
     obj: Any
     summary: str
     paper: str = ""
+    facts: Any = None
 
 
 class Registry:
@@ -45,13 +47,13 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._modules = {name: module for module, names in (modules or {}).items() for name in names}
 
-    def register(self, name: str, *, summary: str, paper: str = "") -> Callable[[Any], Any]:
+    def register(self, name: str, *, summary: str, paper: str = "", facts: Any = None) -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged."""
 
         def decorate(obj: Any) -> Any:
             if name in self._entries:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
-            self._entries[name] = Entry(name, obj, summary, paper)
+            self._entries[name] = Entry(name, obj, summary, paper, facts)
             return obj
 
         return decorate

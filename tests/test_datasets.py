@@ -105,6 +105,25 @@ def test_every_dataset_has_a_summary_and_a_paper():
     assert all(e.summary and e.paper for e in DATASETS.entries())
 
 
+def test_every_dataset_declares_its_facts_where_it_registers_them(tmp_path):
+    """Size, shape and classes come from the dataset's own registration (no table elsewhere),
+    read without torch; the digits loader gives exactly its declared figures."""
+    import subprocess
+    import sys
+
+    from fedcore.data import dataset_facts
+
+    assert all(e.facts is not None for e in DATASETS.entries())
+    ds, facts = load_dataset("digits", root=tmp_path), dataset_facts("digits")
+    assert (len(ds.y_train), ds.input_shape, ds.num_classes) == \
+        (facts.train_size, facts.input_shape, facts.num_classes)
+    assert dataset_facts("imagenet") is None
+    code = ("import sys; from fedcore.data import DATASETS, dataset_facts; "
+            "[dataset_facts(n) for n in DATASETS.names()]; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_data_root_comes_from_fedcore_data_else_the_user_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "mine"))
     assert data_root() == tmp_path / "mine"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fedcore.errors import FedcoreError
+from fedcore.events import replay
 from fedcore.resolve import preset_config
 from fedcore.runner import Jobs, RunStore
 from fedcore.runner import worker as worker_mod
@@ -65,14 +66,33 @@ def test_limits_come_from_a_toml_file_and_environment_variables(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"FEDCORE_MAX_ROUNDS": "many"}, "max_rounds must be a number"),
-    ({"FEDCORE_MAX_ROUNDS": "-3"}, "must be >= 0"),
+    ({"FEDCORE_MAX_ROUNDS": "many"}, "host setting max_rounds: got 'many'; must be an integer >= 0"),
+    ({"FEDCORE_MAX_ROUNDS": "-3"}, "max_rounds: got -3; must be an integer >= 0"),
+    ({"FEDCORE_MAX_ROUNDS": "2.5"}, "max_rounds: got 2.5; must be an integer"),
+    ({"FEDCORE_MAX_RUN_SECONDS": "inf"}, "max_run_seconds: got inf; must be a number >= 0"),
     ({"FEDCORE_VISIBILITY": "everyone"}, "visibility"),
     ({"FEDCORE_LIMITS": "/nonexistent/host.toml"}, "cannot read the limits file"),
 ])
 def test_a_bad_host_setting_is_one_clear_line(env, message):
     with pytest.raises(FedcoreError, match=message):
         HostLimits.from_env(env)
+
+
+def test_each_host_setting_is_declared_once_and_the_readme_gives_its_default():
+    """HostLimits' fields carry the constraint, the dashboard default and what they bound; the
+    README's Hosting table shows the same default (words where a number would mislead)."""
+    import dataclasses
+    import re
+
+    from fedcore.constraints import constraint_of, help_of
+    from fedcore.runner.limits import parse_setting
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for f in dataclasses.fields(HostLimits):
+        assert constraint_of(HostLimits, f.name) is not None and help_of(HostLimits, f.name), f.name
+        (default,) = re.findall(rf"^\| `FEDCORE_{f.name.upper()}` \| ([^|]+) \|", readme, re.M)
+        if default.strip() not in ("CPU count", "all", "(none)"):
+            assert parse_setting(f.name, default.strip()) == getattr(SHARED_DEFAULTS, f.name), f.name
 
 
 def test_an_unknown_setting_in_the_file_is_named(tmp_path):
@@ -229,7 +249,7 @@ def test_a_failed_run_keeps_its_traceback_out_of_the_record_and_the_download(tmp
     record = store.get_run(run_id)
     assert record["status"] == "failed" and "traceback" not in record
     doc = json.loads(export_json({**record, "traceback": "Traceback (most recent call last): /srv/x.py"},
-                                 store.read_events(run_id, touch=False)))
+                                 replay(store.read_events(run_id, touch=False))))
     assert "traceback" not in doc["run"] and "owner" not in doc["run"]
     assert "Traceback" in capfd.readouterr().err  # the host's log has it
 

@@ -56,7 +56,8 @@ def check_args(args, cfg) -> tuple[str, int, int]:
     """Bounds on every number of ``args`` and the options the audit of ``cfg`` will use, checked
     before any data is loaded; ``(kind, trials, canaries)`` with the defaults filled in.
     Raises :class:`ConfigError` naming the option."""
-    from ..runner.limits import DATASET_FACTS, model_parameters
+    from ..data import dataset_facts
+    from ..runner.limits import model_parameters
     from .distinguish import MAX_ELEMENTS, PROBES
     from .run import threat_model_of
 
@@ -81,8 +82,8 @@ def check_args(args, cfg) -> tuple[str, int, int]:
                                            "with --kind")
     trials = DEFAULT_TRIALS if args.trials is None else args.trials
     canaries = DEFAULT_CANARIES if args.canaries is None else args.canaries
-    facts = DATASET_FACTS.get(cfg.dataset)
-    params = args.dim or (model_parameters(cfg.model, facts[1], facts[2]) if facts else None)
+    facts = dataset_facts(cfg.dataset)
+    params = args.dim or (model_parameters(cfg.model, facts.input_shape, facts.num_classes) if facts else None)
     if params and kind == "distinguishing" and 2 * trials * params > MAX_ELEMENTS:
         raise ConfigError("--trials", trials, f"x {params:,} parameters is more than one audit draws "
                           f"({MAX_ELEMENTS:.0e} numbers); lower --trials or audit a smaller report with --dim")

@@ -17,14 +17,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .base import Dataset
+from .base import Dataset, DatasetFacts
 from .registry import DATASETS
 from .root import data_root, downloads_allowed
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["DATASETS", "Dataset", "data_root", "load_dataset"]
+__all__ = ["DATASETS", "Dataset", "DatasetFacts", "data_root", "dataset_facts", "load_dataset"]
+
+
+def dataset_facts(name: str) -> DatasetFacts | None:
+    """Size, shape, classes and offline files of a registered dataset, without loading it (its
+    module is imported, not torch); None for an unknown name.
+
+    >>> dataset_facts("digits")
+    DatasetFacts(train_size=1437, input_shape=(1, 8, 8), num_classes=10, files=())
+    """
+    return DATASETS.entry(name).facts if name in DATASETS else None
 
 _LOADED: dict[tuple[str, str, str], Dataset] = {}
 _LOCK = threading.RLock()

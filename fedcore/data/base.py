@@ -9,6 +9,18 @@ if TYPE_CHECKING:
     import torch
 
 
+@dataclass(frozen=True)
+class DatasetFacts:
+    """A dataset as known without loading it (declared by ``DATASETS.register(..., facts=...)``):
+    training examples, one example's shape, classes, and the files under the data root any one of
+    which lets it load offline (none: bundled)."""
+
+    train_size: int
+    input_shape: tuple[int, ...]
+    num_classes: int
+    files: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Dataset:
     """A classification dataset held as tensors, already normalised for training.

@@ -12,13 +12,14 @@ import pickle
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 CACHE_DIR = "fedcore_cache"
 
-Tensors = dict[str, torch.Tensor]
+Tensors = dict[str, "torch.Tensor"]
 
 
 def cached_tensors(root: Path, key: str, build: Callable[[], Tensors], *, warn: bool = True) -> Tensors:
@@ -28,6 +29,8 @@ def cached_tensors(root: Path, key: str, build: Callable[[], Tensors], *, warn: 
     processes never read half a file; if the root is read-only the result is simply not
     cached (with a warning unless ``warn`` is false).
     """
+    import torch
+
     path = Path(root) / CACHE_DIR / f"{key}.pt"
     if path.is_file():
         try:

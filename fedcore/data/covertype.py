@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from .base import Dataset
+from .base import Dataset, DatasetFacts
 from .cache import Tensors, cached_tensors
 from .registry import DATASETS
 from .root import fetching
@@ -16,10 +15,13 @@ TEST_SIZE = 30_000
 """Test rows; datasets with fewer than 150000 rows (test copies) hold out 20% instead."""
 EXPECTED = ("covertype/samples_py3, covertype/targets_py3 (joblib dumps written by "
             "sklearn.datasets.fetch_covtype(data_home=<root>))")
+FACTS = DatasetFacts(train_size=551_012, input_shape=(54,), num_classes=7,
+                     files=("covertype/samples_py3", "fedcore_cache/covertype-v1.pt"))
 
 
 def _standardised_split(x: np.ndarray, y: np.ndarray) -> Tensors:
     """Stratified seeded split, then standardise with the training mean and std."""
+    import torch
     from sklearn.model_selection import train_test_split
 
     test_size = min(TEST_SIZE, max(1, round(0.2 * len(y))))
@@ -39,6 +41,7 @@ def _standardised_split(x: np.ndarray, y: np.ndarray) -> Tensors:
     "covertype",
     summary="UCI forest Covertype, 54 tabular features, 7 classes, 551012/30000 rows (scikit-learn).",
     paper="PLDP-FL (seed 000)",
+    facts=FACTS,
 )
 def load_covertype(root: Path, download: bool = True) -> Dataset:
     """Covertype (Blackard & Dean 1999) via :func:`sklearn.datasets.fetch_covtype`.
@@ -60,4 +63,4 @@ def load_covertype(root: Path, download: bool = True) -> Dataset:
 
     raw = cached_tensors(root, "covertype-v1", decode)
     return Dataset("covertype", raw["x_train"], raw["y_train"], raw["x_test"], raw["y_test"],
-                   num_classes=7, input_shape=(54,))
+                   num_classes=FACTS.num_classes, input_shape=FACTS.input_shape)

@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from .base import Dataset
+from .base import Dataset, DatasetFacts
 from .cache import Tensors, cached_tensors
 from .registry import DATASETS
 from .root import data_root
@@ -14,12 +13,14 @@ from .root import data_root
 SPLIT_SEED = 0
 """Fixed seed of the stratified 80/20 split, so every run sees the same test set."""
 CACHE_KEY = "digits-split-v1"
+FACTS = DatasetFacts(train_size=1437, input_shape=(1, 8, 8), num_classes=10)
 
 
 @DATASETS.register(
     "digits",
     summary="8x8 handwritten digits (1797 images, 10 classes), bundled with scikit-learn; works offline.",
     paper="PLDP-FL (seed 000)",
+    facts=FACTS,
 )
 def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
     """Load the UCI optical digits bundled with scikit-learn (no files, no network).
@@ -38,12 +39,13 @@ def load_digits(root: Path | None = None, download: bool = False) -> Dataset:
     """
     t = cached_tensors(root if root is not None else data_root(), CACHE_KEY, _split, warn=False)
     return Dataset("digits", t["x_train"], t["y_train"], t["x_test"], t["y_test"],
-                   num_classes=10, input_shape=(1, 8, 8))
+                   num_classes=FACTS.num_classes, input_shape=FACTS.input_shape)
 
 
 def _split() -> Tensors:
     """The stratified 80/20 split of scikit-learn's digits, pixels scaled to [0, 1]."""
     from sklearn.datasets import load_digits as sklearn_digits
+    import torch
     from sklearn.model_selection import train_test_split
 
     images, labels = sklearn_digits(return_X_y=True)

@@ -13,15 +13,24 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-
-from .base import Dataset
+from .base import Dataset, DatasetFacts
 from .cache import Tensors, cached_tensors
 from .registry import DATASETS
 from .root import fetching
 
+if TYPE_CHECKING:
+    import torch
+
 CACHE_VERSION = "v1"
+MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, files=(
+    "MNIST/raw/train-images-idx3-ubyte", "MNIST/raw/train-images-idx3-ubyte.gz", "fedcore_cache/mnist-v1.pt"))
+FASHION_MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, files=(
+    "FashionMNIST/raw/train-images-idx3-ubyte", "FashionMNIST/raw/train-images-idx3-ubyte.gz",
+    "fedcore_cache/fashion_mnist-v1.pt"))
+CIFAR10 = DatasetFacts(train_size=50_000, input_shape=(3, 32, 32), num_classes=10, files=(
+    "cifar-10-batches-py/data_batch_1", "cifar-10-python.tar.gz", "fedcore_cache/cifar10-v1.pt"))
 
 
 def _extract_verified(archive: Path, md5: str, target: Path, to: Path) -> None:
@@ -32,11 +41,13 @@ def _extract_verified(archive: Path, md5: str, target: Path, to: Path) -> None:
         extract_archive(str(archive), str(to))
 
 
-def _normalised(name: str, raw: Tensors, mean, std) -> Dataset:
+def _normalised(name: str, facts: DatasetFacts, raw: Tensors, mean, std) -> Dataset:
     """Scale ``uint8 [n, c, h, w]`` images to [0, 1], then ``(x - mean) / std`` per channel.
 
     Computed as ``(x - 255 mean) / (255 std)`` in place: one float32 allocation.
     """
+    import torch
+
     mean = 255.0 * torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1)
     std = 255.0 * torch.tensor(std, dtype=torch.float32).view(-1, 1, 1)
 
@@ -45,7 +56,7 @@ def _normalised(name: str, raw: Tensors, mean, std) -> Dataset:
 
     return Dataset(name, scale(raw["x_train"]), raw["y_train"].long(),
                    scale(raw["x_test"]), raw["y_test"].long(),
-                   num_classes=10, input_shape=tuple(raw["x_train"].shape[1:]))
+                   num_classes=facts.num_classes, input_shape=facts.input_shape)
 
 
 def _idx_images(name: str, class_name: str, root: Path, download: bool) -> Tensors:
@@ -74,19 +85,21 @@ def _idx_images(name: str, class_name: str, root: Path, download: bool) -> Tenso
     "mnist",
     summary="MNIST handwritten digits, 60000/10000 images 1x28x28, 10 classes (torchvision).",
     paper="PLDP-FL (seed 000), LDP-FL (seed 001), HW-DPFL (seed 002), KDP-FL (seed 003), ULDP-FED (seed 004)",
+    facts=MNIST,
 )
 def load_mnist(root: Path, download: bool = True) -> Dataset:
     """MNIST (LeCun et al. 1998), normalised with mean 0.1307, std 0.3081.
 
     Files: ``<root>/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     """
-    return _normalised("mnist", _idx_images("mnist", "MNIST", root, download), (0.1307,), (0.3081,))
+    return _normalised("mnist", MNIST, _idx_images("mnist", "MNIST", root, download), (0.1307,), (0.3081,))
 
 
 @DATASETS.register(
     "fashion_mnist",
     summary="Fashion-MNIST clothing images, 60000/10000 images 1x28x28, 10 classes (torchvision).",
     paper="PLDP-FL (seed 000), LDP-FL (seed 001), KDP-FL (seed 003)",
+    facts=FASHION_MNIST,
 )
 def load_fashion_mnist(root: Path, download: bool = True) -> Dataset:
     """Fashion-MNIST (Xiao et al. 2017), normalised with mean 0.2860, std 0.3530.
@@ -94,7 +107,7 @@ def load_fashion_mnist(root: Path, download: bool = True) -> Dataset:
     Files: ``<root>/FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     """
     raw = _idx_images("fashion_mnist", "FashionMNIST", root, download)
-    return _normalised("fashion_mnist", raw, (0.2860,), (0.3530,))
+    return _normalised("fashion_mnist", FASHION_MNIST, raw, (0.2860,), (0.3530,))
 
 
 @lru_cache(maxsize=None)
@@ -125,6 +138,7 @@ CIFAR10_STD = (0.2470, 0.2435, 0.2616)
     "cifar10",
     summary="CIFAR-10 colour images, 50000/10000 images 3x32x32, 10 classes (torchvision).",
     paper="LDP-FL (seed 001), KDP-FL (seed 003), ULDP-FED (seed 004)",
+    facts=CIFAR10,
 )
 def load_cifar10(root: Path, download: bool = True, verify: bool = True) -> Dataset:
     """CIFAR-10 (Krizhevsky 2009), normalised per channel.
@@ -154,6 +168,8 @@ def load_cifar10(root: Path, download: bool = True, verify: bool = True) -> Data
     """
 
     def decode() -> Tensors:
+        import torch
+
         cls = _cifar10_reader(verify)
         files = [f for f, _ in cls.train_list + cls.test_list] + [cls.meta["filename"]]
         expected = f"{cls.base_folder}/" + ", ".join(files) + f" (or {cls.filename}, extracted there)"
@@ -170,4 +186,4 @@ def load_cifar10(root: Path, download: bool = True, verify: bool = True) -> Data
                 "x_test": images(test), "y_test": torch.tensor(test.targets)}
 
     raw = cached_tensors(root, f"cifar10-{CACHE_VERSION}", decode) if verify else decode()
-    return _normalised("cifar10", raw, CIFAR10_MEAN, CIFAR10_STD)
+    return _normalised("cifar10", CIFAR10, raw, CIFAR10_MEAN, CIFAR10_STD)

@@ -81,12 +81,12 @@ def rough_seconds(cfg) -> Optional[float]:
     """
     import math
 
-    from .limits import DATASET_FACTS
+    from ..data import dataset_facts
 
-    facts, flops = DATASET_FACTS.get(cfg.dataset), flops_table().get(f"{cfg.model}/{cfg.dataset}")
+    facts, flops = dataset_facts(cfg.dataset), flops_table().get(f"{cfg.model}/{cfg.dataset}")
     if facts is None or flops is None:
         return None
-    total = facts[0]
+    total = facts.train_size
     samples = min(cfg.train_size, total) if cfg.train_size else total
     clients = max(1, round(cfg.participation * cfg.num_clients))
     local = cfg.local
@@ -174,14 +174,14 @@ def estimate_presets() -> dict[str, float]:
 def write_table() -> dict:
     """Count every registered model on every registered dataset it accepts, estimate every
     preset, and write both to :data:`TABLE`."""
-    from ..catalog import MODELS
-    from .limits import DATASET_FACTS
+    from ..catalog import DATASETS, MODELS
 
     flops = {}
     for model in MODELS.names():
-        for dataset, (_, shape, classes) in DATASET_FACTS.items():
+        for entry in DATASETS.entries():
             try:
-                flops[f"{model}/{dataset}"] = count_train_flops(model, shape, classes)
+                flops[f"{model}/{entry.name}"] = count_train_flops(model, entry.facts.input_shape,
+                                                                   entry.facts.num_classes)
             except Exception:  # noqa: BLE001  (an image model on tabular data: not a pair)
                 continue
     _table.cache_clear()

@@ -40,7 +40,7 @@ from typing import Callable, Optional, Union
 
 from ..config import RunConfig
 from .labels import run_label
-from .limits import HostLimits, LimitError, check_submission
+from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
 from .queueing import estimate_starts, load_factor, seconds_per_round
 from .store import ACTIVE, TERMINAL, RunStore
@@ -110,7 +110,7 @@ class Jobs:
         self.store_dir = str(self.store.directory)
         self.limits = limits
         host = limits or HostLimits()
-        self.max_running = max_running or host.max_running or max(1, os.cpu_count() or 1)
+        self.max_running = max_running or host.max_running or CPUS
         self._priority = (host.worker_nice or 0, host.worker_threads or 0)
         self._mp = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()

@@ -8,9 +8,10 @@ A host (e.g. one server for a class) bounds each run and the queue with
 2. one environment variable per setting, ``FEDCORE_<NAME>`` (e.g.
    ``FEDCORE_MAX_ROUNDS=500``, ``FEDCORE_DATASETS=digits,mnist``), which win over the file.
 
-A value of ``0`` or ``none`` (or an empty list) means "no limit". Each setting's meaning and
-dashboard default (:data:`SHARED_DEFAULTS`) is written once, in the README's Hosting table
-(``tests/test_host.py`` checks it names every field); the CLI and scripts use no limits
+A value of ``0`` or ``none`` (or an empty list) means "no limit". Each setting is declared once,
+a field of :class:`HostLimits` (:func:`limit`: its dashboard default, constraint, what it bounds),
+and read by one function, :func:`parse_setting`; the README's Hosting table explains each
+(``tests/test_host.py`` checks it names every field). The CLI and scripts use no limits
 unless asked (``python -m fedcore run --limits host.toml``). ``max_running``,
 ``max_active`` and ``max_active_per_owner`` count jobs of every kind (runs, sweeps, audits).
 
@@ -26,38 +27,27 @@ fedcore.runner.limits.LimitError: rounds: got 1000; this server allows at most 5
 from __future__ import annotations
 
 import dataclasses
-import math
+import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from ..constraints import Choice, Interval, OptionalOf, check, constraint_of, setting, shorten
+from ..data import dataset_facts
 from ..errors import FedcoreError
 
 LIMITS_ENV = "FEDCORE_LIMITS"
 ENV_PREFIX = "FEDCORE_"
 VISIBILITIES = ("private", "public")
+NO_LIMIT = ("", "0", "none", "unlimited", "off")
+"""What a host writes for "no limit" (an empty list too)."""
 
-DATASET_FACTS: dict[str, tuple[int, tuple[int, ...], int]] = {
-    "digits": (1437, (1, 8, 8), 10),
-    "mnist": (60000, (1, 28, 28), 10),
-    "fashion_mnist": (60000, (1, 28, 28), 10),
-    "cifar10": (50000, (3, 32, 32), 10),
-    "covertype": (551012, (54,), 7),
-}
-"""Training-set size, input shape and classes of each registered dataset, so a limit can be
-checked without loading the data (the loaders' docstrings give the same figures)."""
 
-DATASET_FILES: dict[str, tuple[str, ...]] = {
-    "mnist": ("MNIST/raw/train-images-idx3-ubyte", "MNIST/raw/train-images-idx3-ubyte.gz",
-              "fedcore_cache/mnist-v1.pt"),
-    "fashion_mnist": ("FashionMNIST/raw/train-images-idx3-ubyte", "FashionMNIST/raw/train-images-idx3-ubyte.gz",
-                      "fedcore_cache/fashion_mnist-v1.pt"),
-    "cifar10": ("cifar-10-batches-py/data_batch_1", "cifar-10-python.tar.gz", "fedcore_cache/cifar10-v1.pt"),
-    "covertype": ("covertype/samples_py3", "fedcore_cache/covertype-v1.pt"),
-}
-"""Any one of these files under the data root means the dataset can load offline."""
+def env_name(setting_name: str) -> str:
+    """The environment variable of a host setting: ``max_rounds`` -> ``FEDCORE_MAX_ROUNDS``."""
+    return ENV_PREFIX + setting_name.upper()
 
 
 class LimitError(FedcoreError):
@@ -65,51 +55,83 @@ class LimitError(FedcoreError):
 
     def __init__(self, limit: str, message: str):
         self.limit = limit
-        super().__init__(f"{message} (host limit {limit}, {ENV_PREFIX}{limit.upper()})")
+        super().__init__(f"{message} (host limit {limit}, {env_name(limit)})")
 
 
 class HostUnavailable(FedcoreError):
     """The run needs something this host does not have (a GPU, a dataset's files offline)."""
 
 
+class NoLimitOr(OptionalOf):
+    """None (no limit) or a value ``inner`` accepts."""
+
+    def describe(self) -> str:
+        return self.inner.describe() + " (0 or none: no limit)"
+
+
+@dataclass(frozen=True)
+class Names:
+    """Names (datasets, models, e-mails): a TOML list, or comma separated in a variable."""
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, tuple) and all(isinstance(x, str) and x for x in v)
+
+    def describe(self) -> str:
+        return "must be names, comma separated"
+
+
+COUNT = NoLimitOr(Interval(int, 0, None))
+SECONDS = NoLimitOr(Interval(float, 0, None))
+CPUS = max(1, os.cpu_count() or 1)
+_SHARED, _BOUNDS = "shared", "bounds"
+
+
+def limit(shared: Any, constraint: Any, what: str, *, unlimited: Any = None, bounds: str = "") -> Any:
+    """A host setting, declared once: the dashboard's default ``shared``, its constraint, what it
+    bounds in words, ``unlimited`` (what the CLI has, and what 0 / none mean) and, for a bound
+    on one field of the run's config, that field's path (checked by :func:`check_limits`)."""
+    declared = setting(unlimited, constraint, what)
+    return field(default=unlimited, metadata={**declared.metadata, _SHARED: shared, _BOUNDS: bounds})
+
+
 @dataclass(frozen=True)
 class HostLimits:
-    """The host's settings; ``None`` means unlimited (see the module docstring)."""
+    """The host's settings, each declared once (:func:`limit`); ``None`` means unlimited. Each is
+    set by the variable :func:`env_name` gives it, or its key in a limits file (module doc)."""
 
-    max_running: Optional[int] = None
-    max_active: Optional[int] = None
-    max_active_per_owner: Optional[int] = None
-    max_sweep_runs: Optional[int] = None
-    max_rounds: Optional[int] = None
-    max_clients: Optional[int] = None
-    max_train_samples: Optional[int] = None
-    max_local_epochs: Optional[int] = None
-    max_local_steps: Optional[int] = None
-    max_model_params: Optional[int] = None
-    max_run_seconds: Optional[float] = None
-    datasets: Optional[tuple[str, ...]] = None
-    models: Optional[tuple[str, ...]] = None
-    owner_grace_s: Optional[float] = None
-    visibility: str = "private"
-    admins: tuple[str, ...] = ()
-    worker_nice: int = 0
-    worker_threads: Optional[int] = None
+    max_running: Optional[int] = limit(CPUS, COUNT, "jobs (runs, sweeps, audits) training at once")
+    max_active: Optional[int] = limit(40, COUNT, "queued + running jobs, all visitors together")
+    max_active_per_owner: Optional[int] = limit(3, COUNT, "queued + running jobs of one visitor")
+    max_sweep_runs: Optional[int] = limit(1000, COUNT, "runs of one frontier sweep")
+    max_rounds: Optional[int] = limit(2000, COUNT, "rounds of one run", bounds="rounds")
+    max_clients: Optional[int] = limit(1000, COUNT, "clients of one run", bounds="num_clients")
+    max_train_samples: Optional[int] = limit(60_000, COUNT, "training samples a run uses")
+    max_local_epochs: Optional[int] = limit(50, COUNT, "local epochs per round", bounds="local.epochs")
+    max_local_steps: Optional[int] = limit(5000, COUNT, "local steps per round", bounds="local.steps")
+    max_model_params: Optional[int] = limit(12_000_000, COUNT, "parameters of the model for its dataset")
+    max_run_seconds: Optional[float] = limit(1800.0, SECONDS, "wall-clock seconds a run may train")
+    datasets: Optional[tuple[str, ...]] = limit(None, NoLimitOr(Names()), "datasets offered (none set: all)")
+    models: Optional[tuple[str, ...]] = limit(None, NoLimitOr(Names()), "models offered (none set: all)")
+    owner_grace_s: Optional[float] = limit(120.0, SECONDS, "seconds a run outlives its owner's page")
+    visibility: str = limit("private", Choice(VISIBILITIES), "who may list every run", unlimited="private")
+    admins: tuple[str, ...] = limit((), Names(), "signed-in e-mails that may stop or delete any run",
+                                    unlimited=())
+    worker_nice: int = limit(10, Interval(int, 0, None), "nice increment of the workers", unlimited=0)
+    worker_threads: Optional[int] = limit(1, COUNT, "torch threads per worker")
 
     def __post_init__(self):
-        if self.visibility not in VISIBILITIES:
-            raise FedcoreError(f"host setting visibility: got {self.visibility!r}; must be one of: "
-                               + ", ".join(VISIBILITIES))
+        for f in dataclasses.fields(self):
+            check(f"host setting {f.name}", getattr(self, f.name), constraint_of(self, f.name))
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], base: Optional["HostLimits"] = None,
                      source: str = "host settings") -> "HostLimits":
         """``base`` with ``values`` (strings as in environment variables, or TOML values) applied."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        changes = {}
-        for key, raw in values.items():
-            if key not in fields:
-                raise FedcoreError(f"{source}: unknown host setting {key!r}; known: " + ", ".join(fields))
-            changes[key] = _parse(key, raw, source)
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = [key for key in values if key not in names]
+        if unknown:
+            raise FedcoreError(f"{source}: unknown host setting {unknown[0]!r}; known: " + ", ".join(names))
+        changes = {key: parse_setting(key, raw, source) for key, raw in values.items()}
         return dataclasses.replace(base or cls(), **changes)
 
     @classmethod
@@ -127,42 +149,40 @@ class HostLimits:
         elif path:
             limits = cls.from_mapping(read_toml(Path(path)), limits, source=path)
         names = [f.name for f in dataclasses.fields(cls)]
-        from_env = {n: env[ENV_PREFIX + n.upper()] for n in names if ENV_PREFIX + n.upper() in env}
+        from_env = {n: env[env_name(n)] for n in names if env_name(n) in env}
         return cls.from_mapping(from_env, limits, source="environment") if from_env else limits
 
-    def describe(self) -> list[tuple[str, str]]:
-        """``(setting, value)`` rows for a settings table (``unlimited`` for None)."""
-        rows = []
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, tuple):
-                value = ", ".join(value) if value else ("(none)" if f.name == "admins" else "(all)")
-            rows.append((f.name, "unlimited" if value is None else str(value)))
-        return rows
 
+def parse_setting(name: str, raw: Any, source: str = "host settings") -> Any:
+    """The value of host setting ``name`` from a variable's text or a TOML value, read by its
+    declared constraint (names: a list or comma separated; numbers: :data:`NO_LIMIT` words and 0
+    give the setting's unlimited value) and checked against it.
 
-def _parse(key: str, raw: Any, source: str) -> Any:
-    """One setting's value: ints, floats, comma lists, the visibility word; 0/none = unlimited."""
-    if key in ("datasets", "models", "admins"):
+    >>> parse_setting("max_rounds", "500"), parse_setting("max_rounds", "0"), parse_setting("datasets", "digits, mnist")
+    (500, None, ('digits', 'mnist'))
+    >>> parse_setting("max_rounds", "-3", "environment")
+    Traceback (most recent call last):
+    ...
+    fedcore.errors.ConfigError: environment: host setting max_rounds: got -3; must be an integer >= 0 (0 or none: no limit)
+    """
+    constraint = constraint_of(HostLimits, name)
+    unlimited = HostLimits.__dataclass_fields__[name].default
+    kind = getattr(constraint, "inner", constraint)
+    if isinstance(kind, Names):
         items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
-        items = tuple(str(i).strip() for i in items if str(i).strip())
-        return items if items or key == "admins" else None
-    if key == "visibility":
-        return str(raw).strip().lower()
-    text = str(raw).strip().lower()
-    if text in ("", "none", "unlimited", "off"):
-        return 0 if key == "worker_nice" else None
-    try:
-        value = float(text)
-    except ValueError:
-        raise FedcoreError(f"{source}: host setting {key} must be a number; got {raw!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise FedcoreError(f"{source}: host setting {key} must be >= 0; got {raw!r}")
-    if key in ("max_run_seconds", "owner_grace_s"):
-        return value or None
-    if value != int(value):
-        raise FedcoreError(f"{source}: host setting {key} must be a whole number; got {raw!r}")
-    return int(value) if (value or key == "worker_nice") else None
+        value = tuple(str(i).strip() for i in items if str(i).strip()) or unlimited
+    elif isinstance(kind, Interval):
+        text = str(raw).strip().lower()
+        try:
+            number = float(text)
+            value = int(number) if kind.type is int and number.is_integer() else number
+        except ValueError:
+            value = unlimited if text in NO_LIMIT else shorten(raw)
+        value = unlimited if value == 0 else value
+    else:
+        value = str(raw).strip().lower()
+    check(f"{source}: host setting {name}", value, constraint)
+    return value
 
 
 def read_toml(path: Path) -> dict:
@@ -178,11 +198,7 @@ def read_toml(path: Path) -> dict:
     return data.get("limits", data)
 
 
-SHARED_DEFAULTS = HostLimits(
-    max_running=max(1, os.cpu_count() or 1), max_active=40, max_active_per_owner=3, max_sweep_runs=1000,
-    max_rounds=2000, max_clients=1000, max_train_samples=60000, max_local_epochs=50, max_local_steps=5000,
-    max_model_params=12_000_000, max_run_seconds=1800.0, owner_grace_s=120.0, visibility="private",
-    worker_nice=10, worker_threads=1)
+SHARED_DEFAULTS = HostLimits(**{f.name: f.metadata[_SHARED] for f in dataclasses.fields(HostLimits)})
 """The dashboard's limits when the host sets nothing (the CLI has none)."""
 
 
@@ -199,24 +215,22 @@ def _at_most(field: str, value, limit: Optional[float], name: str, unit: str = "
 
 def check_limits(cfg, limits: HostLimits) -> None:
     """Raise :class:`LimitError` naming the first host limit ``cfg`` (a RunConfig) exceeds."""
-    if limits.datasets is not None and cfg.dataset not in limits.datasets:
-        raise LimitError("datasets", f"dataset: {cfg.dataset!r} is not offered on this server; "
-                                     "offered: " + ", ".join(limits.datasets))
-    if limits.models is not None and cfg.model not in limits.models:
-        raise LimitError("models", f"model: {cfg.model!r} is not offered on this server; "
-                                   "offered: " + ", ".join(limits.models))
-    _at_most("rounds", cfg.rounds, limits.max_rounds, "max_rounds")
-    _at_most("num_clients", cfg.num_clients, limits.max_clients, "max_clients")
-    _at_most("local.epochs", cfg.local.epochs, limits.max_local_epochs, "max_local_epochs")
-    _at_most("local.steps", cfg.local.steps, limits.max_local_steps, "max_local_steps")
-    facts = DATASET_FACTS.get(cfg.dataset)
+    for name, key in (("datasets", "dataset"), ("models", "model")):
+        offered, value = getattr(limits, name), getattr(cfg, key)
+        if offered is not None and value not in offered:
+            raise LimitError(name, f"{key}: {value!r} is not offered on this server; offered: " + ", ".join(offered))
+    for f in dataclasses.fields(limits):
+        if f.metadata[_BOUNDS]:
+            value = functools.reduce(getattr, f.metadata[_BOUNDS].split("."), cfg)
+            _at_most(f.metadata[_BOUNDS], value, getattr(limits, f.name), f.name)
+    facts = dataset_facts(cfg.dataset)
     if facts is not None:
-        total, shape, classes = facts
+        total = facts.train_size
         samples = min(cfg.train_size, total) if cfg.train_size else total
         _at_most("training samples" + ("" if cfg.train_size else f" (all of {cfg.dataset}; set train_size)"),
                  samples, limits.max_train_samples, "max_train_samples")
         if limits.max_model_params is not None:
-            params = model_parameters(cfg.model, shape, classes)
+            params = model_parameters(cfg.model, facts.input_shape, facts.num_classes)
             _at_most(f"model {cfg.model} on {cfg.dataset}: parameters", params, limits.max_model_params,
                      "max_model_params")
 
@@ -262,11 +276,10 @@ def dataset_available(name: str) -> bool:
     """Whether ``name`` can load here: bundled, downloadable, or its files are present."""
     from ..data.root import data_root, downloads_allowed
 
-    files = DATASET_FILES.get(name)
-    if files is None or downloads_allowed(None):
+    facts = dataset_facts(name)
+    if facts is None or not facts.files or downloads_allowed(None):
         return True
-    root = data_root()
-    return any((root / f).exists() for f in files)
+    return any((data_root() / f).exists() for f in facts.files)
 
 
 def offered_datasets(limits: HostLimits, names) -> list[str]:
