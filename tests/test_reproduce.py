@@ -217,6 +217,36 @@ def test_rows_add_to_a_stored_table_and_a_rerun_resumes_from_the_record(tmp_path
     assert main(args + ["--rows", "nope"]) == 2
 
 
+def test_a_tables_rows_and_seeds_train_in_lockstep_with_the_results_they_give_alone(tmp_path):
+    """7 rows x 2 seeds of one table (no noise, local DP with rules A/B/C: different mechanisms and
+    aggregators, one local training) train as one lockstep batch; each run gives what it gives alone."""
+    kw = dict(quick=True, tables=["digits_iid"], seeds=2, extra={"rounds": 2}, log=lambda _: None)
+    together = reproduce("pldp", out=tmp_path / "lockstep", **kw)["tables"][0]["rows"]
+    alone = reproduce("pldp", out=tmp_path / "alone", lockstep=False, **kw)["tables"][0]["rows"]
+    assert [r["key"] for r in together] == [r["key"] for r in alone]
+    for t, a in zip(together, alone):
+        assert t["lockstep"] == [14, 14] and a["lockstep"] == [1, 1]
+        assert t["finals"] == pytest.approx(a["finals"], abs=0.01), t["key"]
+        for ct, ca in zip(t["curves"], a["curves"]):
+            assert ct == pytest.approx(ca, abs=0.01)
+        assert t["epsilon_headline"] == pytest.approx(a["epsilon_headline"], rel=1e-6)
+        assert t["threat_model"] == a["threat_model"]
+        assert t["signals"].keys() == a["signals"].keys()
+        assert t["signals"] == pytest.approx(a["signals"], abs=0.05)
+
+
+def test_the_lockstep_key_lets_upload_noise_share_a_batch_but_not_a_different_local_training():
+    from fedcore.engine.lockstep import batch_key
+
+    uldp = [preset_config(f"uldp_mnist_{r}") for r in ("fedavg", "clip", "dp", "dsdp", "ddp_local")]
+    assert len({batch_key(c) for c in uldp}) == 1           # noise on the uploads only
+    kdp = {r: preset_config(f"kdp_fl_fmnist_noniid_{r}") for r in ("fedavg", "clip", "clip_paper_lr")}
+    assert batch_key(kdp["clip"]) != batch_key(kdp["fedavg"])          # per-sample clipping
+    assert batch_key(kdp["clip"]) != batch_key(kdp["clip_paper_lr"])   # another learning rate
+    other_clip = kdp["clip"].with_overrides({"privacy.mechanism_options": {"clip_norm": 2.0, "noise_multiplier": 0.0}})
+    assert batch_key(other_clip) != batch_key(kdp["clip"])
+
+
 def test_reproduce_writes_the_markdown_table_paper_vs_ours(tiny_run):
     md = (tiny_run / "pldp.md").read_text()
     assert "paper vs ours" in md and QUICK_LABEL in md

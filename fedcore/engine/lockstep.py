@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -39,9 +39,16 @@ from .setup import prepare
 
 
 def batch_key(cfg) -> tuple:
-    """Runs with the same key can train in one lockstep batch."""
+    """Runs with the same key can train in one lockstep batch: same data, model and local
+    training, where the mechanism's part of local training is
+    :meth:`~fedcore.mechanisms.base.Mechanism.local_training_for` (so a no-privacy row and the
+    upload-noising rows of one paper table share a batch)."""
+    from ..mechanisms import MECHANISMS
+
+    mech = MECHANISMS.get(cfg.privacy.mechanism)
+    options = mech.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options")
     return (cfg.dataset, cfg.model, cfg.train_size, cfg.device, json.dumps(cfg.to_dict()["local"], sort_keys=True),
-            cfg.privacy.mechanism, json.dumps(cfg.privacy.mechanism_options, sort_keys=True, default=str))
+            mech.local_training_for(options))
 
 
 @dataclass
@@ -55,6 +62,10 @@ class LockstepResult:
     threat_model: str
     params: dict
     caveat: str = ""
+    accuracy: list = field(default_factory=list)
+    """With ``curves``: the accuracy after every round (None where ``eval_every`` skips it)."""
+    signals: dict = field(default_factory=dict)
+    """With ``curves``: each method signal's mean over the rounds that reported it."""
 
 
 class _Run:
@@ -68,6 +79,14 @@ class _Run:
         self.global_flat = flatten(self.s.params)
         self.ledger = new_ledger(self.s)
         self.offset = 0  # first row of this run's training data in the shared tensor
+        self.accuracy: list = []
+        self.signals: dict = {}  # name -> (sum, count)
+
+    def note(self, signals: dict) -> None:
+        for name, value in signals.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total, count = self.signals.get(name, (0.0, 0))
+                self.signals[name] = (total + float(value), count + 1)
 
 
 def _shared_data(runs: list[_Run]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -116,11 +135,13 @@ def _per_run_noise(parts):
     return draw
 
 
-def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: False
-                 ) -> Optional[list[LockstepResult]]:
+def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: False, *,
+                 curves: bool = False) -> Optional[list[LockstepResult]]:
     """Train ``configs`` together; one :class:`LockstepResult` per config, in order
     (None if ``should_stop`` returned True before the end). All configs must share
-    :func:`batch_key`."""
+    :func:`batch_key`. ``curves``: also evaluate every ``eval_every`` rounds and keep the
+    accuracy curve and the method signals' means, as :func:`~fedcore.engine.loop.iter_run`'s
+    round events carry them (a reproduction's record needs them; a sweep point does not)."""
     keys = {batch_key(c) for c in configs}
     if len(keys) != 1:
         raise ValueError(f"run_lockstep needs runs of one batch_key; got {len(keys)} different ones")
@@ -137,11 +158,12 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
     for rnd in range(1, max(r.cfg.rounds for r in runs) + 1):
         if should_stop():
             return None
-        parts = []
+        parts, signals = [], {}
         for r in runs:
             if rnd > r.cfg.rounds:
                 continue
             selected, _events = choose_clients(r.s, rnd, r.rng)
+            signals[id(r)] = dict(r.s.aggregator.round_signals())
             if len(selected):
                 sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=r.s.device)
                 parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen,
@@ -161,12 +183,21 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
             for r, sel, _ in parts:
                 res = server_round(r.s, r.global_flat, r.ledger, flat[row:row + len(sel)], sel, rnd, r.gen)
                 r.global_flat = res.global_flat
+                signals[id(r)].update(res.signals)
                 row += len(sel)
         for i, r in enumerate(runs):
-            if rnd == r.cfg.rounds:
+            if rnd > r.cfg.rounds:
+                continue
+            r.note(signals[id(r)])
+            acc = loss = None
+            if rnd == r.cfg.rounds or (curves and rnd % r.cfg.eval_every == 0):
                 acc, loss = evaluate(model, r.s.params, r.s.x_test, r.s.y_test)
+            r.accuracy.append(acc)
+            if rnd == r.cfg.rounds:
                 per_client = r.ledger.headline()
                 results[i] = LockstepResult(acc, loss, float(per_client.max()) if len(per_client) else math.inf,
                                             per_client.tolist(), r.ledger.threat_model, r.s.params,
-                                            r.s.mechanism.caveat)
+                                            r.s.mechanism.caveat,
+                                            accuracy=r.accuracy if curves else [],
+                                            signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {})
     return results

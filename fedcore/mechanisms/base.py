@@ -123,6 +123,16 @@ class Mechanism(Configurable):
     poisson_batches: bool = False
 
     @classmethod
+    def local_training_for(cls, options) -> tuple:
+        """What of this mechanism changes the clients' local training under ``options`` (per-sample
+        clipping, per-step noise, batch sampling): runs that agree on it can train in one lockstep
+        batch (:func:`fedcore.engine.lockstep.batch_key`). ``()`` for a mechanism that only acts on
+        the uploads; by default every option of a per-sample mechanism counts."""
+        if not cls.traits_for(options).per_sample:
+            return ()
+        return (cls.__name__, repr(options))
+
+    @classmethod
     def traits_for(cls, options) -> "Traits":
         """What the compatibility rules need to know, under ``options`` (default: the class
         attributes ``shuffled``, ``upload_kind``, ``per_sample``)."""

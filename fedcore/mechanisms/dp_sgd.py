@@ -188,6 +188,12 @@ class DpSgdMechanism(Mechanism):
         self.drift = 2 * self.steps / (1 - self.momentum)   # L2 range of (w0 - w)/lr, in units of M
 
     @classmethod
+    def local_training_for(cls, options) -> tuple:
+        """The clip, where the noise goes and how batches are drawn; budgets and noise multipliers
+        may differ within a lockstep batch (the per-step noise is drawn per client)."""
+        return ("dp_sgd", options.clip_norm, options.placement, options.batching)
+
+    @classmethod
     def caveat_for(cls, options) -> str:
         if options.placement == "step" and options.batching == "shuffle":
             return ("assumes Poisson sampling: the record-level bound is for Poisson-sampled batches, and these "

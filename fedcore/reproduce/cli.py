@@ -29,6 +29,9 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--tables", help="comma-separated table keys to run (default: all, or the quick ones)")
     p.add_argument("--rows", help="comma-separated row keys to run in those tables (default: all; the "
                                   "others keep what the record holds)")
+    p.add_argument("--one-by-one", action="store_true",
+                   help="train each run alone (default: a table's rows x seeds that share a model, data and "
+                        "local training train together in lockstep, as a sweep's points do; same results)")
     p.add_argument("--no-resume", action="store_true",
                    help="retrain rows / seeds the record already holds for the same configuration")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -90,5 +93,6 @@ def cmd_reproduce(args) -> int:
         from ..distributed.cli import reproduce_on_ray
         return reproduce_on_ray(args, extra, tables)
     reproduce(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
-              log=lambda line: print(line, flush=True), rows=rows, resume=not args.no_resume)
+              log=lambda line: print(line, flush=True), rows=rows, resume=not args.no_resume,
+              lockstep=not args.one_by_one)
     return 0

@@ -67,6 +67,40 @@ SIGNALS = ("recall_rate", "similarity", "kalman_gain", "noise_multiplier", "empt
 """Per-round method signals whose run mean a reproduction record keeps (when present)."""
 
 
+def train_lockstep(configs: list, memo: dict, log: Callable[[str], None] = print, max_batch: int = 0) -> None:
+    """Train ``configs`` (not already in ``memo``) in lockstep batches of one
+    :func:`~fedcore.engine.lockstep.batch_key` and put each result in ``memo`` in :func:`train`'s
+    form (each run's ``seconds`` is its share of the batch's time). A batch that cannot be built
+    here (e.g. its dataset is unavailable) is left out: its runs train alone later and say why."""
+    from ..accounting import encode_epsilon
+    from ..engine.lockstep import batch_key, run_lockstep
+    from ..sweep.runner import MAX_BATCH
+
+    groups: dict = {}
+    for cfg in configs:
+        if cfg.config_hash() not in memo:
+            groups.setdefault(batch_key(cfg), []).append(cfg)
+    size = max_batch or MAX_BATCH
+    for group in groups.values():
+        for i in range(0, len(group), size):
+            chunk = group[i:i + size]
+            if len(chunk) == 1:
+                continue   # alone: train() runs it with its round events
+            t0 = time.perf_counter()
+            try:
+                results = run_lockstep(chunk, curves=True)
+            except FedcoreError as exc:
+                log(f"  (lockstep batch of {len(chunk)} left to train alone: {exc})")
+                continue
+            share, load = (time.perf_counter() - t0) / len(chunk), _load_average()
+            for cfg, res in zip(chunk, results):
+                memo[cfg.config_hash()] = {
+                    "rounds": list(range(1, cfg.rounds + 1)), "accuracy": res.accuracy, "final": res.final_accuracy,
+                    "seconds": share, "load_average": load, "threat_model": res.threat_model,
+                    "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk),
+                    "signals": {k: v for k, v in res.signals.items() if k in SIGNALS}}
+
+
 def _train(cfg) -> dict:
     from ..engine import iter_run
     from ..events import RoundEvent, RunFinished
@@ -136,8 +170,13 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
               log: Callable[[str], None] = print, memo: Optional[dict] = None,
               rows: Optional[list[str]] = None, stored: Optional[dict] = None,
-              on_row: Optional[Callable[[dict], None]] = None, command: Optional[str] = None) -> dict:
+              on_row: Optional[Callable[[dict], None]] = None, command: Optional[str] = None,
+              lockstep: bool = True) -> dict:
     """Train every row of ``table`` (or ``rows``) for every seed; the table's JSON record.
+
+    ``lockstep``: the rows x seeds that share a model, data and local training train together
+    first (:func:`train_lockstep`), as a sweep's points do; then each row reads its seeds from
+    ``memo``. Without it (or without a ``memo``) each run trains alone.
 
     ``stored``: this table's record from an earlier (interrupted) run: a row / seed it holds
     with the same configuration is reused, not retrained, and a row not asked for keeps its
@@ -156,6 +195,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
         record["status"] = f"skipped: invalid configuration: {public_message(exc)}"
         log(f"  {table.key}: skipped: invalid configuration: {exc}")
         return record
+    todo = []   # (entry, config, stored entry, seeds the record holds) of each row that trains
     for row in table.rows:
         entry = {"key": row.key, "label": row.label, "short": row.name, "preset": row.preset, "paper": row.paper,
                  "paper_gain": row.paper_gain, "paper_rounds": row.paper_rounds, "ran": row.key in configs}
@@ -165,12 +205,15 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                 and old.get("config") == {k: v for k, v in every[row.key].to_dict().items() if k != "seed"}):
             entry.update({k: v for k, v in old.items() if k not in ("label", "short", "preset", "paper",
                                                                       "paper_gain", "paper_rounds")})
-            continue
-        if row.key not in configs or record["status"] != "ran":
-            continue
-        cfg = configs[row.key]
-        entry["config"] = {k: v for k, v in cfg.to_dict().items() if k != "seed"}
-        done = _stored_runs(old, entry["config"])
+        elif row.key in configs:
+            entry["config"] = {k: v for k, v in configs[row.key].to_dict().items() if k != "seed"}
+            todo.append((entry, configs[row.key], old, _stored_runs(old, entry["config"])))
+    if lockstep and memo is not None:
+        train_lockstep([cfg.replace(seed=seed) for _, cfg, _, done in todo for seed in seeds if seed not in done],
+                       memo, log)
+    for entry, cfg, old, done in todo:
+        if record["status"] != "ran":
+            break
         runs = []
         if command:
             entry["command"] = command if any(seed not in done for seed in seeds) else \
@@ -178,7 +221,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
         for seed in seeds:
             if seed in done:
                 runs.append(done[seed])
-                log(f"  {table.key} / {row.key} / seed {seed}: accuracy {done[seed]['final']:.4f} (from the record)")
+                log(f"  {table.key} / {entry['key']} / seed {seed}: accuracy {done[seed]['final']:.4f} (from the record)")
                 continue
             try:
                 result = train(cfg.replace(seed=seed), memo)
@@ -189,14 +232,17 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                 log(f"  {table.key}: skipped: {exc}")
                 break
             runs.append(result)
-            log(f"  {table.key} / {row.key} / seed {seed}: accuracy {result['final']:.4f} "
-                f"({result['seconds']:.1f}s)")
+            together = f", {result['lockstep']} runs in lockstep" if result.get("lockstep", 1) > 1 else ""
+            log(f"  {table.key} / {entry['key']} / seed {seed}: accuracy {result['final']:.4f} "
+                f"({result['seconds']:.1f}s{together})")
         if runs:
             curves = [r["accuracy"] for r in runs]
             entry.update({"seeds": seeds[:len(runs)], "finals": [r["final"] for r in runs],
                           "rounds": runs[0]["rounds"], "curves": curves,
                           "seconds": sum(r["seconds"] for r in runs),
                           "seconds_per_seed": [r["seconds"] for r in runs],
+                          # runs trained together in each seed's lockstep batch (its seconds are a share)
+                          "lockstep": [r.get("lockstep", 1) for r in runs],
                           "load_average": [r.get("load_average") for r in runs],
                           # headline epsilon of each seed (None = infinity), its threat model, and
                           # the seed-mean of the method signals
@@ -253,7 +299,7 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
               out: str | Path = DEFAULT_OUT, tables: Optional[list[str]] = None,
               extra: Optional[dict] = None, log: Callable[[str], None] = print,
               memo: Optional[dict] = None, rows: Optional[list[str]] = None,
-              resume: bool = True) -> dict:
+              resume: bool = True, lockstep: bool = True) -> dict:
     """Run ``paper_key``'s tables and write ``<out>/<paper>.json`` and ``.md``; returns the record.
 
     ``tables``: table keys to run (default: all, or those marked for ``quick``); ``rows``:
@@ -304,7 +350,8 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
             stored = {"rows": []}
         stamp = {"mode": label, "seeds": seed_list, "created": record["created"], "command": command}
         done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo, rows=rows,
-                         stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]), command=command)
+                         stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]), command=command,
+                         lockstep=lockstep)
         done.update(stamp)
         done_tables.append(done)
     record = write(done_tables)
