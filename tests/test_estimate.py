@@ -52,6 +52,24 @@ def test_measured_durations_come_from_the_records(tmp_path):
     rec["tables"][0]["mode"] = "quick (CPU, reduced)"                 # not the preset's own settings
     (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
     assert measured_preset_seconds(tmp_path) == {}
-    ((paper, cfg, seconds),) = measured_runs(tmp_path)
-    assert paper == "hw_dpfl" and seconds == 200.0 and cfg.privacy.mechanism == "hw_gaussian"
+    ((paper, cfg, seconds, alone),) = measured_runs(tmp_path)
+    assert paper == "hw_dpfl" and seconds == 200.0 and alone is None and cfg.privacy.mechanism == "hw_gaussian"
     assert rough_seconds(cfg) > 0
+    rec["tables"][0]["mode"] = "full (paper settings)"                # loads recorded: alone on 2 cores
+    rec["tables"][0]["rows"][0]["load_average"] = [1.0, 6.0, None]
+    (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
+    assert measured_runs(tmp_path)[0][3] == 100.0                      # median of 100 (alone) and 100 (300 / 3)
+    assert measured_preset_seconds(tmp_path) == {"hw_dpfl_mnist_noniid_clip": 100.0}
+
+
+def test_runs_trained_in_lockstep_are_not_timings_of_one_run(tmp_path):
+    import json
+
+    from fedcore.runner.estimate import measured_runs
+
+    config = {k: v for k, v in preset_config("hw_dpfl_mnist_noniid_clip").to_dict().items() if k != "seed"}
+    rec = {"paper": "hw_dpfl", "tables": [{"rows": [
+        {"finals": [0.9, 0.9], "seconds_per_seed": [40.0, 300.0], "lockstep": [6, 1], "config": config},
+        {"finals": [0.9], "seconds_per_seed": [40.0], "lockstep": [6], "config": config}]}]}
+    (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
+    assert [seconds for _, _, seconds, _ in measured_runs(tmp_path)] == [300.0]

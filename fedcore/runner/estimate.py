@@ -1,15 +1,17 @@
 """A rough duration of a run before it starts ("~2 min"), for the preset picker.
 
     seconds ~ rounds x (samples each round trains on) x (FLOPs of one sample's forward and
-              backward pass) / CPU_FLOPS  +  rounds x ROUND_OVERHEAD_S
+              backward pass) / the model's FLOP/s  +  overheads (steps, rounds, accounting,
+              evaluations, loading the data)
 
 The FLOPs per sample of every (model, dataset) pair come from ``torch.utils.flop_counter``
 (:func:`count_train_flops`). ``python -m fedcore.runner.estimate`` counts them and the
 estimate of every preset, and keeps both in ``train_flops.json`` beside this module, so that
 the dashboard labels 165 presets without importing torch or building 165 configs at start-up
-(tests recount some pairs and recompute every preset's estimate: a stale table fails them). The result is an order of
-magnitude for a 2-core CPU, not a promise: DP-SGD's per-sample gradients, the accountant and
-evaluation are folded into the two constants.
+(tests recount some pairs and recompute every preset's estimate: a stale table fails them).
+The constants are calibrated on the stored reproduction records: for every trained row,
+tests/test_estimate_records.py checks the estimate within 2x of the seconds it took alone on
+a 2-core CPU (its wall-clock scaled by its recorded load average, :func:`alone_seconds`).
 """
 from __future__ import annotations
 
@@ -18,25 +20,37 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-CPU_FLOPS = 8.0e10
+CPU_FLOPS = 1.2e11
 """Training FLOP/s on batched (vmapped) local steps: LDP-FL's full MNIST table (10 rounds of 100
-clients x 600 images through a 16 MFLOP CNN) took about 100 s per run on the idle 2-core CPU."""
+clients x 600 images through a 16 MFLOP CNN, evaluated every round) took about 95 s per run on
+the idle 2-core CPU."""
+MODEL_FLOPS = {"cnn_uldp": 1.2e10}
+"""Training FLOP/s of models far below :data:`CPU_FLOPS` under the vmap over clients: cnn_uldp's
+unpadded 5x5 convolutions with 10 and 20 channels (HW-DPFL's, KDP-FL's and ULDP-FED's tables,
+corrected for the load they ran under)."""
 STEP_S = 0.01
 """Seconds per local step of a round (the round's clients in one vmapped call): kernel and
 Python overhead, which dominates small models."""
-PER_SAMPLE_FACTOR = 2.5
+PER_SAMPLE_FACTOR = 1.3
 """Per-sample gradients (DP-SGD, HW-DPFL's per-step noise) cost this many times a batch gradient
-(measured: clip-only rows against no-privacy rows of the same table, 2.0-2.2x, small CNN)."""
+(HW-DPFL's and KDP-FL's clip-only rows against their no-privacy rows, corrected for load)."""
+ACCOUNT_S = 0.15
+"""Seconds to compose one client's Poisson-subsampled Gaussian (dp-accounting's RDP at every
+order), once per client that takes part (cached after): DP-SGD with noise, whose sample rate
+B / n differs between clients."""
 EVAL_SAMPLE_S = 1.0e-4
 """Seconds per test sample of an evaluation, besides its FLOPs (batching, metrics)."""
 LOAD_S = 3.0
 """Loading a dataset from its files (MNIST's gzip'd arrays)."""
 ROUND_OVERHEAD_S = 0.05
 """Seconds per round besides training: ledger, events (the demo's rounds)."""
-MECHANISM_ROUND_S = {"uldp_gaussian": 3.0}
+MECHANISM_ROUND_S = {"uldp_gaussian": 1.2}
 """Seconds per round a mechanism costs besides training, where measured: ULDP-FED's user-level
-Gaussian with its stored-update history, recall check and per-round accounting (a full-setting
-round took about 3.5 s on one core, of which its 6,000 images' training is about 0.2 s)."""
+Gaussian with its stored-update history, recall check and per-round accounting (its full-setting
+DP-FedAvg row: 300 rounds in 840 s, of which training 6,000 images a round is about 1.3 s)."""
+CORES = 2
+"""Cores of the CPU the estimates are for: a run that shared them with a 1-minute load average L
+got about CORES / L of them (:func:`alone_seconds`)."""
 TEST_SIZES = {"digits": 360, "mnist": 10_000, "fashion_mnist": 10_000, "cifar10": 10_000, "covertype": 30_000}
 PER_SAMPLE = {"dp_sgd", "hw_gaussian"}
 TABLE = Path(__file__).with_name("train_flops.json")
@@ -76,8 +90,10 @@ def preset_seconds() -> dict[str, float]:
 def rough_seconds(cfg) -> Optional[float]:
     """Order-of-magnitude seconds of ``cfg`` on one core of a 2-core CPU; None when unknown.
 
-    ``rounds x (samples trained x FLOPs x [per-sample factor] / CPU_FLOPS + steps x STEP_S + overhead)
-    + evaluations x test samples x (FLOPs / 3 / CPU_FLOPS + EVAL_SAMPLE_S) + LOAD_S``.
+    ``rounds x (samples trained x FLOPs x [per-sample factor] / rate + steps x STEP_S + overhead)
+    + evaluations x test samples x (FLOPs / 3 / rate + EVAL_SAMPLE_S) + LOAD_S``, with the
+    model's rate (:data:`MODEL_FLOPS`, else :data:`CPU_FLOPS`), plus DP-SGD's accounting of
+    each client that takes part (:data:`ACCOUNT_S`).
     """
     import math
 
@@ -95,20 +111,40 @@ def rough_seconds(cfg) -> Optional[float]:
     else:
         n = samples / cfg.num_clients
         steps, per_client = local.epochs * math.ceil(n / local.batch_size), local.epochs * n
-    factor = PER_SAMPLE_FACTOR if cfg.privacy.mechanism in PER_SAMPLE else 1.0
-    overhead = ROUND_OVERHEAD_S + MECHANISM_ROUND_S.get(cfg.privacy.mechanism, 0.0)
-    train = cfg.rounds * (clients * per_client * flops * factor / CPU_FLOPS + steps * STEP_S + overhead)
+    mechanism = cfg.privacy.mechanism
+    factor = PER_SAMPLE_FACTOR if mechanism in PER_SAMPLE else 1.0
+    overhead = ROUND_OVERHEAD_S + MECHANISM_ROUND_S.get(mechanism, 0.0)
+    rate = MODEL_FLOPS.get(cfg.model, CPU_FLOPS)
+    train = cfg.rounds * (clients * per_client * flops * factor / rate + steps * STEP_S + overhead)
+    if mechanism == "dp_sgd" and cfg.privacy.mechanism_options.get("noise_multiplier", -1) != 0:
+        train += ACCOUNT_S * cfg.num_clients * (1 - (1 - clients / cfg.num_clients) ** cfg.rounds)
     test = min(cfg.test_size, TEST_SIZES.get(cfg.dataset, 10_000)) if cfg.test_size else \
         TEST_SIZES.get(cfg.dataset, 10_000)
     evals = cfg.rounds // max(1, cfg.eval_every) + (1 if cfg.rounds % max(1, cfg.eval_every) else 0)
     load = 0.0 if cfg.dataset == "digits" else LOAD_S
-    return load + train + evals * test * (flops / 3 / CPU_FLOPS + EVAL_SAMPLE_S)
+    return load + train + evals * test * (flops / 3 / rate + EVAL_SAMPLE_S)
+
+
+def alone_seconds(seconds: float, load: float) -> float:
+    """The seconds a run that took ``seconds`` under a 1-minute load average ``load`` would have
+    taken alone on the :data:`CORES` cores (it got about ``CORES / load`` of them).
+
+    >>> alone_seconds(300.0, 6.0), alone_seconds(300.0, 1.0)
+    (100.0, 300.0)
+    """
+    return seconds / max(1.0, load / CORES)
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def _trained_rows(folder: Optional[Path] = None):
-    """``(record, table, row, seconds per seed)`` of every row of the stored reproduction records
-    that was trained (not reused from another table: more than a second per seed, the median
-    over its seeds)."""
+    """``(record, table, row, seconds, alone)`` of every row of the stored reproduction records
+    that was trained on its own (not reused from another table: more than a second per seed;
+    not in a lockstep batch with other runs, whose seconds are a share of the batch's): the
+    median over those seeds of the seconds they took, and of :func:`alone_seconds` over the
+    ones that recorded their load average (None when none did)."""
     from ..reproduce.results import results_dir
 
     for path in sorted((folder or results_dir()).glob("*.json")):
@@ -120,27 +156,32 @@ def _trained_rows(folder: Optional[Path] = None):
             for row in table.get("rows", []):
                 if not row.get("finals"):
                     continue
-                per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / len(row["finals"])]
-                seconds = sorted(per_seed)[len(per_seed) // 2]
-                if seconds > 1.0:
-                    yield record, table, row, seconds
+                n = len(row["finals"])
+                per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / n] * n
+                runs = [(t, la) for t, la, k in zip(per_seed, row.get("load_average") or [None] * n,
+                                                    row.get("lockstep") or [1] * n) if k == 1]
+                alone = [alone_seconds(t, la) for t, la in runs if la is not None]
+                if runs and _median([t for t, _ in runs]) > 1.0:
+                    yield record, table, row, _median([t for t, _ in runs]), _median(alone) if alone else None
 
 
-def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, float]]:
-    """``(paper, RunConfig, seconds per seed)`` of every trained row of the stored records."""
+def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, float, Optional[float]]]:
+    """``(paper, RunConfig, seconds per seed, alone on the CPU or None)`` of every trained row
+    of the stored records (:func:`_trained_rows`)."""
     from ..config import RunConfig
 
-    return [(record["paper"], RunConfig.from_dict(row["config"]), seconds)
-            for record, _table, row, seconds in _trained_rows(folder) if "config" in row]
+    return [(record["paper"], RunConfig.from_dict(row["config"]), seconds, alone)
+            for record, _table, row, seconds, alone in _trained_rows(folder) if "config" in row]
 
 
 def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
     """``{preset: seconds per seed}`` measured by the stored reproduction records at the
     preset's own settings (tables of mode ``full (paper settings)`` with no overrides; the
     median over seeds; rows reused from another table are left out), what the Papers page
-    shows before the FLOP model's estimate. Wall-clock on the machine that ran them, under
-    whatever load it had (each new run records its load average)."""
-    return {row["preset"]: seconds for record, table, row, seconds in _trained_rows(folder)
+    shows before the FLOP model's estimate: alone on the CPU where the run recorded its load
+    average (:func:`alone_seconds`), else the wall-clock it took."""
+    return {row["preset"]: seconds if alone is None else alone
+            for record, table, row, seconds, alone in _trained_rows(folder)
             if row.get("preset") and (table.get("mode") or record.get("mode")) == "full (paper settings)"}
 
 
