@@ -82,11 +82,6 @@ class Ledger:
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
         self.claims: dict[str, np.ndarray] = {}
 
-    @property
-    def gaussian_only(self) -> np.ndarray:
-        """Backward-compatible name of :attr:`rdp_valid`."""
-        return self.rdp_valid
-
     def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
                gaussian: Optional[GaussianRecord] = None,
                claims: Optional[dict[str, torch.Tensor]] = None,

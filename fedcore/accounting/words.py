@@ -30,8 +30,6 @@ PLAIN_THREAT_TEXT = {
               "data as a whole.",
     NO_PRIVACY: "No privacy: your updates leave your device exactly as they are.",
 }
-PLAIN_THREAT_NAMES = {"local": "private even from the server", "central": "private from everyone but the server",
-                      "record": "each example private", NO_PRIVACY: "no privacy"}
 
 
 def plain_threat_text(kind: str) -> str:

@@ -115,7 +115,6 @@ from .uldp_recall import SIMILARITIES, STORAGE_DTYPES, NoisyUpdateHistory, simil
 NOISE_MODES = ("auto", "accountant", "allocated", "paper_thm3", "fixed")
 READINGS = ("central", "local")
 RECALL_MODES = ("none",) + SIMILARITIES
-PAPER_TAU = {"sign": 0.25, "cosine": 0.006}   # best tau at eps = 10, MNIST (Fig. 5(d), 5(g))
 
 
 def auto_tau(similarity: str, d: int) -> float:

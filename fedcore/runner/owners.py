@@ -35,8 +35,6 @@ from typing import Iterable, Optional
 
 from ..errors import FedcoreError
 
-SCOPES = ("mine", "everyone")
-
 
 @dataclass(frozen=True)
 class Viewer:

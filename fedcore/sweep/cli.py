@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..errors import FedcoreError
-from .lines import format_epsilon, point_line  # noqa: F401  (re-exported)
+from .lines import point_line
 
 
 def add_sweep_parser(sub) -> argparse.ArgumentParser:

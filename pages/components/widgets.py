@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import math
 import typing
 from typing import Any, Callable, Optional
 
@@ -19,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
-from fedcore.accounting.words import PLAIN_THREAT_NAMES, epsilon_unit, people, plain_threat_text
+from fedcore.accounting.words import epsilon_unit, people, plain_threat_text
 from fedcore.catalog import AGGREGATORS, DATASETS, MECHANISMS, METHODS, MODELS, PARTITIONERS, PRESETS
 from fedcore.config import (OPTIMIZERS, SAMPLINGS, LocalConfig, PartitionConfig, PrivacyConfig, RunConfig,
                             type_hints)
@@ -517,10 +516,6 @@ def _set_client_epsilon(i: int, key: str) -> None:
     if i < len(values):
         values[i] = float(value)
         flat["privacy.epsilon"] = values
-
-
-def _valid_epsilon(value) -> bool:
-    return _is_number(value) and math.isfinite(value) and value > 0
 
 
 def _client_table(eps: list[float]) -> list[float]:
