@@ -48,7 +48,11 @@ def test_measured_durations_come_from_the_records(tmp_path):
          "config": {k: v for k, v in preset_config("hw_dpfl_mnist_noniid_clip").to_dict().items() if k != "seed"}},
         {"preset": "hw_dpfl_mnist_noniid", "finals": [0.9], "seconds": 0.01}]}]}   # reused: left out
     (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
+    assert measured_preset_seconds(tmp_path) == {}                    # no load recorded: no time alone
+    rec["tables"][0]["rows"][0]["load_average"] = [1.0, 1.5, 2.0]
+    (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
     assert measured_preset_seconds(tmp_path) == {"hw_dpfl_mnist_noniid_clip": 200.0}
+    rec["tables"][0]["rows"][0]["load_average"] = None
     rec["tables"][0]["mode"] = "quick (CPU, reduced)"                 # not the preset's own settings
     (tmp_path / "hw_dpfl.json").write_text(json.dumps(rec))
     assert measured_preset_seconds(tmp_path) == {}

@@ -177,12 +177,12 @@ def measured_runs(folder: Optional[Path] = None) -> list[tuple[str, object, floa
 def measured_preset_seconds(folder: Optional[Path] = None) -> dict[str, float]:
     """``{preset: seconds per seed}`` measured by the stored reproduction records at the
     preset's own settings (tables of mode ``full (paper settings)`` with no overrides; the
-    median over seeds; rows reused from another table are left out), what the Papers page
-    shows before the FLOP model's estimate: alone on the CPU where the run recorded its load
-    average (:func:`alone_seconds`), else the wall-clock it took."""
-    return {row["preset"]: seconds if alone is None else alone
-            for record, table, row, seconds, alone in _trained_rows(folder)
-            if row.get("preset") and (table.get("mode") or record.get("mode")) == "full (paper settings)"}
+    median over seeds trained on their own), what the Papers page shows before the estimate:
+    the seconds alone on the CPU (:func:`alone_seconds`), so only from runs that recorded their
+    load average (a wall-clock under an unknown load can be several times the run's own)."""
+    return {row["preset"]: alone for record, table, row, _seconds, alone in _trained_rows(folder)
+            if alone is not None and row.get("preset")
+            and (table.get("mode") or record.get("mode")) == "full (paper settings)"}
 
 
 def rough_label(seconds: Optional[float]) -> str:
