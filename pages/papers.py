@@ -7,7 +7,7 @@ the paper's numbers and presets. "Open in Playground" loads a preset there.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, routing, state
+from pages.components import charts, host, routing, state
 from pages.components.plain import plain, plain_text
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.resolve import preset_config
@@ -15,7 +15,7 @@ from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
 from fedcore.runner.estimate import measured_preset_seconds, preset_seconds, rough_label
-from fedcore.runner.limits import dataset_available
+from fedcore.runner.limits import offered_datasets
 
 routing.through_router()
 
@@ -52,14 +52,15 @@ def privacy_summary(paper_key: str, tables: list[dict]) -> None:
 
 
 def runs_here(preset: str) -> bool:
-    """Whether ``preset``'s dataset can load on this server (bundled, downloadable, or present)."""
-    return dataset_available(PRESETS.get(preset).get("dataset", "digits"))
+    """Whether this server offers ``preset``'s dataset and can load it (bundled, downloadable,
+    or its files present): what the Playground's dataset picker offers."""
+    return bool(offered_datasets(host.limits(), [PRESETS.get(preset).get("dataset", "digits")]))
 
 
 def preset_label(preset: str) -> str:
-    """``name · runs here · ~2 min`` or ``name · needs cifar10 (files not here)``."""
+    """``name · runs here · ~2 min`` or ``name · needs cifar10 (not on this server)``."""
     dataset = PRESETS.get(preset).get("dataset", "digits")
-    where = "runs here" if runs_here(preset) else f"needs {dataset} (files not here)"
+    where = "runs here" if runs_here(preset) else f"needs {dataset} (not on this server)"
     measured = measured_preset_seconds().get(preset)
     took = f"{rough_label(measured)} measured" if measured else rough_label(preset_seconds().get(preset))
     return f"{preset} · {where}" + (f" · {took}" if took else "")
@@ -94,8 +95,8 @@ st.caption("The five papers' headline results next to ours. Accuracies in %; our
            "seeds. Every row is a named preset: load it into the Playground to run or vary it.")
 
 here_only = st.toggle("Only what runs here", value=True, key="papers.here",
-                      help="Show only presets and experiments whose dataset this server can load "
-                           "(bundled, downloadable, or its files present).")
+                      help="Show only presets and experiments whose dataset this server offers and can "
+                           "load (bundled, downloadable, or its files present), as the Playground does.")
 tabs = st.tabs([p.title for p in PAPERS.values()])
 for tab, paper in zip(tabs, PAPERS.values()):
     with tab:
@@ -106,9 +107,11 @@ for tab, paper in zip(tabs, PAPERS.values()):
             st.info(f"Not reproduced yet. Run `python -m fedcore reproduce {paper.key} --quick` "
                     "(CPU, minutes) or without `--quick` (paper settings, GPU).")
         else:
-            verdicts = ", ".join(f"{t['title']}: {report.table_verdict(t)} ({report.table_seeds(t)} seed(s), "
-                                 f"{plain(t.get('mode') or record['mode'])})" for t in ran if t["status"] == "ran")
-            st.caption(f"{plain(record['device'])} · {plain(record['created'])} · verdicts: {verdicts or '–'}")
+            st.caption(f"Reproduced on {plain(record['device'])} · {plain(record['created'])}")
+            verdicts = [{"table": t["title"], "verdict": report.table_verdict(t), "seeds per row": report.table_seeds(t),
+                         "mode": plain_text(t.get("mode") or record["mode"])} for t in ran if t["status"] == "ran"]
+            if verdicts:
+                st.dataframe(pd.DataFrame(verdicts), hide_index=True, width="stretch")
 
         privacy_summary(paper.key, ran)
 
@@ -117,8 +120,9 @@ for tab, paper in zip(tabs, PAPERS.values()):
         titles = {r["preset"]: f"{t['title']} — {r['label']}" for t in ran + rest for r in t["rows"]}
         c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
         picked = c1.selectbox("Preset", presets, key=f"papers.{paper.key}.preset", format_func=preset_label,
-                              help="Every experiment of this paper is a named preset; the rough duration is "
-                                   "for a 2-core CPU.")
+                              help="Every experiment of this paper is a named preset. Its duration on a "
+                                   "2-core CPU: measured by the stored record at the preset's settings "
+                                   "(scaled to an unshared CPU by the load it ran under), else estimated.")
         if c2.button("Open in Playground", key=f"papers.{paper.key}.open", icon=":material/open_in_new:",
                      type="primary", width="stretch", disabled=picked is None):
             open_in_playground(picked)
