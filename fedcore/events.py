@@ -20,9 +20,10 @@ Labelled figures that a paper states (keys of ``epsilon_accountant`` starting wi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 SCHEMA_VERSION = 1
 
@@ -141,44 +142,86 @@ def event_from_dict(data: dict) -> Event:
     return cls(**kwargs)
 
 
-@dataclass
-class RunSummary:
-    """What a run's events add up to (:func:`summarize`): the threat model from the start, the
-    last round, the end (None while it runs) and the final accuracy."""
+@dataclass(frozen=True)
+class RunState:
+    """What a run's events add up to so far (:func:`fold`): its start, its rounds in order and
+    its end (None while it runs). The one reading of the stream's shape: the run store's
+    records, the dashboard's tables and live views, the sweeps and the Ray tasks read a run
+    through it, never through an event's dict keys."""
 
-    threat_model: str = ""
-    last_round: Optional[RoundEvent] = None
+    start: Optional[RunStarted] = None
+    rounds: tuple[RoundEvent, ...] = ()
     end: Optional[RunFinished] = None
-    caveat: str = ""
+
+    @property
+    def events(self) -> list[Event]:
+        """The events folded, in order."""
+        return [e for e in (self.start, *self.rounds, self.end) if e is not None]
+
+    @property
+    def last_round(self) -> Optional[RoundEvent]:
+        return self.rounds[-1] if self.rounds else None
+
+    @property
+    def threat_model(self) -> str:
+        return (self.last_round and self.last_round.threat_model) or (self.start and self.start.threat_model) or ""
+
+    @property
+    def caveat(self) -> str:
+        return self.start.caveat if self.start else ""
 
     @property
     def status(self) -> str:
-        return self.end.status if self.end is not None else ("running" if self.last_round else "starting")
+        """``queued`` (no event yet), ``running``, then the end's ``finished | stopped | failed``."""
+        return self.end.status if self.end else ("running" if self.start or self.rounds else "queued")
+
+    @property
+    def rounds_done(self) -> int:
+        return self.end.rounds_done if self.end else (self.last_round.round if self.rounds else 0)
 
     @property
     def final_accuracy(self) -> Optional[float]:
+        """The end's final accuracy, else the last one a round measured."""
         if self.end is not None and self.end.final_accuracy is not None:
             return self.end.final_accuracy
-        return self.last_round.accuracy if self.last_round is not None else None
+        return next((r.accuracy for r in reversed(self.rounds) if r.accuracy is not None), None)
+
+    def record(self) -> dict:
+        """The run record's fields this state settles. The run store applies the state of each
+        event it appends, ``fold(RunState(), event).record()``: a later event's overwrite an earlier's."""
+        fields: dict[str, Any] = {"status": self.status}
+        if self.start:
+            fields["device"] = self.start.device
+        if self.rounds or self.end:
+            fields["rounds_done"] = self.rounds_done
+        if self.final_accuracy is not None:
+            fields["final_accuracy"] = self.final_accuracy
+        if self.end:
+            fields.update(error=self.end.error, elapsed=self.end.elapsed)
+        return fields
 
 
-def summarize(events) -> RunSummary:
-    """One pure fold of a run's typed events (in order) into a :class:`RunSummary`; the one
-    place that reads the stream's shape, for the CLI, the sweep and the Ray tasks.
+def fold(state: RunState, event: Event) -> RunState:
+    """``state`` after ``event``, a new state (pure: ``state`` is unchanged).
 
-    >>> s = summarize([RunFinished("finished", 3, 1.5, 0.9)])
-    >>> s.status, s.final_accuracy
-    ('finished', 0.9)
+    >>> s = fold(RunState(), RunFinished("finished", 3, 1.5, 0.9))
+    >>> s.status, s.final_accuracy, RunState().status
+    ('finished', 0.9, 'queued')
     """
-    summary = RunSummary()
-    for event in events:
-        if isinstance(event, RunStarted):
-            summary.threat_model = getattr(event, "threat_model", "") or ""
-            summary.caveat = getattr(event, "caveat", "") or ""
-        elif isinstance(event, RoundEvent):
-            summary.last_round = event
-            summary.threat_model = getattr(event, "threat_model", "") or summary.threat_model
-        elif isinstance(event, RunFinished):
-            summary.end = event
-    return summary
+    if isinstance(event, RunStarted):
+        return dataclasses.replace(state, start=event)
+    if isinstance(event, RoundEvent):
+        return dataclasses.replace(state, rounds=(*state.rounds, event))
+    if isinstance(event, RunFinished):
+        return dataclasses.replace(state, end=event)
+    raise TypeError(f"{type(event).__name__} is not a run event")
 
+
+def summarize(events: Iterable[Event], state: RunState = RunState()) -> RunState:
+    """:func:`fold` typed events (in order) into ``state``: how a sweep and a Ray task read their run."""
+    return functools.reduce(fold, events, state)
+
+
+def replay(stored: Iterable[dict], state: RunState = RunState()) -> RunState:
+    """:func:`summarize` stored event dicts (:func:`to_dict`'s), each read once by :func:`event_from_dict`."""
+    return summarize(map(event_from_dict, stored), state)

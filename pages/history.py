@@ -46,10 +46,10 @@ if b_rerun.button("Run again", icon=":material/replay:", width="stretch",
 if b_delete.button("Delete", icon=":material/delete:", width="stretch", disabled=not mine,
                    help=None if mine else "Only the person who started a run can delete it."):
     st.session_state["hist.confirm"] = run_id
-events = state.events(run_id)
-b_csv.download_button("CSV (per round)", export_csv(events), file_name=f"{run_id}.csv", mime="text/csv",
+run = state.run(run_id)
+b_csv.download_button("CSV (per round)", export_csv(run), file_name=f"{run_id}.csv", mime="text/csv",
                       icon=":material/table:", width="stretch")
-b_json.download_button("JSON (config + events)", export_json(record, events), file_name=f"{run_id}.json",
+b_json.download_button("JSON (config + events)", export_json(record, run), file_name=f"{run_id}.json",
                        mime="application/json", icon=":material/data_object:", width="stretch")
 
 if st.session_state.get("hist.confirm") == run_id:

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.catalog import METHODS
-from fedcore.events import RunFinished, to_dict
+from fedcore.events import RunFinished, event_from_dict, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -200,8 +200,8 @@ def copy_ending(finished_run, store_dir, keep: int, end: RunFinished, name: str)
     record = store.get_run(source)
     copy = store.create_run(record["config"], f"{name}-copy", label=f"copy: {name}")["id"]
     for e in store.read_events(source)[:keep]:
-        store.append_event(copy, e)
-    store.append_event(copy, to_dict(end))
+        store.append_event(copy, event_from_dict(e))
+    store.append_event(copy, end)
     return copy
 
 
@@ -402,7 +402,7 @@ def test_a_replays_download_carries_neither_the_original_run_id_nor_a_server_pat
         copy = store.copy_run(original, owner="browser:bob")
         record = store.get_run(copy)
         assert record["replayed_from"] == original                  # the store knows; the download does not
-        text = export_json(record, store.read_events(copy))
+        text = export_json(record, replay(store.read_events(copy)))
         assert original not in text and "replayed_from" not in text and "alice" not in text and "bob" not in text
         assert "/srv/private" not in text and "dataset 'mnist' is not available" in text
     finally:

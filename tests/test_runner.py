@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fedcore.events import event_from_dict, to_dict
+from fedcore.events import RoundEvent, RunFinished, RunStarted, event_from_dict, summarize, to_dict
 from fedcore.resolve import preset_config
 from fedcore.runner import Jobs, RunStore
 from fedcore.runner import worker as worker_mod
@@ -184,16 +184,20 @@ def _running(pid: int) -> bool:
         return False
 
 
+def a_round(number: int, accuracy=None, **fields) -> RoundEvent:
+    return RoundEvent(number, accuracy, None, [], [], [], [], **fields)
+
+
 def test_store_reads_from_an_offset_and_deletes(tmp_path):
     store = RunStore(tmp_path)
     run = store.create_run({"rounds": 2}, "h1", label="x")
     for k in range(3):
-        store.append_event(run["id"], {"type": "round", "round": k + 1, "accuracy": 0.1 * k})
+        store.append_event(run["id"], a_round(k + 1, 0.1 * k))
     assert [e["round"] for e in store.read_events(run["id"], 1)] == [2, 3]
     assert store.read_events(run["id"], 3) == []
-    store.append_event(run["id"], {"type": "end", "status": "finished", "rounds_done": 3})
+    store.append_event(run["id"], RunFinished("finished", 3, 1.0))
     assert store.find_finished("h1") == run["id"]
-    store.append_event(run["id"], {"type": "round", "round": 4})  # after the end: dropped
+    store.append_event(run["id"], a_round(4))  # after the end: dropped
     assert store.num_events(run["id"]) == 4
     assert store.delete(run["id"]) and store.get_run(run["id"]) is None
     assert store.find_finished("h1") is None and store.list_runs() == []
@@ -201,13 +205,11 @@ def test_store_reads_from_an_offset_and_deletes(tmp_path):
 
 
 def test_result_tables_summarise_the_stream():
-    events = [{"type": "round", "round": r, "accuracy": 0.5 + 0.1 * r, "loss": 1.0, "selected": [0, 1],
-               "uploaded": [0, 1], "weights": [0.25, 0.75], "epsilon_spent": [r * 1.0, r * 2.0],
-               "epsilon_accountant": {"rdp": [None, r * 0.5]}, "events": [], "signals": {},
-               "seconds": 0.1, "elapsed": 0.1 * r} for r in (1, 2)]
-    table = rounds_table(events)
+    run = summarize(RoundEvent(r, 0.5 + 0.1 * r, 1.0, [0, 1], [0, 1], [0.25, 0.75], [r * 1.0, r * 2.0],
+                               {"rdp": [None, r * 0.5]}, seconds=0.1, elapsed=0.1 * r) for r in (1, 2))
+    table = rounds_table(run)
     assert table["eps_max"].tolist() == [2.0, 4.0] and table["eps_max.rdp"].tolist() == [0.5, 1.0]
-    rounds, rdp = epsilon_matrix(events, "rdp")
+    rounds, rdp = epsilon_matrix(run, "rdp")
     assert rounds == [1, 2] and rdp.shape == (2, 2)
     band = mean_band([table, table.assign(accuracy=table["accuracy"] + 0.2)])
     assert band["mean"].round(6).tolist() == [0.7, 0.8] and band["low"].round(6).tolist() == [0.6, 0.7]
@@ -248,10 +250,9 @@ def _ended_runs(store, n=2):
     ended = []
     for k in range(n):
         run = store.create_run({"rounds": 2, "seed": k}, f"h{k}", label=f"run {k}", owner="visitor:a")
-        store.append_event(run["id"], {"type": "start", "device": "cpu"})
-        store.append_event(run["id"], {"type": "round", "round": 1, "accuracy": 0.5 + k / 10})
-        status = "finished" if k == 0 else "stopped"
-        store.append_event(run["id"], {"type": "end", "status": status, "rounds_done": 1, "final_accuracy": 0.5})
+        store.append_event(run["id"], RunStarted({}, f"h{k}", "cpu", 10, [5, 5], [[5], [5]], 1, [1.0], [1e-5]))
+        store.append_event(run["id"], a_round(1, 0.5 + k / 10))
+        store.append_event(run["id"], RunFinished("finished" if k == 0 else "stopped", 1, 1.0, 0.5))
         ended.append(run["id"])
     store.update_run(ended[-1], reason="stopped by the user")
     queued = store.create_run({"rounds": 2}, "hq")["id"]

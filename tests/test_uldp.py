@@ -394,9 +394,8 @@ def test_the_recall_teaching_preset_fires_recalls_for_the_reason_its_chart_shows
     # update (cosine < tau = 0). Each round reports tau and the lowest similarity, so the page's
     # recall-check chart shows why: a round has recalls exactly when its lowest s is below tau.
     from fedcore.engine import iter_run
-    from fedcore.events import RoundEvent
+    from fedcore.events import RoundEvent, summarize
     from fedcore.resolve import preset_config
-    from fedcore.events import to_dict
     from fedcore.runner.results import rounds_table
     from pages.components.charts import recall_check
 
@@ -411,6 +410,6 @@ def test_the_recall_teaching_preset_fires_recalls_for_the_reason_its_chart_shows
         assert bool(fired) == (e.signals["similarity_min"] < 0.0)  # q = 1: every user has a stored upload
         recalls += len(fired)
     assert recalls > 0
-    table = rounds_table([to_dict(e) for e in rounds])
+    table = rounds_table(summarize(rounds))
     fig = recall_check(table, cfg.rounds, "t")
     assert [t.name for t in fig.data][:3] == ["mean similarity s", "lowest s of the round", "τ: recall below this"]

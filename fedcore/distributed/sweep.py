@@ -158,13 +158,14 @@ class RaySweep:
         """A point trained alone: its event stream as a finished run in the store."""
         if point is None:
             return
+        from ..events import event_from_dict
         from ..runner.labels import run_label
 
         cfg = point.config
         run = self.store.create_run(cfg.to_dict(), cfg.config_hash(), label=run_label(cfg), owner=None,
                                     background=True, source="ray sweep")
         for event in events:
-            self.store.append_event(run["id"], event)
+            self.store.append_event(run["id"], event_from_dict(event))
 
     def cancel(self) -> None:
         """Stop: cancel the tasks still queued or running; rows already written stay."""

@@ -1,15 +1,14 @@
 """Turn a run's event stream into tables: what the dashboard plots and exports.
 
-Pure functions of event dicts (as stored by :class:`~fedcore.runner.store.RunStore`):
-nothing here trains, reads files or draws. ``BASIC`` names the basic-composition ledger
+Pure functions of a run's :class:`~fedcore.events.RunState` (its events folded, as the
+dashboard reads them from :class:`~fedcore.runner.store.RunStore`): nothing here trains,
+reads files or draws. ``BASIC`` names the basic-composition ledger
 (``RoundEvent.epsilon_spent``); other views are the labelled ``epsilon_accountant``
 entries (``"rdp"``, a paper's claimed figure, ...).
 
->>> events = [{"type": "round", "round": 1, "accuracy": 0.5, "loss": 1.2, "selected": [0, 1],
-...            "uploaded": [0, 1], "weights": [0.5, 0.5], "epsilon_spent": [1.0, 1.0],
-...            "epsilon_accountant": {}, "events": [], "signals": {"clip": 2.0},
-...            "seconds": 0.1, "elapsed": 0.1}]
->>> rounds_table(events)[["round", "accuracy", "eps_max", "signal.clip"]].to_dict("records")
+>>> from fedcore.events import RoundEvent, summarize
+>>> run = summarize([RoundEvent(1, 0.5, 1.2, [0, 1], [0, 1], [0.5, 0.5], [1.0, 1.0], signals={"clip": 2.0})])
+>>> rounds_table(run)[["round", "accuracy", "eps_max", "signal.clip"]].to_dict("records")
 [{'round': 1, 'accuracy': 0.5, 'eps_max': 1.0, 'signal.clip': 2.0}]
 """
 from __future__ import annotations
@@ -21,6 +20,8 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from ..events import RoundEvent, RunState, to_dict
+
 BASIC = "basic composition"
 HEADLINE = "headline ε"
 """The view of ``RoundEvent.epsilon_headline``: the tightest rigorous bound for the run's
@@ -31,39 +32,25 @@ PAPER_PREFIX = "paper"
 """``epsilon_accountant`` labels starting with this are a paper's own claim."""
 
 
-def round_events(events: Iterable[dict]) -> list[dict]:
-    return [e for e in events if e.get("type") == "round"]
-
-
-def start_event(events: list[dict]) -> Optional[dict]:
-    return next((e for e in events if e.get("type") == "start"), None)
-
-
-def end_event(events: list[dict]) -> Optional[dict]:
-    return events[-1] if events and events[-1].get("type") == "end" else None
-
-
-def rounds_table(events: Iterable[dict]) -> pd.DataFrame:
+def rounds_table(run: RunState) -> pd.DataFrame:
     """One row per round: accuracy, loss, timing, client counts, epsilon summary, signals.
 
     ``eps_max`` / ``eps_mean`` summarise the per-client cumulative epsilon under basic
     composition; ``signal.<name>`` columns hold the method's scalar signals.
     """
     rows = []
-    for e in round_events(events):
-        eps = np.asarray(e.get("epsilon_spent") or [0.0], dtype=float)
-        if e.get("threat_model") == NO_NOISE:
+    for e in run.rounds:
+        eps = np.asarray(e.epsilon_spent or [0.0], dtype=float)
+        if e.threat_model == NO_NOISE:
             eps = np.full_like(eps, np.inf)
-        row = {"round": e["round"], "accuracy": e.get("accuracy"), "loss": e.get("loss"),
-               "seconds": e.get("seconds"), "elapsed": e.get("elapsed"),
-               "selected": len(e.get("selected", [])), "uploaded": len(e.get("uploaded", [])),
-               "eps_max": float(eps.max()), "eps_mean": float(eps.mean()),
-               "method_events": len(e.get("events", []))}
+        row = {"round": e.round, "accuracy": e.accuracy, "loss": e.loss, "seconds": e.seconds,
+               "elapsed": e.elapsed, "selected": len(e.selected), "uploaded": len(e.uploaded),
+               "eps_max": float(eps.max()), "eps_mean": float(eps.mean()), "method_events": len(e.events)}
         row["eps_headline"] = _headline_of(e)
-        for view, values in (e.get("epsilon_accountant") or {}).items():
+        for view, values in e.epsilon_accountant.items():
             finite = [v for v in values if v is not None]
             row[f"eps_max.{view}"] = max(finite) if finite else None
-        for name, value in (e.get("signals") or {}).items():
+        for name, value in e.signals.items():
             row[f"signal.{name}"] = value
         rows.append(row)
     columns = ["round", "accuracy", "loss", "seconds", "elapsed", "selected", "uploaded",
@@ -71,106 +58,88 @@ def rounds_table(events: Iterable[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=None if rows else columns)
 
 
-def _headline_of(event: dict) -> Optional[float]:
+def _headline_of(event: RoundEvent) -> Optional[float]:
     """A round's headline ε as a float: ``inf`` when nothing is noised, None when the event
     predates the headline (unknown)."""
-    if not event.get("epsilon_headline"):
+    if not event.epsilon_headline:
         return None
-    return _decode(event.get("epsilon_headline_run"))
+    return _decode(event.epsilon_headline_run)
 
 
 def _decode(x) -> float:
     return float("inf") if x is None else float(x)
 
 
-def privacy_summary(events: Iterable[dict]) -> dict:
-    """The run's privacy in one fold: ``threat_model``, ``headline`` (largest client's
-    rigorous ε after the last round; ``inf`` = no guarantee; None = unknown) and
-    ``claims`` (each paper's own figure, largest client, labelled).
+def privacy_summary(run: RunState) -> dict:
+    """The run's privacy: ``threat_model``, ``headline`` (largest client's rigorous ε after the
+    last round; ``inf`` = no guarantee; None = unknown) and ``claims`` (each paper's own
+    figure, largest client, labelled).
 
-    >>> privacy_summary([{"type": "round", "round": 1, "threat_model": "none",
-    ...                   "epsilon_headline": [None], "epsilon_headline_run": None}])
+    >>> from fedcore.events import RoundEvent, summarize
+    >>> privacy_summary(summarize([RoundEvent(1, None, None, [], [], [], [0.0], threat_model="none",
+    ...                                       epsilon_headline=[None])]))
     {'threat_model': 'none', 'headline': inf, 'claims': {}}
     """
-    rounds = round_events(events)
-    if not rounds:
+    last = run.last_round
+    if last is None:
         return {"threat_model": "", "headline": None, "claims": {}}
-    last = rounds[-1]
     claims = {}
-    for label, values in (last.get("epsilon_accountant") or {}).items():
+    for label, values in last.epsilon_accountant.items():
         finite = [v for v in values if v is not None]
         if label.startswith(PAPER_PREFIX) and finite:
             claims[label] = max(finite)
-    return {"threat_model": last.get("threat_model", ""), "headline": _headline_of(last), "claims": claims}
+    return {"threat_model": last.threat_model, "headline": _headline_of(last), "claims": claims}
 
 
-def accountant_views(events: Iterable[dict]) -> list[str]:
+def accountant_views(run: RunState) -> list[str]:
     """``[HEADLINE (when the events carry it), BASIC, <labelled views in order of appearance>]``."""
-    rounds = round_events(events)
-    views = [HEADLINE, BASIC] if any(e.get("epsilon_headline") for e in rounds) else [BASIC]
-    for e in rounds:
-        for view in e.get("epsilon_accountant") or {}:
-            if view not in views:
-                views.append(view)
+    views = [HEADLINE, BASIC] if any(e.epsilon_headline for e in run.rounds) else [BASIC]
+    for e in run.rounds:
+        views += [view for view in e.epsilon_accountant if view not in views]
     return views
 
 
-def epsilon_matrix(events: Iterable[dict], view: str = BASIC) -> tuple[list[int], np.ndarray]:
+def epsilon_matrix(run: RunState, view: str = BASIC) -> tuple[list[int], np.ndarray]:
     """Rounds and the ``[rounds, clients]`` cumulative epsilon of ``view`` (NaN: undefined)."""
     rounds, rows = [], []
-    for e in round_events(events):
+    for e in run.rounds:
         if view == HEADLINE:
-            values = e.get("epsilon_headline") or None
+            values = e.epsilon_headline or None
             missing = np.inf  # headline None = nothing noised
         else:
-            values = e.get("epsilon_spent") if view == BASIC else (e.get("epsilon_accountant") or {}).get(view)
+            values = e.epsilon_spent if view == BASIC else e.epsilon_accountant.get(view)
             missing = np.nan
         if values is None:
             continue
-        rounds.append(e["round"])
-        if e.get("threat_model") == NO_NOISE:  # nothing noised: no ledger may read 0
+        rounds.append(e.round)
+        if e.threat_model == NO_NOISE:  # nothing noised: no ledger may read 0
             rows.append([np.inf] * len(values))
             continue
         rows.append([missing if v is None else float(v) for v in values])
     return rounds, np.asarray(rows, dtype=float) if rows else np.empty((0, 0))
 
 
-def weights_matrix(events: Iterable[dict], num_clients: int) -> tuple[list[int], np.ndarray]:
+def weights_matrix(run: RunState, num_clients: int) -> tuple[list[int], np.ndarray]:
     """Rounds and ``[rounds, clients]`` aggregation weights (NaN: client did not upload)."""
-    rounds, rows = [], []
-    for e in round_events(events):
+    rows = []
+    for e in run.rounds:
         row = np.full(num_clients, np.nan)
-        uploaded, weights = e.get("uploaded", []), e.get("weights", [])
-        if len(uploaded) == len(weights):
-            row[np.asarray(uploaded, dtype=int)] = weights
-        rounds.append(e["round"])
+        if len(e.uploaded) == len(e.weights):
+            row[np.asarray(e.uploaded, dtype=int)] = e.weights
         rows.append(row)
-    return rounds, np.asarray(rows, dtype=float).reshape(len(rows), num_clients)
+    return [e.round for e in run.rounds], np.asarray(rows, dtype=float).reshape(len(rows), num_clients)
 
 
-def selection_matrix(events: Iterable[dict], num_clients: int) -> tuple[list[int], np.ndarray]:
-    """Rounds and ``[rounds, clients]``: 0 not selected, 1 selected, 2 selected and uploaded."""
-    rounds, rows = [], []
-    for e in round_events(events):
-        row = np.zeros(num_clients)
-        row[np.asarray(e.get("selected", []), dtype=int)] = 1
-        row[np.asarray(e.get("uploaded", []), dtype=int)] = 2
-        rounds.append(e["round"])
-        rows.append(row)
-    return rounds, np.asarray(rows).reshape(len(rows), num_clients)
-
-
-def method_events_table(events: Iterable[dict], kinds: Optional[Iterable[str]] = None) -> pd.DataFrame:
+def method_events_table(run: RunState, kinds: Optional[Iterable[str]] = None) -> pd.DataFrame:
     """One row per :class:`~fedcore.events.MethodEvent`: round, kind, client, details."""
     wanted = set(kinds) if kinds is not None else None
     rows = []
-    for e in round_events(events):
-        for m in e.get("events", []):
-            if wanted is None or m.get("kind") in wanted:
-                data = m.get("data") or {}
-                rows.append({"round": e["round"], "kind": m.get("kind"), "client": m.get("client"),
-                             "details": ", ".join(f"{k}={_short(v)}" for k, v in data.items()), **{
-                                 f"data.{k}": v for k, v in data.items() if isinstance(v, (int, float))}})
+    for e in run.rounds:
+        for m in e.events:
+            if wanted is None or m.kind in wanted:
+                rows.append({"round": e.round, "kind": m.kind, "client": m.client,
+                             "details": ", ".join(f"{k}={_short(v)}" for k, v in m.data.items()), **{
+                                 f"data.{k}": v for k, v in m.data.items() if isinstance(v, (int, float))}})
     return pd.DataFrame(rows, columns=None if rows else ["round", "kind", "client", "details"])
 
 
@@ -183,10 +152,10 @@ def _short(value) -> str:
 
 
 # --- across runs ------------------------------------------------------------------------
-def final_epsilon(events: Iterable[dict], view: str = BASIC) -> Optional[float]:
+def final_epsilon(run: RunState, view: str = BASIC) -> Optional[float]:
     """The largest per-client cumulative epsilon after the last round (None if undefined;
     ``inf`` under :data:`HEADLINE` when nothing is noised)."""
-    _, matrix = epsilon_matrix(events, view)
+    _, matrix = epsilon_matrix(run, view)
     if matrix.size == 0 or np.all(np.isnan(matrix[-1])):
         return None
     return float(np.nanmax(matrix[-1]))
@@ -216,7 +185,7 @@ before tracebacks went to the host's log only) a traceback with server paths, an
 replay was copied from (another owner's private run id)."""
 
 
-def export_json(record: dict, events: list[dict]) -> str:
+def export_json(record: dict, run: RunState) -> str:
     """The run as one JSON document: its record (config included) and every event; an error
     or stop reason without the server's paths."""
     from ..data.root import public_message
@@ -225,9 +194,9 @@ def export_json(record: dict, events: list[dict]) -> str:
     for key in ("error", "reason"):
         if isinstance(public.get(key), str):
             public[key] = public_message(public[key])
-    return json.dumps({"run": public, "events": events}, indent=1, default=str)
+    return json.dumps({"run": public, "events": [to_dict(e) for e in run.events]}, indent=1, default=str)
 
 
-def export_csv(events: list[dict]) -> str:
+def export_csv(run: RunState) -> str:
     """The per-round table as CSV."""
-    return rounds_table(events).to_csv(index=False)
+    return rounds_table(run).to_csv(index=False)

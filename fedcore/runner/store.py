@@ -7,7 +7,8 @@ code). Layout, all keys tagged with their run id so :meth:`RunStore.delete` is o
 - ``run:<id>``    the run record: id, config, config_hash, label, created, status,
   rounds, rounds_done, final_accuracy, error, pid, ...
 - ``n:<id>``      number of events written so far;
-- ``ev:<id>:<k>`` event ``k`` (a dict from :func:`fedcore.events.to_dict`);
+- ``ev:<id>:<k>`` event ``k`` (a dict from :func:`fedcore.events.to_dict`; read back by
+  :func:`fedcore.events.replay`);
 - ``stop:<id>``   set when someone asked the run to stop;
 - ``beat:<id>``   time of the last read of the run's events (the worker's heartbeat);
 - ``index``       ids of all runs in creation order;
@@ -37,10 +38,11 @@ record runs inside a SQLite transaction (``Cache.transact``).
 >>> import tempfile
 >>> store = RunStore(tempfile.mkdtemp())
 >>> run = store.create_run({"rounds": 2}, "abc123", label="demo")
->>> store.append_event(run["id"], {"type": "start"})
+>>> from fedcore.events import RunFinished, replay
+>>> store.append_event(run["id"], RunFinished("stopped", 0, 0.5))
 1
->>> [e["type"] for e in store.read_events(run["id"], 0)]
-['start']
+>>> replay(store.read_events(run["id"], 0)).status, store.get_run(run["id"])["status"]
+('stopped', 'stopped')
 """
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ from typing import Any, Iterable, Optional
 import diskcache
 
 from ..errors import FedcoreError
+from ..events import Event, RunFinished, RunState, fold, replay, to_dict
 
 STORE_ENV = "FEDCORE_STORE"
 TERMINAL = ("finished", "stopped", "failed")
@@ -376,13 +379,14 @@ class RunStore:
 
     # --- events -----------------------------------------------------------------------
     @_recovering
-    def append_event(self, run_id: str, event: dict) -> int:
-        """Append one event (a JSON-ready dict); returns the new number of events.
-
-        A ``round`` event updates ``rounds_done``; an ``end`` event sets the terminal
-        status and, for status ``finished``, registers the run in the result cache.
-        Events that arrive after the run already ended are dropped.
+    def append_event(self, run_id: str, event: Event) -> int:
+        """Append one typed event (stored as :func:`~fedcore.events.to_dict`'s dict); returns the
+        new number of events. The record takes the fields the event settles
+        (:meth:`~fedcore.events.RunState.record`: status, rounds done, final accuracy, ...); an
+        end that finished registers the run in the result cache. Events that arrive after the
+        run already ended are dropped.
         """
+        seen = fold(RunState(), event)
         with self.cache.transact():
             record = self.cache.get(f"run:{run_id}")
             if record is None:
@@ -390,27 +394,13 @@ class RunStore:
             n = self.cache.get(f"n:{run_id}", 0)
             if record["status"] in TERMINAL:
                 return n
-            self.cache.set(f"ev:{run_id}:{n}", event, tag=run_id)
+            self.cache.set(f"ev:{run_id}:{n}", to_dict(event), tag=run_id)
             self.cache.set(f"n:{run_id}", n + 1, tag=run_id)
-            kind = event.get("type")
-            if kind == "start":
-                record["status"] = "running"
-                record["device"] = event.get("device")
-            elif kind == "round":
-                record["status"] = "running"
-                record["rounds_done"] = event["round"]
-                if event.get("accuracy") is not None:
-                    record["final_accuracy"] = event["accuracy"]
-            elif kind == "end":
-                record.update(status=event["status"], error=event.get("error"),
-                              rounds_done=event["rounds_done"], elapsed=event.get("elapsed"),
-                              finished=time.time())
-                if event.get("final_accuracy") is not None:
-                    record["final_accuracy"] = event["final_accuracy"]
-                if event["status"] == "finished":
-                    self.cache.set(f"done:{record['config_hash']}", run_id)
+            record.update(seen.record(), **({"finished": time.time()} if seen.end else {}))
+            if seen.status == "finished":
+                self.cache.set(f"done:{record['config_hash']}", run_id)
             self.cache.set(f"run:{run_id}", record, tag=run_id)
-        if kind == "end":
+        if seen.end:
             self._archive(run_id)
         return n + 1
 
@@ -420,14 +410,12 @@ class RunStore:
         Writes a ``RunFinished`` event with the rounds already stored. Returns False
         if the run had already ended (the worker's own end event wins).
         """
-        from ..events import RunFinished, to_dict
-
         record = self.get_run(run_id)
         if record is None or record["status"] in TERMINAL:
             return False
         elapsed = time.time() - record["created"]
         end = RunFinished(status, record["rounds_done"], elapsed, record["final_accuracy"], error)
-        self.append_event(run_id, to_dict(end))
+        self.append_event(run_id, end)
         if extra:
             self.update_run(run_id, **extra)
         return True
@@ -481,35 +469,33 @@ def keep_private(directory: Path) -> None:
 
 
 class EventCache:
-    """In-memory copies of runs' event streams, topped up incrementally from a store.
+    """Runs' folded event streams (:class:`~fedcore.events.RunState`), topped up incrementally
+    from a store.
 
-    The dashboard keeps one per server (``st.cache_resource``): each poll reads only the
-    events written since the last one. Holds at most ``max_runs`` streams (least
-    recently used dropped).
+    The dashboard keeps one per server (``st.cache_resource``): each poll reads and folds only
+    the events written since the last one. Holds at most ``max_runs`` runs (least recently
+    used dropped).
     """
 
     def __init__(self, store: RunStore, max_runs: int = 64):
-        import threading
-
         self.store = store
         self.max_runs = max_runs
-        self._events: dict[str, list[dict]] = {}
+        self._runs: dict[str, RunState] = {}
         self._lock = threading.Lock()
 
-    def events(self, run_id: str) -> list[dict]:
-        """All events of ``run_id`` so far (reading does not refresh the heartbeat: only the
+    def run(self, run_id: str) -> RunState:
+        """``run_id``'s events so far, folded (reading does not refresh the heartbeat: only the
         owner's page does, with :meth:`RunStore.touch`)."""
         with self._lock:
-            cached = self._events.pop(run_id, [])
-            ended = bool(cached) and cached[-1].get("type") == "end"
-            if not ended:
-                cached = cached + self.store.read_events(run_id, len(cached), touch=False)
-            self._events[run_id] = cached
-            while len(self._events) > self.max_runs:
-                self._events.pop(next(iter(self._events)))
-            return cached
+            run = self._runs.pop(run_id, RunState())
+            if run.end is None:
+                run = replay(self.store.read_events(run_id, len(run.events), touch=False), run)
+            self._runs[run_id] = run
+            while len(self._runs) > self.max_runs:
+                self._runs.pop(next(iter(self._runs)))
+            return run
 
     def forget(self, run_ids: Iterable[str]) -> None:
         with self._lock:
             for run_id in run_ids:
-                self._events.pop(run_id, None)
+                self._runs.pop(run_id, None)

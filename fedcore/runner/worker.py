@@ -178,7 +178,7 @@ def run_job(store_dir: str, run_id: str) -> str:
     try:
         from ..config import RunConfig
         from ..engine import iter_run
-        from ..events import RoundEvent, RunFinished, to_dict
+        from ..events import RoundEvent, RunFinished
         from .tempo import between_rounds
 
         cfg = RunConfig.from_dict(record["config"])
@@ -190,7 +190,7 @@ def run_job(store_dir: str, run_id: str) -> str:
                 status = event.status
                 if status == "stopped":  # the reason lands before the status: readers see both
                     store.update_run(run_id, reason=watchdog.reason)
-            store.append_event(run_id, to_dict(event))
+            store.append_event(run_id, event)
             if isinstance(event, RoundEvent) and event.round < total:  # pause / step / slow motion
                 held += between_rounds(store, run_id, watchdog.should_stop)
     except Exception as exc:  # noqa: BLE001  (any failure becomes a failed run, rounds kept)

@@ -45,7 +45,7 @@ def init_selection(records: list[dict]) -> None:
 def available_views(run_ids: list[str]) -> list[str]:
     views = [BASIC]
     for run_id in run_ids:
-        for v in accountant_views(state.events(run_id)):
+        for v in accountant_views(state.run(run_id)):
             if v not in views:
                 views.append(v)
     return views
@@ -81,10 +81,9 @@ def build(run_ids: list[str], *, group: bool, view: str):
         name = _group_name(members[0], len(members) > 1)
         tables = []
         for r in members:
-            events = state.events(r["id"])
-            table = rounds_table(events)
-            tables.append(table)
-            eps = final_epsilon(events, view)
+            run = state.run(r["id"])
+            tables.append(rounds_table(run))
+            eps = final_epsilon(run, view)
             acc = r.get("final_accuracy")
             if eps is not None and acc is not None:
                 points.append({"group": name, "label": r["label"], "epsilon": eps, "accuracy": acc})

@@ -15,9 +15,9 @@ import streamlit as st
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.accounting.words import epsilon_unit, people, plain_threat_text, why_they_differ
-from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, end_event, epsilon_matrix,
-                                    method_events_table, privacy_summary, rounds_table, start_event,
-                                    weights_matrix)
+from fedcore.events import RunState
+from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
+                                    privacy_summary, rounds_table, weights_matrix)
 
 from . import charts, host, pacing, presentation, state, tempo
 
@@ -82,7 +82,7 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
 
 
 def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True) -> None:
-    events = state.events(run_id)
+    run = state.run(run_id)
     record = state.manager().store.get_run(run_id)
     if record is None:
         st.info(f"Run `{run_id}` was deleted.")
@@ -91,19 +91,19 @@ def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, 
         st.rerun()  # the whole page: buttons change, the polling timers stop
     if record["status"] in ACTIVE:
         host.keep_alive(record)  # only the owner's page keeps a run alive
-    status_block(record, events, caption, compact=not caption)
-    if with_chart and any(e.get("type") == "round" for e in events):
-        accuracy_chart(record, events, key)
+    status_block(record, run, caption, compact=not caption)
+    if with_chart and run.rounds:
+        accuracy_chart(record, run, key)
 
 
 def _chart(run_id: str, key: str, draw) -> None:
-    events = state.events(run_id)
+    run = state.run(run_id)
     record = state.manager().store.get_run(run_id)
-    if record is not None and any(e.get("type") == "round" for e in events):
-        draw(record, events, key)
+    if record is not None and run.rounds:
+        draw(record, run, key)
 
 
-def status_block(record: dict, events: list[dict], caption: bool = True, compact: bool = False) -> None:
+def status_block(record: dict, run: RunState, caption: bool = True, compact: bool = False) -> None:
     """Progress bar, one status line, headline numbers and (``caption``) the privacy caption.
 
     ``compact`` (the presentation layout): the pause and start-up notes go into the progress
@@ -112,13 +112,13 @@ def status_block(record: dict, events: list[dict], caption: bool = True, compact
     status = record["status"]
     pace = tempo.current(record["id"]) if status == "running" else {}
     paused = bool((pace.get("paused") or pace.get("preempted")) and pace.get("holding"))
-    start, end = start_event(events), end_event(events)
+    start, end = run.start, run.end
     if compact:
         note = ("waiting for a free worker slot (fair share)" if paused and pace.get("preempted")
                 else "paused: Step trains one more round, Resume the rest" if paused
                 else "pausing after this round" if pace.get("paused")
                 else "getting ready" if status == "running" and start is None
-                else f"finished in {(end or {}).get('elapsed', 0):.1f} s" if status == "finished" and end else status)
+                else f"finished in {end.elapsed:.1f} s" if status == "finished" and end else status)
         st.progress(min(done / total, 1.0), text=f"Round {done} / {total} · {note}")
     else:
         held = "waiting for a free worker slot (fair share)" if pace.get("preempted") else "paused"
@@ -141,17 +141,16 @@ def status_block(record: dict, events: list[dict], caption: bool = True, compact
         reason = record.get("reason") or "stopped"
         st.warning(f"Stopped after {done} of {total} rounds ({reason}).")
     elif status == "finished" and end is not None:
-        acc = end.get("final_accuracy")
-        held = end.get("held_s") or 0.0
-        took = (f"{end.get('elapsed', 0) - held:.1f} s of training ({held:.1f} s paused or slowed down)"
-                if held else f"{end.get('elapsed', 0):.1f} s")
+        acc, held = end.final_accuracy, end.held_s
+        took = (f"{end.elapsed - held:.1f} s of training ({held:.1f} s paused or slowed down)"
+                if held else f"{end.elapsed:.1f} s")
         st.success(f"Finished {done} rounds in {took}"
                    + (f" · final test accuracy {acc:.3f}" if acc is not None else ""))
-    table = rounds_table(events)
+    table = rounds_table(run)
     if not len(table):
         return
     last = table.iloc[-1]
-    privacy = privacy_summary(events)
+    privacy = privacy_summary(run)
     spent = privacy["headline"] if privacy["headline"] is not None else last["eps_max"]
     set_eps, unit, note = epsilon_set(record)
     cols = st.columns(4)
@@ -165,7 +164,7 @@ def status_block(record: dict, events: list[dict], caption: bool = True, compact
                    _fmt(last["loss"]) if compact else _fmt(table["seconds"].median()))
     if caption:
         epsilon_explained(record, spent)
-        privacy_caption(privacy, (start or {}).get("device"))
+        privacy_caption(privacy, start and start.device)
 
 
 def epsilon_set(record: dict) -> tuple[float, str, Optional[dict]]:
@@ -224,27 +223,26 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def accuracy_chart(record: dict, events: list[dict], key: str, large: bool = False) -> None:
+def accuracy_chart(record: dict, run: RunState, key: str, large: bool = False) -> None:
     """Test accuracy and loss per round."""
-    fig = pacing.figure(record, events, "acc", lambda: charts.accuracy_loss(
-        rounds_table(events), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
+    fig = pacing.figure(record, run, "acc", lambda: charts.accuracy_loss(
+        rounds_table(run), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
     st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-acc", width="stretch")
 
 
-def side_by_side(record: dict, events: list[dict], key: str) -> None:
+def side_by_side(record: dict, run: RunState, key: str) -> None:
     """Presentation: accuracy and privacy spent next to each other, both above the fold."""
     left, right = st.columns(2)
     with left:
-        accuracy_chart(record, events, key, large=True)
+        accuracy_chart(record, run, key, large=True)
     with right:
-        privacy_chart(record, events, key, large=True)
+        privacy_chart(record, run, key, large=True)
 
 
-def privacy_chart(record: dict, events: list[dict], key: str, large: bool = False) -> None:
+def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) -> None:
     """Cumulative epsilon of each client, under the ledger view the user picks."""
     n = int(record["config"].get("num_clients", 1))
-    start = start_event(events) or {}
-    views = accountant_views(events)
+    views = accountant_views(run)
     view = views[0]
     if len(views) > 1 and not large:  # presentation: the headline only, so both charts start level
         view = st.selectbox("Privacy ledger", views, key=f"{key}-epsview",
@@ -253,66 +251,66 @@ def privacy_chart(record: dict, events: list[dict], key: str, large: bool = Fals
                             help="Basic composition adds each round's ε; the other views are "
                                  "accountants or the paper's own claimed figures, labelled.")
     def build():
-        rounds, matrix = epsilon_matrix(events, view)
+        rounds, matrix = epsilon_matrix(run, view)
         label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
         if matrix.size and n <= MAX_CLIENT_LINES:
-            line, text = budget_line(record, start, view)
+            line, text = budget_line(record, run, view)
             return charts.epsilon_lines(rounds, matrix, label, line, rev, record.get("rounds") or 1,
                                         budget_text=text, legend=not large)
         return charts.epsilon_heatmap(rounds, matrix, label, rev)
 
-    _, matrix = epsilon_matrix(events, view)
+    _, matrix = epsilon_matrix(run, view)
     if matrix.size and np.isinf(matrix).all():  # nothing noised: an empty chart would read as 0
         st.info("**ε = ∞ for every client**: nothing is noised, so this run gives no privacy guarantee "
                 "and there is no curve to draw.", icon=":material/lock_open:")
         return
-    fig = pacing.figure(record, events, "eps", build, key, view, large)
+    fig = pacing.figure(record, run, "eps", build, key, view, large)
     st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-eps", width="stretch")
 
 
-def budget_line(record: dict, start: dict, view: str) -> tuple[list[float], str]:
+def budget_line(record: dict, run: RunState, view: str) -> tuple[list[float], str]:
     """The dashed budget line of the ε chart, in the chart's unit (ε over the whole run so far):
     the ε asked for under equal privacy; the ε set when the method reads it for the whole run;
     none when it reads it per weight or per round (a line there would mix two units)."""
     if view != HEADLINE:
-        return (start.get("epsilon") or []), "budget ε={b}"
+        return run.start.epsilon if run.start else [], "budget ε={b}"
     set_eps, unit, note = epsilon_set(record)
     if note:
         return [note["target"]], "your ε = {b} for the whole run"
     if unit.startswith("for the whole run"):
-        return (start.get("epsilon") or []), "your ε = {b}"
+        return run.start.epsilon if run.start else [], "your ε = {b}"
     return [], ""
 
 
-def detail_charts(record: dict, events: list[dict], key: str, with_privacy: bool = True) -> None:
+def detail_charts(record: dict, run: RunState, key: str, with_privacy: bool = True) -> None:
     """Privacy spent, participation and weights, method events (recalls, ...) and signals."""
     run_id, total = record["id"], record.get("rounds") or 1
     n = int(record["config"].get("num_clients", 1))
-    table = rounds_table(events)
+    table = rounds_table(run)
     rev = f"{key}-{run_id}"
     left, right = st.columns(2)
     if with_privacy:
         with left:
-            privacy_chart(record, events, key)
+            privacy_chart(record, run, key)
     with right if with_privacy else left:
-        fig = pacing.figure(record, events, "weights",
-                            lambda: charts.participation(*weights_matrix(events, n), rev), key)
+        fig = pacing.figure(record, run, "weights",
+                            lambda: charts.participation(*weights_matrix(run, n), rev), key)
         st.plotly_chart(fig, key=f"{key}-weights", width="stretch")
-    happened = method_events_table(events)
+    happened = method_events_table(run)
     has_signals = any(c.startswith("signal.") for c in table.columns)
     if len(happened) or has_signals:
         left, right = st.columns(2)
         if len(happened):
-            fig = pacing.figure(record, events, "events", lambda: charts.method_events(happened, n, total, rev), key)
+            fig = pacing.figure(record, run, "events", lambda: charts.method_events(happened, n, total, rev), key)
             left.plotly_chart(fig, key=f"{key}-events", width="stretch")
         if has_signals:
-            fig = pacing.figure(record, events, "signals", lambda: charts.signals(table, total, rev), key)
+            fig = pacing.figure(record, run, "signals", lambda: charts.signals(table, total, rev), key)
             (right if len(happened) else left).plotly_chart(fig, key=f"{key}-signals", width="stretch")
     else:
         st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman gain) "
                    "appear here for methods that emit them; this one emits none.")
     if "signal.tau" in table.columns and "signal.similarity" in table.columns:
-        fig = pacing.figure(record, events, "recall", lambda: charts.recall_check(table, total, rev), key)
+        fig = pacing.figure(record, run, "recall", lambda: charts.recall_check(table, total, rev), key)
         st.plotly_chart(fig, key=f"{key}-recall", width="stretch")
         st.caption("**Why a user recalls** (ULDP-FED, CheckSimilarity): it compares its noisy update with the "
                    "last global update; below τ it sends the index of its most similar stored update "
@@ -324,9 +322,9 @@ def detail_charts(record: dict, events: list[dict], key: str, with_privacy: bool
             st.dataframe(recalls[["round", "client", "details"]], hide_index=True, width="stretch")
 
 
-def detail_charts_below(record: dict, events: list[dict], key: str) -> None:
+def detail_charts_below(record: dict, run: RunState, key: str) -> None:
     """Presentation: what comes below the side-by-side charts (privacy is up there)."""
-    detail_charts(record, events, key, with_privacy=False)
+    detail_charts(record, run, key, with_privacy=False)
 
 
 def queue_line(run_id: str) -> None:

@@ -45,6 +45,8 @@ from typing import Callable
 
 import streamlit as st
 
+from fedcore.events import RunState
+
 RELAXED_UP_TO = 4
 """Up to this many active runs the views poll at their base interval."""
 MAX_POLL_S = 3.0
@@ -112,11 +114,10 @@ DETAIL_SCALE = 4.0
 """Slow-changing charts (privacy spent, participation, events) rebuild 4x less often."""
 
 
-def figure(record: dict, events: list[dict], chart: str, build: Callable[[], object], *options):
+def figure(record: dict, run: RunState, chart: str, build: Callable[[], object], *options):
     """The figure ``build()`` makes for ``record``'s ``chart``, rebuilt only when it is due
     (the accuracy chart ``"acc"`` at :func:`rebuild_seconds`, the others 4x less often)."""
-    rounds = sum(1 for e in events if e.get("type") == "round")
-    ended = bool(events) and events[-1].get("type") == "end"
+    rounds, ended = len(run.rounds), run.end is not None
     key = (record["id"], chart, options)
     cached = _cache().get(key)
     now = time.monotonic()

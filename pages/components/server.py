@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fedcore.events import RunState
 from fedcore.runner import EventCache, Jobs, default_store_dir
 from fedcore.runner.limits import HostLimits, dashboard_limits
 from fedcore.runner.owners import Identities
@@ -44,9 +45,9 @@ def manager() -> Jobs:
     return job_manager(str(default_store_dir()))
 
 
-def events(run_id: str) -> list[dict]:
-    """Every event of ``run_id`` so far (read incrementally; the heartbeat: :func:`host.keep_alive`)."""
-    return _event_cache(str(default_store_dir())).events(run_id)
+def run(run_id: str) -> RunState:
+    """``run_id``'s events so far, folded (read incrementally; the heartbeat: :func:`host.keep_alive`)."""
+    return _event_cache(str(default_store_dir())).run(run_id)
 
 
 def forget_events(run_ids) -> None:

@@ -20,7 +20,7 @@ from fedcore.resolve import preset_config, resolve
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
 
 from .plain import plain
-from .server import events, forget_events, manager  # noqa: F401  (the pages' state.manager(), ...)
+from .server import forget_events, manager, run  # noqa: F401  (the pages' state.manager(), ...)
 
 PLAYGROUND = "pages/playground.py"
 DEFAULT_PRESET = "demo"
