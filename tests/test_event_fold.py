@@ -100,7 +100,7 @@ EVENT_ONLY_KEYS = ("type", "schema", "num_params", "client_sizes", "label_counts
 DICT_READ = re.compile(r"""(?:\[|\.get\()\s*["'](%s)["']""" % "|".join(EVENT_ONLY_KEYS))
 TYPE_TAG = re.compile(r"""==\s*["'](start|round|end)["']""")
 READERS = ["app.py", "pages/**/*.py", "fedcore/runner/store.py", "fedcore/runner/results.py",
-           "fedcore/sweep/job.py"]
+           "fedcore/distributed/*.py", "fedcore/sweep/job.py"]
 
 
 def event_dict_reads(text: str) -> list[str]:
@@ -120,3 +120,24 @@ def test_no_page_or_store_reads_event_dict_keys():
     found = {str(p.relative_to(ROOT)): hits for p in files if (hits := event_dict_reads(p.read_text()))}
     assert found == {}, ("read the run through fedcore.events.RunState (the fold), not event dict keys: "
                          f"{found}")
+
+
+def test_a_sweep_point_gives_the_same_row_from_its_run_and_from_its_stored_events(tmp_path):
+    # Ray trains a point alone (train_alone) and a later sweep rereads it from the store
+    # (row_from_stored_run): both fold the stream and write the local sweep's row.
+    from fedcore.distributed.sweep import row_from_stored_run
+    from fedcore.distributed.tasks import train_alone
+    from fedcore.events import event_from_dict
+    from fedcore.sweep.spec import SweepSpec
+
+    points = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=("rounds=2", "num_clients=4"))
+    clip_only = next(p for p in points.points() if p.reference == "clip_only")
+    trained = train_alone(clip_only)
+    store = RunStore(tmp_path)
+    run_id = store.create_run(clip_only.config.to_dict(), clip_only.config.config_hash())["id"]
+    for event in trained["events"]:
+        store.append_event(run_id, event_from_dict(event))
+    stored = row_from_stored_run(clip_only, store, run_id)
+    store.close()
+    assert trained["row"]["reference"] == "clip_only" and trained["row"]["accuracy"] is not None
+    assert {**stored, "seconds": 0} == {**trained["row"], "seconds": 0}

@@ -35,23 +35,12 @@ def _max_batch() -> int:
 
 
 def row_from_stored_run(point, store, run_id: str) -> Optional[dict]:
-    """The frontier row of ``point`` from a finished run in the store (its last round and
-    end events), or None when the stored stream lacks them."""
-    from ..sweep.rows import make_row
+    """The frontier row of ``point`` from a finished run in the store, or None when the stored
+    stream did not finish."""
+    from ..events import replay
+    from ..sweep.runner import row_of_run
 
-    events = store.read_events(run_id, 0, touch=False)
-    rounds = [e for e in events if e.get("type") == "round"]
-    end = events[-1] if events and events[-1].get("type") == "end" else None
-    start = next((e for e in events if e.get("type") == "start"), {})
-    if not rounds or end is None or end.get("status") != "finished":
-        return None
-    last = rounds[-1]
-    headline = last.get("epsilon_headline_run")
-    threat = last.get("threat_model") or start.get("threat_model") or \
-        ("none" if point.config.privacy.mechanism == "none" else "")
-    return make_row(point.method, point.epsilon, point.seed, end.get("final_accuracy"),
-                    None if headline is None else float(headline), threat, end.get("elapsed") or 0.0,
-                    config_hash=point.config.config_hash(), rounds=point.config.rounds)
+    return row_of_run(point, replay(store.read_events(run_id, 0, touch=False)))
 
 
 class RaySweep:

@@ -113,21 +113,14 @@ def train_alone(point) -> dict:
 
     from ..engine import iter_run
     from ..events import summarize, to_dict
-    from ..sweep.rows import make_row
-    from ..sweep.runner import headline_of
+    from ..sweep.runner import row_of_run
 
     t0 = time.perf_counter()
-    typed = list(iter_run(point.config))
-    events = [to_dict(e) for e in typed]
-    run = summarize(typed)
-    end, last, threat = run.end, run.last_round, run.threat_model
-    if end is None or end.status != "finished":
-        raise RuntimeError(f"{point.label}: run {getattr(end, 'status', 'ended')}: {getattr(end, 'error', '')}")
-    headline, threat_last = headline_of(last)
-    threat = threat_last or threat or ("none" if point.config.privacy.mechanism == "none" else "")
-    row = make_row(point.method, point.epsilon, point.seed, end.final_accuracy, headline, threat,
-                   time.perf_counter() - t0, config_hash=point.config.config_hash(), rounds=point.config.rounds)
-    return {"row": row, "events": events}
+    run = summarize(iter_run(point.config))
+    row = row_of_run(point, run, time.perf_counter() - t0)
+    if row is None:
+        raise RuntimeError(f"{point.label}: run {run.status}: {getattr(run.end, 'error', '')}")
+    return {"row": row, "events": [to_dict(e) for e in run.events]}
 
 
 def train_reproduction_run(config: dict, threads: float) -> dict:

@@ -9,7 +9,6 @@ one ``iter_run`` after another (the reference, and the benchmark's baseline). Wi
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Callable, Iterable, Iterator, Optional
 
@@ -21,24 +20,6 @@ MAX_BATCH = 24
 leave the caches), and a smaller batch lets the first rows appear sooner."""
 
 
-def headline_of(event) -> tuple[Optional[float], str]:
-    """``(headline ε of the run, threat model)`` from a run's last ``RoundEvent``.
-
-    Reads ``epsilon_headline_run`` / ``threat_model`` (None = ∞). Older event streams
-    without them: the largest RDP figure, else the largest basic-composition figure;
-    nothing spent means nothing was noised, i.e. ∞.
-    """
-    if event is None:
-        return math.inf, ""
-    if hasattr(event, "epsilon_headline_run"):
-        value = event.epsilon_headline_run
-        return (math.inf if value is None else float(value)), getattr(event, "threat_model", "") or ""
-    rdp = [v for v in (event.epsilon_accountant or {}).get("rdp", []) if v is not None]
-    spent = [float(v) for v in event.epsilon_spent]
-    best = max(rdp) if rdp else max(spent, default=0.0)
-    return (best if best > 0 else math.inf), ""
-
-
 def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Optional[float], threat: str,
               seconds: float, batched: bool = False, caveat: str = "") -> dict:
     """The frontier row of ``point`` (``headline`` None or inf = ∞)."""
@@ -48,18 +29,23 @@ def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Opti
                     reference=point.reference, match=point.match, knob=point.knob, caveat=caveat)
 
 
+def row_of_run(point: SweepPoint, run, seconds: Optional[float] = None) -> Optional[dict]:
+    """The frontier row of ``point`` from its run's :class:`~fedcore.events.RunState` (``seconds``
+    default: the run's own elapsed time); None when the run did not finish."""
+    if run.status != "finished":
+        return None
+    last = run.last_round
+    return point_row(point, run.end.final_accuracy, last and last.epsilon_headline_run, run.threat_model,
+                     run.end.elapsed if seconds is None else seconds, caveat=run.caveat)
+
+
 def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) -> Optional[dict]:
     """Train ``point`` alone with :func:`fedcore.engine.iter_run`; None if it was stopped."""
     from ..engine import iter_run
     from ..events import summarize
 
     t0 = time.perf_counter()
-    run = summarize(iter_run(point.config, should_stop=should_stop))
-    if run.status != "finished":
-        return None
-    headline, threat_last = headline_of(run.last_round)
-    return point_row(point, run.end.final_accuracy, headline, threat_last or run.threat_model,
-                     time.perf_counter() - t0, caveat=run.caveat)
+    return row_of_run(point, summarize(iter_run(point.config, should_stop=should_stop)), time.perf_counter() - t0)
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
