@@ -329,6 +329,25 @@ def test_dp_sgd_participation_rounds_calibrate_for_the_rounds_a_client_takes_par
     assert up.gaussian.steps.tolist() == [5, 5]
 
 
+def test_dp_sgd_participation_retires_a_client_at_its_rounds_so_no_headline_exceeds_the_target():
+    from fedcore.config import RunConfig
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent
+
+    cfg = RunConfig.from_dict({"dataset": "digits", "model": "logreg", "num_clients": 10, "rounds": 12,
+                               "participation": 0.5, "sampling": "poisson", "local": {"steps": 2, "batch_size": 16},
+                               "privacy": {"mechanism": "dp_sgd", "epsilon": [1.0], "delta": [1e-5],
+                                           "mechanism_options": {"rounds": "participation"}}})
+    rounds = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
+    retired = [ev for e in rounds for ev in e.events if ev.kind == "dropout"]
+    m = __import__("fedcore.mechanisms.dp_sgd", fromlist=["x"]).participation_rounds(12, 0.5, 10)
+    took_part = np.bincount([c for e in rounds for c in e.selected], minlength=10)
+    assert took_part.max() == m and retired and all(ev.data["reason"] == "budget" for ev in retired)
+    assert all(took_part[ev.client] == m for ev in retired)
+    headline = [e for e in rounds[-1].epsilon_headline if e is not None]
+    assert max(headline) <= 1.0 and max(headline) > 0.95     # spent, never exceeded
+
+
 def test_dp_sgd_fixed_noise_multiplier_zero_is_clipping_only():
     ctx = make_ctx(n=2, local=LocalConfig(steps=3, batch_size=10, lr=0.1))
     mech = make("dp_sgd", ctx, clip_norm=2.0, noise_multiplier=0.0)

@@ -41,8 +41,10 @@ def sample_candidates(cfg, rng: np.random.Generator) -> np.ndarray:
 def choose_clients(s, rnd: int, rng: np.random.Generator) -> tuple[np.ndarray, list[MethodEvent]]:
     """The clients that train in round ``rnd`` of setup ``s``, and the selection's events."""
     candidates = sample_candidates(s.cfg, rng)
-    selected, events = s.aggregator.select(candidates, rnd, rng)
-    events = list(events)
+    allowed = s.mechanism.may_take_part(candidates)
+    spent = [MethodEvent("dropout", int(c), {"reason": "budget"}) for c in candidates[~allowed]]
+    selected, events = s.aggregator.select(candidates[allowed], rnd, rng)
+    events = spent + list(events)
     if len(selected) == 0:
         events.append(MethodEvent("no_selection", None, {"candidates": len(candidates)}))
     return selected, events

@@ -15,6 +15,7 @@ from ..events import MethodEvent
 from ..options import Configurable
 
 if TYPE_CHECKING:  # annotations only: the interface (and resolving a config) loads no torch
+    import numpy as np
     import torch
 
     from ..accounting.ledger import GaussianRecord
@@ -102,6 +103,14 @@ class Mechanism(Configurable):
     def step_noise_std(self, clients: torch.Tensor) -> Optional[torch.Tensor]:
         """``[m]`` std of the per-step noise on each client's clipped gradient sum, or None."""
         return None
+
+    def may_take_part(self, clients: "np.ndarray") -> "np.ndarray":
+        """``[len(clients)]`` bool: which of a round's candidates may train and upload (default:
+        all). A mechanism whose noise is calibrated for a number of participations retires a client
+        that reached it, so no client spends more than its budget."""
+        import numpy as np
+
+        return np.ones(len(clients), dtype=bool)
 
     def accounting_delta(self) -> torch.Tensor:
         """Each client's own delta ``[N]`` at which the ledger states its epsilon (default:

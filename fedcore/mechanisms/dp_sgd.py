@@ -57,9 +57,9 @@ calibrates for every one of the ``T`` rounds, as if the client took part in each
 sampling at rate ``q_c = participation`` a client takes part in about ``q_c T`` of them and a
 run spends only part of its budget. ``"participation"`` calibrates for ``m`` rounds, the
 ``1 - 1/N`` quantile of the Binomial(``T``, ``q_c``) count of rounds a client takes part in
-(``m * S_i`` steps; no amplification is claimed from the client sampling itself). The ledger
-composes the steps each client actually ran, so a client that took part in more than ``m``
-rounds shows an ε above its target in the headline (expected for fewer than one client per run).
+(``m * S_i`` steps; no amplification is claimed from the client sampling itself); a client that
+took part in ``m`` rounds has spent its budget and is not selected again (event ``dropout``,
+reason ``budget``), so no client's headline ε exceeds its target.
 ``noise_multiplier``: a fixed ``z`` instead of the calibrated one (``0``: clipping only, no noise,
 ε = ∞), for the decomposition rows of a reproduction.
 
@@ -138,7 +138,8 @@ class DpSgdMechanism(Mechanism):
                                 "assumes Poisson sampling it does not have)")
         rounds: str = setting("all", Choice(ROUNDS),
                               "placement=step only: all: calibrate z for all T rounds; participation: for the rounds "
-                              "a client takes part in (the 1 - 1/N quantile of Binomial(T, participation))")
+                              "a client takes part in (the 1 - 1/N quantile of Binomial(T, participation)); a client "
+                              "that took part in them retires")
         noise_multiplier: float = setting(-1.0, Interval(float, -1, None, suggested=(0.0, 10.0)),
                                           "-1: calibrated from (eps, delta); >= 0: this z (0: clipping only, no noise)")
 
@@ -225,8 +226,16 @@ class DpSgdMechanism(Mechanism):
         """Noise standard deviation of every client's upload ``[N]``, in update units."""
         return torch.as_tensor(self.upload_noise_std(), dtype=torch.float32, device=self.ctx.device)
 
+    def may_take_part(self, clients):
+        """With ``rounds="participation"`` (per-step noise), a client retires after the ``m`` rounds
+        its noise was calibrated for."""
+        if not (self.per_step and self.options.rounds == "participation"):
+            return super().may_take_part(clients)
+        return self._uploads[clients] < self.accounted_rounds
+
     def privatize(self, updates, clients, round, gen) -> Upload:
         ids = clients.cpu().numpy()
+        self._uploads[ids] += 1
         device = updates.device
         std = torch.as_tensor(self.upload_noise_std()[ids], dtype=updates.dtype, device=device)
         z = torch.as_tensor(self.noise_multiplier[ids], dtype=updates.dtype, device=device)
@@ -238,7 +247,6 @@ class DpSgdMechanism(Mechanism):
             return Upload(values=updates, clients=clients, noise_std=std, spent=spent, gaussian=gaussian,
                           signals=signals)
         noise = torch.randn(updates.shape, generator=gen, device=device, dtype=updates.dtype)
-        self._uploads[ids] += 1
         units = np.full(len(ids), round) if self.options.calibration == "paper" else self._uploads[ids]
         cumulative = rdp_epsilons(units[:, None] * self._rdp_unit[ids],
                                   self.ctx.delta[clients].double().cpu().numpy(), INT_ORDERS)
