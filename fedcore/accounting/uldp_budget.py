@@ -100,10 +100,3 @@ class UldpBudget:
         self.remaining_[users] = self.remaining_[users] - spent
         self.left_[users] = self.left_[users] - 1
         return spent
-
-    def state_dict(self) -> dict:
-        return {"remaining": self.remaining_.clone(), "left": self.left_.clone()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.remaining_ = state["remaining"].clone()
-        self.left_ = state["left"].clone()

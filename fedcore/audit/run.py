@@ -33,7 +33,6 @@ from ..errors import ConfigError
 from .stats import CONFIDENCE
 
 KINDS = ("auto", "distinguishing", "canary")
-FALLBACK_THREAT = {"dp_sgd": "record", "none": "none"}   # until every mechanism declares one
 
 
 @dataclass(frozen=True)
@@ -121,14 +120,11 @@ def _finite(value):
 
 
 def threat_model_of(cfg) -> str:
-    """The configured mechanism's threat model (its own declaration where it has one)."""
+    """The configured mechanism's threat model under its options (its own declaration)."""
     from ..mechanisms import MECHANISMS
 
-    name = cfg.privacy.mechanism
-    cls = MECHANISMS.get(name)
-    if hasattr(cls, "threat_model_for"):
-        return cls.threat_model_for(cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options"))
-    return FALLBACK_THREAT.get(name, "local")
+    cls = MECHANISMS.get(cfg.privacy.mechanism)
+    return cls.threat_model_for(cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options"))
 
 
 def paper_claim(claims: dict) -> tuple[Optional[float], str]:
@@ -217,14 +213,15 @@ def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> Au
     eps = cfg.privacy.epsilons(cfg.num_clients)
     who = max(range(cfg.num_clients), key=lambda i: eps[i]) if client is None else client
     cls = MECHANISMS.get(name)
-    options = audit_options(name, cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options"))
+    parsed = cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options")
+    options = audit_options(name, parsed)
     r = distinguish(cls, options, s.ctx, PROBES[name], name=name, client=who, trials=trials, seed=seed, dim=dim,
                     confidence=confidence)
     claim, label = paper_claim(r.claims)
     premise, report = "", "one report"
     if name == "two_point":       # the claim rests on shuffling, which the audit of one report sets aside
         claim, label = eps[who], "per-weight eps with shuffling (LDP-FL); needs reports the server cannot link"
-        premise = two_point_premise(cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options"))
+        premise = two_point_premise(parsed)
         report = "one un-shuffled report"
     t = r.test
     return AuditResult(

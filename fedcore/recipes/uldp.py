@@ -35,8 +35,6 @@ _VARIANTS = {
     "dsdp_fedavg": (True, "sign", "DSDP-FedAvg (ULDP-FED): decaying clip + sign-similarity recall."),
     "dcdp_fedavg": (True, "cosine", "DCDP-FedAvg (ULDP-FED): decaying clip + cosine-similarity recall."),
 }
-PAPER_TAU = {"none": None, "sign": 0.25, "cosine": 0.006}
-"""The paper's best thresholds at eps = 10 (set them explicitly to reproduce its choice)."""
 
 
 def uldp_overrides(decay: bool, recall: str) -> dict:
