@@ -10,7 +10,6 @@ finds it. Asking again for one that is queued, running or done costs nothing.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -55,6 +54,7 @@ def start_audit(manager, cfg: RunConfig, trials: int = DEFAULT_TRIALS, owner: Op
 def audit_to_file(config: dict, trials: int, path: str) -> None:
     """Worker: audit ``config`` and write the result (or a one-line error) atomically."""
     from ..audit.run import audit_run
+    from ..sweep.rows import write_atomic
     from .worker import lower_priority
 
     lower_priority(10, 1)
@@ -69,7 +69,4 @@ def audit_to_file(config: dict, trials: int, path: str) -> None:
 
         logging.getLogger("fedcore.audit").exception("audit failed")
         out = {"error": f"the audit failed ({type(exc).__name__})"}
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(out, f, allow_nan=False)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(out, allow_nan=False))

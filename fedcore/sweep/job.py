@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import FedcoreError
-from .rows import dumps_frontier
+from .rows import dumps_frontier, write_atomic
 from .spec import SweepSpec
 
 DASHBOARD_BATCH = 24
@@ -75,7 +75,7 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
         # group by group (a method's references, then its private points, calibrated when reached)
         for row in run_groups(spec_obj.groups(), max_batch=max_batch, should_stop=stop_path.exists, audit=audit):
             rows.append(row)
-            _write(base / f"{key}.json", dumps_frontier(rows))
+            write_atomic(base / f"{key}.json", dumps_frontier(rows))
             status("running")
         status("stopped" if len(rows) < total else "finished")
     except FedcoreError as exc:
@@ -84,16 +84,10 @@ def sweep_main(folder: str, key: str, spec: dict, max_batch: int = DASHBOARD_BAT
         status("failed", error=f"{type(exc).__name__}: {exc}")
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def write_status(folder: Path, key: str, state: str, **fields) -> None:
     """Rewrite the sweep's status file (``status`` one of :data:`ACTIVE` or
     ``finished | stopped | failed``, ``done``, ``total``, ``owner``, ...)."""
-    _write(Path(folder) / f"{key}.status.json", json.dumps({"status": state, "updated": time.time(), **fields}))
+    write_atomic(Path(folder) / f"{key}.status.json", json.dumps({"status": state, "updated": time.time(), **fields}))
 
 
 def sweep_folder(manager) -> Path:

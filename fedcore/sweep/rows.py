@@ -39,6 +39,7 @@ import csv
 import io
 import json
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Optional, Union
@@ -82,13 +83,17 @@ def dumps_frontier(rows: Iterable[dict]) -> str:
     return json.dumps({"rows": list(rows)}, allow_nan=False, indent=1, ensure_ascii=False)
 
 
-def write_frontier(path: Union[str, Path], rows: Iterable[dict]) -> None:
-    """Write ``frontier.json`` atomically (a reader never sees half a file)."""
+def write_atomic(path: Union[str, Path], text: str) -> None:
+    """Write ``text`` through a temporary file of this process: a reader never sees half a file."""
     path = Path(path)
-    text = dumps_frontier(rows)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def write_frontier(path: Union[str, Path], rows: Iterable[dict]) -> None:
+    """Write ``frontier.json`` atomically (:func:`write_atomic`)."""
+    write_atomic(path, dumps_frontier(rows) + "\n")
 
 
 def _refuse(token: str):
