@@ -76,14 +76,11 @@ def from_link(params) -> dict:
     from fedcore.sweep.spec import parse_epsilons, parse_methods
 
     out = {}
-    if "match" in params:
-        if params["match"] not in MATCH_LABELS:
-            raise FedcoreError(f"match: {params['match'][:40]!r} must be one of: " + ", ".join(MATCH_LABELS))
-        out["match"] = params["match"]
-    if "scenario" in params:
-        if params["scenario"] not in SCENARIOS:
-            raise FedcoreError(f"scenario: {params['scenario'][:40]!r} must be one of: " + ", ".join(SCENARIOS))
-        out["scenario"] = params["scenario"]
+    for name, known in (("match", MATCH_LABELS), ("scenario", SCENARIOS)):
+        if name in params:
+            if params[name] not in known:
+                raise FedcoreError(f"{name}: {params[name][:40]!r} must be one of: " + ", ".join(known))
+            out[name] = params[name]
     if "preset" in params:
         from fedcore.catalog import PRESETS
 
