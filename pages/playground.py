@@ -48,7 +48,7 @@ if not present:
 host.store_banner()
 url_error = st.session_state.pop("pg.url_error", None)
 if url_error:
-    host.warn_link("Showing the previous settings: the link's settings could not be loaded —", url_error)
+    host.link_warning("Showing the previous settings: the link's settings could not be loaded —", url_error)
 
 run_id = state.shown_run()
 record = manager.store.get_run(run_id) if run_id else None
@@ -113,7 +113,7 @@ with tab_run:
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:
         if run_id:
-            host.warn_link("No such run here (deleted, or a mistyped link):", run_id)
+            host.link_warning("No such run here (deleted, or a mistyped link):", run_id)
         st.info("Press **Run** to train this configuration: the charts fill in round by round.")
         preview.first_screen_tradeoff()  # the trade-off before any click
 

@@ -19,7 +19,7 @@ import streamlit as st
 
 from fedcore.runner.owners import Viewer, can_control
 
-from .plain import ECHO_LIMIT, link_warning, plain  # noqa: F401  (host.plain: the same helper)
+from .plain import link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
 from .server import forget_events, identities, limits, manager  # host.limits: the same cached limits
 
 LOG = logging.getLogger("fedcore.dashboard")
@@ -109,12 +109,6 @@ def keep_alive(record: dict) -> None:
     if now - beats.get(record["id"], 0.0) >= every:
         manager().store.touch(record["id"])
         beats[record["id"]] = now
-
-
-def warn_link(message: str, detail) -> None:
-    """A warning: ``message`` (our own markdown) plus ``detail`` from the link as plain text
-    (:func:`pages.components.plain.link_warning`)."""
-    link_warning(message, detail)
 
 
 def store_banner() -> None:

@@ -54,13 +54,6 @@ editable table."""
 SECTION_TYPES = {"": RunConfig, "partition": PartitionConfig, "local": LocalConfig, "privacy": PrivacyConfig}
 
 
-def field_constraint(field: str):
-    """``(constraint, help)`` declared by the config for dotted ``field``."""
-    section, _, name = field.rpartition(".")
-    cls = SECTION_TYPES[section]
-    return constraint_of(cls, name), help_of(cls, name)
-
-
 def bind(widget: Callable, flat: dict, field: str, label: str, *, on_change=None, **kw) -> Any:
     """Render ``widget`` (an ``st.*`` input) editing ``flat[field]``; returns its value.
 
@@ -85,8 +78,9 @@ def number(flat: dict, field: str, label: str, *, slider: bool = False, **kw) ->
     stored value is never clamped. Number inputs have no bounds: a typed value outside the
     constraint reaches the config, which names it and disables Run.
     """
-    constraint, help_text = field_constraint(field)
-    return number_widget(flat, field, label, constraint, help_text, slider=slider, **kw)
+    section, _, name = field.rpartition(".")
+    cls = SECTION_TYPES[section]
+    return number_widget(flat, field, label, constraint_of(cls, name), help_of(cls, name), slider=slider, **kw)
 
 
 def number_widget(store: dict, field: str, label: str, constraint, help_text: str = "", *,
@@ -294,19 +288,14 @@ def _mark_custom(field: str, options_field: str):
 
 
 def mechanism_and_aggregator(flat: dict) -> None:
-    mech = bind(st.selectbox, flat, "privacy.mechanism", "Mechanism (client side)",
-                options=MECHANISMS.names(),
-                on_change=_mark_custom("privacy.mechanism", "privacy.mechanism_options"))
-    entry_caption(MECHANISMS, mech)
-    flat["privacy.mechanism_options"] = options_form(
-        MECHANISMS.get(mech), flat.get("privacy.mechanism_options") or {}, f"mopt.{mech}", mech)
-    threat_caption(mech, flat["privacy.mechanism_options"])
-    agg = bind(st.selectbox, flat, "privacy.aggregator", "Aggregator (server side)",
-               options=AGGREGATORS.names(),
-               on_change=_mark_custom("privacy.aggregator", "privacy.aggregator_options"))
-    entry_caption(AGGREGATORS, agg)
-    flat["privacy.aggregator_options"] = options_form(
-        AGGREGATORS.get(agg), flat.get("privacy.aggregator_options") or {}, f"aopt.{agg}", agg)
+    for name, label, registry, prefix in (("mechanism", "Mechanism (client side)", MECHANISMS, "mopt"),
+                                          ("aggregator", "Aggregator (server side)", AGGREGATORS, "aopt")):
+        field, options = f"privacy.{name}", f"privacy.{name}_options"
+        picked = bind(st.selectbox, flat, field, label, options=registry.names(), on_change=_mark_custom(field, options))
+        entry_caption(registry, picked)
+        flat[options] = options_form(registry.get(picked), flat.get(options) or {}, f"{prefix}.{picked}", picked)
+        if name == "mechanism":
+            threat_caption(picked, flat[options])
 
 
 def threat_caption(mech: str, options: dict) -> None:
