@@ -4,9 +4,14 @@
         ...
 
 The server gets its own run store (``FEDCORE_STORE``) and runs offline
-(``FEDCORE_OFFLINE=1``); the context waits for ``/_stcore/health`` and stops the server
-on exit. If it does not come up within ``start_s`` it raises ``RuntimeError`` with the
-tail of its log.
+(``FEDCORE_OFFLINE=1``); ``env`` adds host settings (``{"FEDCORE_MAX_RUNNING": "1"}``)
+to this process's environment for the server alone. The context waits for
+``/_stcore/health`` and stops the server on exit. If it does not come up within
+``start_s`` it raises ``RuntimeError`` with the tail of its log.
+
+Also the few things every browser test does with a page (:func:`settle`,
+:func:`wait_until`, :func:`round_counter`) and how it starts Chromium
+(:data:`CHROMIUM`, :data:`BROWSER_ARGS`).
 """
 from __future__ import annotations
 
@@ -19,9 +24,13 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Mapping, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's chromium: the browser tests never download a browser."""
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def free_port() -> int:
@@ -31,11 +40,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard_server(store: Path, log_dir: Path, start_s: float = 60, app: str = "app.py") -> Iterator[str]:
+def dashboard_server(store: Path, log_dir: Path, start_s: float = 60, app: str = "app.py",
+                     env: Optional[Mapping[str, str]] = None, port: Optional[int] = None) -> Iterator[str]:
     """Start the dashboard (or another script ``app``, relative to the repository) with its
-    own run store; yield its URL; stop it afterwards."""
-    port = free_port()
-    env = {**os.environ, "FEDCORE_STORE": str(store), "FEDCORE_OFFLINE": "1"}
+    own run store and the variables ``env`` on top of this process's; on ``port`` (default:
+    a free one); yield its URL; stop it afterwards."""
+    port = port or free_port()
+    env = {**os.environ, **(env or {}), "FEDCORE_STORE": str(store), "FEDCORE_OFFLINE": "1"}
     log = open(Path(log_dir) / "streamlit.log", "w+")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", app, "--server.port", str(port),
                              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
@@ -71,3 +82,34 @@ def round_counter(pg) -> int:
         return 0
     m = re.search(r"Round (\d+) /", bars.first.inner_text())
     return int(m.group(1)) if m else 0
+
+
+def settle(pg, seconds: float = 1.0, timeout_s: float = 90) -> None:
+    """Wait until the app is not running a script, then ``seconds`` longer (charts drawing)."""
+    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)
+    if seconds:
+        time.sleep(seconds)
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = 0.2) -> None:
+    """Poll ``predicate`` every ``interval`` s until it is true; fail with ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(interval)
+
+
+def stop_active_runs(store) -> None:
+    """Ask every queued or training run of ``store`` to stop, and wait (bounded) until none is
+    active: what a module leaves running must not hold the next module's worker slot."""
+    from fedcore.runner import RunStore
+
+    runs = RunStore(store)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        active = [r for r in runs.list_runs() if r["status"] in ("queued", "running")]
+        if not active:
+            return
+        for r in active:
+            runs.request_stop(r["id"])
+        time.sleep(0.5)
