@@ -302,14 +302,14 @@ def test_papers_page_shows_each_paper_our_table_claims_and_plot(papers_page):
     # privacy: the threat model in words, our headline epsilon, the paper's claim labelled as such
     assert "**local DP**" in text and "Headline ε of our runs" in text and "**Paper's claim**" in text
     assert "ε = ∞" in text
-    first = at.dataframe[0].value
+    first = next(d.value for d in at.dataframe if "preset" in d.value.columns)   # the first paper's table
     cells = dict(zip(first["preset"], first["headline ε (threat model)"]))
     assert cells["pldp_digits_iid_nonoise"] == "∞ (no privacy)" and "(local DP)" in cells["pldp_digits_iid_a"]
     charts = at.get("plotly_chart")
     spec = json.loads(charts[0].proto.spec)
     assert spec["layout"]["uirevision"] == "papers-pldp-digits_iid"
     assert {t["name"] for t in spec["data"]} >= {"A: arithmetic mean", "C: probability-based selection"}
-    first = at.dataframe[0].value
+    first = next(d.value for d in at.dataframe if "preset" in d.value.columns)   # the first paper's table
     assert list(first["preset"])[:2] == ["pldp_digits_iid_nonoise", "pldp_digits_iid_a"]
     assert sum("Not reproduced yet" in i.value for i in at.info) == 4
     assert at.selectbox(key="papers.kdp_fl.preset").value == "kdp_fl_fmnist_noniid_fedavg"
@@ -359,4 +359,4 @@ def test_papers_page_filters_what_runs_here_and_shows_each_tables_verdict(tiny_r
     assert "**Verdict: inconclusive** · 1 seed(s) per row" in text        # one seed: no spread to judge by
     at.toggle(key="papers.here").set_value(False).run()
     options = at.selectbox(key="papers.pldp.preset").options
-    assert any("needs mnist (files not here)" in o for o in options) and len(options) > len(pldp.options)
+    assert any("needs mnist (not on this server)" in o for o in options) and len(options) > len(pldp.options)
