@@ -99,17 +99,18 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str, inter
         time.sleep(interval)
 
 
-def stop_active_runs(store) -> None:
-    """Ask every queued or training run of ``store`` to stop, and wait (bounded) until none is
-    active: what a module leaves running must not hold the next module's worker slot."""
+def stop_active_runs(store, wait_s: float = 30) -> None:
+    """Ask every queued or training run of ``store`` to stop, and wait (at most ``wait_s``) until
+    none trains: what a test leaves training must not hold the next test's worker slot. A
+    queued one is not waited for (it stops at its first round, if it ever starts)."""
     from fedcore.runner import RunStore
 
     runs = RunStore(store)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + wait_s
+    while True:
         active = [r for r in runs.list_runs() if r["status"] in ("queued", "running")]
-        if not active:
-            return
         for r in active:
             runs.request_stop(r["id"])
+        if not any(r["status"] == "running" for r in active) or time.monotonic() > deadline:
+            return
         time.sleep(0.5)

@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from dashboard_server import BROWSER_ARGS, CHROMIUM, dashboard_server, stop_active_runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -20,3 +26,50 @@ def store_dir(tmp_path_factory):
         os.environ.pop("FEDCORE_STORE", None)
     else:
         os.environ["FEDCORE_STORE"] = old
+
+
+# --- browser tests: dashboards shared between modules ----------------------------------------
+SHARED_HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "10", "FEDCORE_MAX_ROUNDS": "5000",
+               "FEDCORE_MAX_ACTIVE_PER_OWNER": "2", "FEDCORE_LIMITS": ""}
+"""The host settings of a shared classroom server (one worker slot, a 10 s grace period,
+two active runs per visitor): tests/test_browser_identity.py and tests/test_browser_shared.py."""
+
+
+@pytest.fixture(scope="session")
+def dashboards(tmp_path_factory):
+    """``dashboards(env) -> (url, store)``: ``streamlit run app.py`` with the host settings
+    ``env`` ({} : the dashboard's defaults), started on first use and shared by every browser
+    test module that asks for the same settings (a start costs a Streamlit import and a worker
+    importing torch: seconds on a busy 2-core host); stopped at the end of the session."""
+    started: dict = {}
+    with ExitStack() as stack:
+        def get(env: dict) -> tuple[str, Path]:
+            key = tuple(sorted(env.items()))
+            if key not in started:
+                store = tmp_path_factory.mktemp("store")
+                url = stack.enter_context(dashboard_server(store, tmp_path_factory.mktemp("log"), env=env))
+                started[key] = (url, store)
+            return started[key]
+
+        yield get
+
+
+@pytest.fixture(scope="module")
+def shared_server(dashboards):
+    """``(url, store)`` of the dashboard with :data:`SHARED_HOST`, shared by the modules that ask
+    for it; what a module leaves queued or training is stopped after it."""
+    url, store = dashboards(SHARED_HOST)
+    yield url, store
+    stop_active_runs(store)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium for one browser test module (Playwright's sync API allows one
+    at a time in a process; each test opens its own context: its own cookies and session)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield b
+        b.close()

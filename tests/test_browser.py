@@ -17,15 +17,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(__import__("tempfile").gettempdir()) / "fedcore-shots"))
 """Screenshots go to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the
 committed ones (the test suite writes no tracked file)."""
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server, round_counter  # noqa: E402
-
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+from dashboard_server import CHROMIUM, dashboard_server, round_counter, settle  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -34,22 +30,17 @@ pytestmark = [pytest.mark.slow,
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    store = tmp_path_factory.mktemp("store")
-    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
-        yield url, store
+def server(dashboards):
+    """The dashboard with its default host settings (shared with tests/test_browser_frontier.py)."""
+    return dashboards({})
 
 
 @pytest.fixture(scope="module")
-def page(server):  # noqa: ARG001  (the server must be up first)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 800})
-        pg.set_default_timeout(60_000)
-        yield pg
-        browser.close()
+def page(browser, server):  # noqa: ARG001  (the server must be up first)
+    pg = browser.new_page(viewport={"width": 1280, "height": 800})
+    pg.set_default_timeout(60_000)
+    yield pg
+    pg.context.close()
 
 
 def url_rounds(pg) -> int:
@@ -62,12 +53,6 @@ def accuracy_points(pg) -> int:
     """Markers on the first trace of the accuracy chart."""
     return pg.locator("[data-testid=stPlotlyChart]").first.locator(
         ".scatterlayer .trace").first.locator(".points path").count()
-
-
-def settle(pg, seconds: float = 1.0) -> None:
-    """Wait until the app is not running a script, then a little longer for charts."""
-    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
-    time.sleep(seconds)
 
 
 def shoot(pg, name: str) -> None:
@@ -140,6 +125,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     assert round_counter(pg) == stopped_at
     search = pg.evaluate("location.search")
     assert "run=" in search and f"rounds={rounds}" in search
+    run_id = pg.evaluate("new URLSearchParams(location.search).get('run')")  # the store may hold others' runs
 
     # Compare; the other engineers' pages open without an exception (their own tests
     # take their screenshots)
@@ -161,7 +147,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
 
     from fedcore.runner import RunStore
 
-    events = RunStore(store).read_events(RunStore(store).list_runs()[-1]["id"], touch=False)
+    events = RunStore(store).read_events(run_id, touch=False)
     rounds = [e for e in events if e["type"] == "round"]
     trained_rate = (len(rounds) - 1) / (rounds[-1]["elapsed"] - rounds[0]["elapsed"])
     timings = {"run_to_first_chart_point_s": round(first_point, 3),

@@ -14,13 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server  # noqa: E402
+from dashboard_server import CHROMIUM, settle  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 LINK = "/frontier?preset=demo&methods=pldp_b,kdp_fl&eps=3,10,30&seeds=2"
 """A small frontier: 2 methods x (3 eps + no privacy + clip only) x 2 seeds = 20 runs (equal privacy)."""
 
@@ -37,9 +34,10 @@ def curve_points(pg) -> int:
     return chart.first.locator(".scatterlayer .trace .points path").count()
 
 
-def settle(pg, seconds: float = 1.0) -> None:
-    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
-    time.sleep(seconds)
+@pytest.fixture(scope="module")
+def server(dashboards):
+    """The dashboard with its default host settings (shared with tests/test_browser.py)."""
+    return dashboards({})
 
 
 REOPEN_S = 300
@@ -72,16 +70,13 @@ def wait_for_chart(pg, points, traces: tuple = (), seconds: float = REOPEN_S) ->
                     f"screenshot {SHOTS / 'frontier-timeout.png'}")
 
 
-def test_the_default_view_is_the_fair_frontier_in_three_panels(tmp_path_factory):
+def test_the_default_view_is_the_fair_frontier_in_three_panels(browser, server):
     """The page opens on the shipped equal-privacy frontier: no training, one panel per threat
     model, the local panel with >= 3 methods from near chance to near their no-privacy line
     (tests/test_shipped_frontier.py checks the numbers); saves frontier-default.png."""
-    from playwright.sync_api import sync_playwright
-
-    store = tmp_path_factory.mktemp("store")
-    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+    url, _ = server
+    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+    try:
         pg.set_default_timeout(120_000)
         pg.goto(url + "/frontier")
         wait_for_chart(pg, None, ("ldp_fl", "pldp_b", "hw_dpfl", "kdp_fl", "dp_fedavg"))
@@ -100,16 +95,15 @@ def test_the_default_view_is_the_fair_frontier_in_three_panels(tmp_path_factory)
         assert len(local) >= 3, local
         assert all(min(y) < 0.2 and max(y) > 0.85 for y in local.values()), local
         assert not pg.locator("[data-testid=stException]").count()
-        browser.close()
+    finally:
+        pg.context.close()
 
 
-def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    store = tmp_path_factory.mktemp("store")
-    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path_factory):
+    url, _ = server
+    pg = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    fresh = None
+    try:
         pg.set_default_timeout(60_000)
         pg.goto(url + LINK)
         pg.get_by_role("heading", name="Privacy–accuracy frontier").wait_for(timeout=240_000)
@@ -157,28 +151,29 @@ def test_a_small_frontier_trains_and_its_points_appear(tmp_path_factory):
             fresh.screenshot(path=str(SHOTS / "frontier-reopened.png"), full_page=True)
             pytest.fail("the reopened frontier shows no 'Trained' button; buttons: "
                         f"{fresh.get_by_role('button').all_inner_texts()}; screenshot {SHOTS / 'frontier-reopened.png'}")
-        browser.close()
+    finally:
+        for opened in (pg, fresh):
+            if opened is not None:
+                opened.context.close()
 
 
 AUDIT_LINK = "/frontier?preset=demo&methods=pldp_b&eps=1,3&seeds=1&audit=1&match=target"
 
 
-def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(tmp_path_factory):
-    """A frontier audited by the page's worker (trained here first: 4 runs, 4 audits) reopens from
-    its link with a diamond per run, and the caption's link opens the Mechanisms page's section."""
-    from playwright.sync_api import sync_playwright
-
+def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(browser, server):
+    """A frontier audited by the page's worker (trained here first, into the running server's
+    store: 4 runs, 4 audits) reopens from its link with a diamond per run, and the caption's link
+    opens the Mechanisms page's section."""
     from fedcore.sweep import SweepSpec
     from fedcore.sweep.audit import DEFAULT_TRIALS
     from fedcore.sweep.job import spec_key, spec_to_dict, sweep_main
 
-    store = tmp_path_factory.mktemp("store")
-    (store / "sweeps").mkdir()
+    url, store = server
+    (store / "sweeps").mkdir(exist_ok=True)
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
     sweep_main(str(store / "sweeps"), spec_key(spec, DEFAULT_TRIALS), spec_to_dict(spec), audit=DEFAULT_TRIALS)
-    with dashboard_server(store, tmp_path_factory.mktemp("log")) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
         pg.set_default_timeout(REOPEN_S * 1000)
         pg.goto(url + AUDIT_LINK, wait_until="domcontentloaded")
         wait_for_chart(pg, None, ("pldp_b", "pldp_b audited", "pldp_b audit"))
@@ -199,4 +194,5 @@ def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(tmp_
                                " return top >= 0 && top < window.innerHeight; }", polling=500,
                                timeout=REOPEN_S * 1000)
         assert mech.url.endswith("/mechanisms?mechanism=two_point#audited-privacy")
-        browser.close()
+    finally:
+        pg.context.close()

@@ -17,20 +17,16 @@ import http.server
 import re
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server, free_port, round_counter  # noqa: E402
+from dashboard_server import CHROMIUM, dashboard_server, free_port, round_counter, settle, wait_until  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "60", "FEDCORE_MAX_ROUNDS": "5000",
-        "FEDCORE_LIMITS": ""}
+SIGNED_IN_HOST = {"FEDCORE_MAX_RUNNING": "2", "FEDCORE_OWNER_GRACE_S": "60", "FEDCORE_MAX_ROUNDS": "5000",
+                  "FEDCORE_LIMITS": "", "FEDCORE_ADMINS": "teacher@school.org"}
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=71"
 CONTROLS = ("Stop", "Pause", "Step", "Resume")
 
@@ -55,19 +51,6 @@ class _Thief(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for name, value in HOST.items():
-        mp.setenv(name, value)
-    store = tmp_path_factory.mktemp("store")
-    try:
-        with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
-            yield url, store
-    finally:
-        mp.undo()
-
-
-@pytest.fixture(scope="module")
 def thief():
     """A page on another port of the same host (127.0.0.1): it reads document.cookie."""
     port = free_port()
@@ -77,32 +60,10 @@ def thief():
     httpd.shutdown()
 
 
-@pytest.fixture(scope="module")
-def browser(server):  # noqa: ARG001
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
 def new_page(context):
     page = context.new_page()
     page.set_default_timeout(90_000)
     return page
-
-
-def settle(pg, seconds: float = 1.0) -> None:
-    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
-    time.sleep(seconds)
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        time.sleep(interval)
 
 
 def store_record(store, run_id):
@@ -121,8 +82,9 @@ def controls(pg) -> list[str]:
     return found
 
 
-def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, server, thief):
-    url, store = server
+def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_server, thief):
+    # the classroom server of tests/test_browser_shared.py (conftest.SHARED_HOST: one worker slot)
+    url, store = shared_server
     a_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     a = new_page(a_ctx)
     a.goto(url + SLOW)
@@ -184,7 +146,7 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, server, 
 
 
 # --- sign-in: a real OIDC provider (oidc-provider-mock) started by the test ----------------
-ADMIN_EMAIL = "teacher@school.org"
+ADMIN_EMAIL = SIGNED_IN_HOST["FEDCORE_ADMINS"]
 
 
 @pytest.fixture(scope="module")
@@ -192,9 +154,7 @@ def signed_in_server(tmp_path_factory):
     """The dashboard with ``[auth]`` pointing at a local OIDC provider, and FEDCORE_ADMINS."""
     pytest.importorskip("authlib", reason="st.login needs Authlib (requirements-dev.txt)")
     oidc = pytest.importorskip("oidc_provider_mock", reason="requirements-dev.txt: oidc-provider-mock")
-    import dashboard_server as ds
-
-    port = free_port()
+    port = free_port()  # the redirect URI names it
     folder = tmp_path_factory.mktemp("auth")
     with oidc.run_server_in_thread() as provider:
         issuer = f"http://localhost:{provider.server_port}"
@@ -205,17 +165,10 @@ def signed_in_server(tmp_path_factory):
             'client_id = "fedcore-lab"\n'
             'client_secret = "fedcore-lab-secret"\n'
             f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n')
-        mp = pytest.MonkeyPatch()
-        for name, value in {**HOST, "FEDCORE_MAX_RUNNING": "2", "FEDCORE_ADMINS": ADMIN_EMAIL,
-                            "STREAMLIT_SECRETS_FILES": str(folder / "secrets.toml")}.items():
-            mp.setenv(name, value)
-        mp.setattr(ds, "free_port", lambda: port)  # the redirect URI names the port
         store = tmp_path_factory.mktemp("store")
-        try:
-            with ds.dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
-                yield url, store
-        finally:
-            mp.undo()
+        with dashboard_server(store, tmp_path_factory.mktemp("log"), port=port,
+                              env={**SIGNED_IN_HOST, "STREAMLIT_SECRETS_FILES": str(folder / "secrets.toml")}) as url:
+            yield url, store
 
 
 def signed_in(browser, url, email):

@@ -12,12 +12,14 @@
 - the load test (benchmarks/load_test.py) at 4 sessions: every session sees its own result,
   no page dies.
 
-Server settings: FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=10, FEDCORE_MAX_ROUNDS=5000,
-FEDCORE_MAX_ACTIVE_PER_OWNER=2.
+Server settings (``SHARED_HOST`` in tests/conftest.py; the server is shared with
+tests/test_browser_identity.py): FEDCORE_MAX_RUNNING=1, FEDCORE_OWNER_GRACE_S=10,
+FEDCORE_MAX_ROUNDS=5000, FEDCORE_MAX_ACTIVE_PER_OWNER=2.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -27,14 +29,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import dashboard_server, round_counter  # noqa: E402
+from dashboard_server import CHROMIUM, dashboard_server, round_counter, settle, stop_active_runs, wait_until  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-HOST = {"FEDCORE_MAX_RUNNING": "1", "FEDCORE_OWNER_GRACE_S": "10", "FEDCORE_MAX_ROUNDS": "5000",
-        "FEDCORE_MAX_ACTIVE_PER_OWNER": "2", "FEDCORE_LIMITS": ""}
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
 """A demo slow enough (several seconds of training) that it is still running while we look."""
 
@@ -45,26 +42,9 @@ pytestmark = [pytest.mark.slow,
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for name, value in HOST.items():
-        mp.setenv(name, value)
-    store = tmp_path_factory.mktemp("store")
-    try:
-        with dashboard_server(store, tmp_path_factory.mktemp("log")) as url:
-            yield url, store
-    finally:
-        mp.undo()
-
-
-@pytest.fixture(scope="module")
-def browser(server):  # noqa: ARG001  (the server must be up first)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def server(shared_server):
+    """The classroom dashboard (conftest.SHARED_HOST), shared with tests/test_browser_identity.py."""
+    return shared_server
 
 
 def session(browser):
@@ -73,19 +53,6 @@ def session(browser):
     page = context.new_page()
     page.set_default_timeout(90_000)
     return page
-
-
-def settle(pg, seconds: float = 1.0) -> None:
-    pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
-    time.sleep(seconds)
-
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        time.sleep(interval)
 
 
 def run_param(pg) -> str:
@@ -171,19 +138,44 @@ PHISHING = "/?preset=demo&dataset=**Session expired.** [Log in again](http://evi
 IMAGE = "/?preset=demo&dataset=![x](http://127.0.0.1:9/pixel.png)"
 
 
-@pytest.mark.parametrize("path, shown", [
+LINKS = [
     (PHISHING, "Session expired"),
     (IMAGE, "pixel.png"),
     ("/?preset=demo&privacy=123", "could not be loaded"),
     ("/?preset=demo&seed=" + "9" * 5000, "could not be loaded"),
     ("/?preset=demo&run=**nope**](http://evil.example)", "nope"),
-])
-def test_link_values_render_as_plain_text_never_markdown_or_tracebacks(browser, server, path, shown):
+]
+
+
+@pytest.fixture(scope="module")
+def link_pages(browser, server):
+    """``path -> (page, requests it made)``: every link of :data:`LINKS` opened at once, each in a
+    session of its own (their pages load side by side instead of one after another); a test
+    takes its page out and closes it."""
     url, _ = server
-    pg = session(browser)
-    requests = []
-    pg.on("request", lambda r: requests.append(r.url))
-    pg.goto(url + path)
+    pages = {}
+    for path, _ in LINKS:
+        pg = session(browser)
+        requests = []
+        pg.on("request", lambda r, requests=requests: requests.append(r.url))
+        pg.goto(url + path, wait_until="commit")
+        pages[path] = (pg, requests)
+    yield pages
+    for pg, _ in pages.values():  # those of tests that did not run
+        pg.context.close()
+
+
+@pytest.mark.parametrize("path, shown", LINKS)
+def test_link_values_render_as_plain_text_never_markdown_or_tracebacks(link_pages, server, path, shown):
+    url, _ = server
+    pg, requests = link_pages.pop(path)
+    try:
+        check_link_page(pg, requests, url, path, shown)
+    finally:
+        pg.context.close()
+
+
+def check_link_page(pg, requests, url, path, shown):
     pg.get_by_role("button", name="Run").wait_for()
     settle(pg, 1.0)
     alerts = pg.locator("[data-testid=stAlertContainer]")
@@ -196,7 +188,6 @@ def test_link_values_render_as_plain_text_never_markdown_or_tracebacks(browser, 
     assert not outside, outside  # no image or link fetched from another host
     assert pg.locator("[data-testid=stException]").count() == 0
     assert "Traceback" not in pg.locator("body").inner_text()
-    pg.context.close()
 
 
 def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
@@ -224,15 +215,15 @@ def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
     pg.context.close()
 
 
-def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(browser, tmp_path, monkeypatch):
+def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(browser, tmp_path):
     # tests/apps/fragment_race.py forces what twenty busy sessions did by chance: a fragment
     # run starts before the full run's messages were sent, and Streamlit drops the
     # fragments' part of them. Plain st.fragment: the page dies (the load test's "lost
     # result", a blank page); pacing.polling_fragment: every line stays, no page error.
     seen = {}
     # Streamlit's collection after each run (off in config.toml) keeps the timing the race needs
-    monkeypatch.setenv("STREAMLIT_RUNNER_POST_SCRIPT_GC", "true")
-    with dashboard_server(tmp_path / "store", tmp_path, app="tests/apps/fragment_race.py") as url:
+    with dashboard_server(tmp_path / "store", tmp_path, app="tests/apps/fragment_race.py",
+                          env={"STREAMLIT_RUNNER_POST_SCRIPT_GC": "true"}) as url:
         for mode in ("bare", "wrapped"):
             pg = session(browser)
             errors = []
@@ -259,13 +250,17 @@ def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(brows
                     "survival above proves less; Streamlit may also have fixed ForwardMsgQueue.clear")
 
 
-def test_the_load_test_runs_four_sessions_without_losing_a_result(tmp_path):
+def test_the_load_test_runs_four_sessions_without_losing_a_result(server, tmp_path):
     # Its own process: Playwright's sync API cannot start while this module's browser
     # fixture holds the thread's event loop. Bounded: 30-round demo runs, 300 s to finish.
+    # Against this module's server (--url; its store named for the summary): what is still
+    # queued or training from the tests above is stopped first, so the four runs have the slot.
+    url, store = server
+    stop_active_runs(store)
     out = tmp_path / "load.json"
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_test.py"), "--sessions", "4", "--rounds", "30",
-                    "--timeout", "300", "--json", str(out), "--shots", str(tmp_path)],
-                   cwd=ROOT, check=False, timeout=600)
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_test.py"), "--url", url, "--sessions", "4",
+                    "--rounds", "30", "--timeout", "300", "--json", str(out), "--shots", str(tmp_path)],
+                   cwd=ROOT, check=False, timeout=600, env={**os.environ, "FEDCORE_STORE": str(store)})
     summary = json.loads(out.read_text())
     print("\nload test, 4 sessions:", {k: v for k, v in summary.items() if k != "lost"})
     assert summary["lost_results"] == 0, summary["lost"]
