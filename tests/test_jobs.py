@@ -184,3 +184,18 @@ def test_fifty_audits_and_a_huge_sweep_of_one_visitor_leave_room_for_others(tmp_
         assert m.queue_info(b) is None and m.is_alive(b)  # audits cannot pause: they hold at most half the slots
     finally:
         m.close()
+
+
+def test_a_queued_run_stopped_through_the_store_ends_stopped_when_its_turn_comes(manager):
+    """Another process (a second dashboard on the same store) asks a queued run to stop: when a
+    slot frees, the run is not started and its record says so, not 'queued' for ever."""
+    block = blocker(manager)
+    run_id = manager.start(DEMO.replace(seed=77), owner=A.owner)
+    assert manager.store.get_run(run_id)["status"] == "queued"
+    manager.store.request_stop(run_id)
+    manager.stop(block)
+    deadline = time.monotonic() + 30
+    while manager.store.get_run(run_id)["status"] == "queued" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    record = manager.store.get_run(run_id)
+    assert record["status"] == "stopped" and record["reason"] == "stopped before it started"

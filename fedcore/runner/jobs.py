@@ -442,6 +442,8 @@ class Jobs:
         grace = record and record.get("grace_s")
         if record is None or self.store.stop_requested(run_id):
             self._owner.pop(run_id, None)
+            if record is not None:   # stopped through the store (another process) while it waited
+                self.store.finish(run_id, "stopped", reason="stopped before it started")
             return
         if grace and time.time() - self.store.last_beat(run_id) > grace:
             self._owner.pop(run_id, None)
