@@ -215,6 +215,11 @@ def test_rows_add_to_a_stored_table_and_a_rerun_resumes_from_the_record(tmp_path
     row = next(r for r in record["tables"][0]["rows"] if r["key"] == "a")
     assert row["seeds"] == [0, 1] and row["finals"][0] == ran["a"]["finals"][0]
     assert main(args + ["--rows", "nope"]) == 2
+    # --no-resume retrains the rows asked for and keeps the others
+    assert main(args + ["--seeds", "1", "--rows", "b", "--no-resume"]) == 0
+    third = {r["key"]: r for r in json.loads((tmp_path / "pldp.json").read_text())["tables"][0]["rows"]}
+    assert {k for k, r in third.items() if r.get("finals")} == {"a", "b", "c"}
+    assert third["a"]["finals"] == row["finals"] and third["c"]["finals"] == second["c"]["finals"]
 
 
 def test_a_tables_rows_and_seeds_train_in_lockstep_with_the_results_they_give_alone(tmp_path):

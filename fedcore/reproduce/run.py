@@ -171,7 +171,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
               log: Callable[[str], None] = print, memo: Optional[dict] = None,
               rows: Optional[list[str]] = None, stored: Optional[dict] = None,
               on_row: Optional[Callable[[dict], None]] = None, command: Optional[str] = None,
-              lockstep: bool = True) -> dict:
+              lockstep: bool = True, resume: bool = True) -> dict:
     """Train every row of ``table`` (or ``rows``) for every seed; the table's JSON record.
 
     ``lockstep``: the rows x seeds that share a model, data and local training train together
@@ -179,8 +179,8 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
     ``memo``. Without it (or without a ``memo``) each run trains alone.
 
     ``stored``: this table's record from an earlier (interrupted) run: a row / seed it holds
-    with the same configuration is reused, not retrained, and a row not asked for keeps its
-    stored entry. ``on_row(record)`` is called after each row (to write partial records)."""
+    with the same configuration is reused, not retrained (unless not ``resume``), and a row not
+    asked for keeps its stored entry. ``on_row(record)`` is called after each row (to write partial records)."""
     from ..data.root import public_message
 
     record = {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
@@ -207,7 +207,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                                                                       "paper_gain", "paper_rounds")})
         elif row.key in configs:
             entry["config"] = {k: v for k, v in configs[row.key].to_dict().items() if k != "seed"}
-            todo.append((entry, configs[row.key], old, _stored_runs(old, entry["config"])))
+            todo.append((entry, configs[row.key], old, _stored_runs(old, entry["config"]) if resume else {}))
     if lockstep and memo is not None:
         train_lockstep([cfg.replace(seed=seed) for _, cfg, _, done in todo for seed in seeds if seed not in done],
                        memo, log)
@@ -345,13 +345,13 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     for table in chosen:
         log(f"- {table.key}: {table.title}")
         prev = old_tables.get(table.key)
-        stored = prev if (resume and prev and prev.get("mode") == label) else None
+        stored = prev if (prev and prev.get("mode") == label) else None
         if rows and prev and not stored:
             stored = {"rows": []}
         stamp = {"mode": label, "seeds": seed_list, "created": record["created"], "command": command}
         done = run_table(paper, table, seed_list, quick=quick, extra=extra, log=log, memo=memo, rows=rows,
                          stored=stored, on_row=lambda t: write(done_tables + [{**t, **stamp}]), command=command,
-                         lockstep=lockstep)
+                         lockstep=lockstep, resume=resume)
         done.update(stamp)
         done_tables.append(done)
     record = write(done_tables)
