@@ -321,7 +321,8 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
         label += " + overrides " + ", ".join(f"{k}={v}" for k, v in extra.items())
     log(f"reproduce {paper.title}: {len(chosen)} table(s), seeds {seed_list}, {label}")
     t0 = time.perf_counter()
-    command = _command(paper.key, quick, seeds, [t.key for t in chosen] if tables else None, extra, rows)
+    command = _command(paper.key, quick, seeds, [t.key for t in chosen] if tables else None, extra, rows) \
+        + ("" if resume else " --no-resume")
     record = {"paper": paper.key, "title": paper.title, "source": paper.source, "claim": paper.claim,
               "mode": label, "quick": quick, "extra": extra or {}, "seeds": seed_list,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
