@@ -96,7 +96,7 @@ def train_lockstep(configs: list, memo: dict, log: Callable[[str], None] = print
             for cfg, res in zip(chunk, results):
                 memo[cfg.config_hash()] = {
                     "rounds": list(range(1, cfg.rounds + 1)), "accuracy": res.accuracy, "final": res.final_accuracy,
-                    "seconds": share, "load_average": load, "threat_model": res.threat_model,
+                    "seconds": share, "load_average": load, "nice": _nice(), "threat_model": res.threat_model,
                     "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk),
                     "signals": {k: v for k, v in res.signals.items() if k in SIGNALS}}
 
@@ -125,7 +125,15 @@ def _train(cfg) -> dict:
         final = next((a for a in reversed(accuracy) if a is not None), None)
     privacy["signals"] = {k: total / count for k, (total, count) in sums.items()}
     return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0,
-            "load_average": _load_average(), **privacy}
+            "load_average": _load_average(), "nice": _nice(), **privacy}
+
+
+def _nice() -> int:
+    """This process's scheduling priority (``nice``; 0 where the platform has none): a run
+    at a lowered priority took longer than its share of the CPU, so its seconds time nothing."""
+    import os
+
+    return os.nice(0) if hasattr(os, "nice") else 0
 
 
 def _load_average() -> Optional[float]:
@@ -161,10 +169,12 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
     secs = entry.get("seconds_per_seed") or [entry.get("seconds", 0.0) / n] * n
     eps = entry.get("epsilon_headline") or [None] * n
     loads = entry.get("load_average") or [None] * n
+    batch, nice = entry.get("lockstep") or [1] * n, entry.get("nice") or [0] * n
     return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
                 "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {}),
-                "load_average": la}
-            for s, f, c, t, e, la in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads)}
+                "load_average": la, "lockstep": k, "nice": ni}
+            for s, f, c, t, e, la, k, ni in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads,
+                                                batch, nice)}
 
 
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
@@ -243,6 +253,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           "seconds_per_seed": [r["seconds"] for r in runs],
                           # runs trained together in each seed's lockstep batch (its seconds are a share)
                           "lockstep": [r.get("lockstep", 1) for r in runs],
+                          "nice": [r.get("nice", 0) for r in runs],
                           "load_average": [r.get("load_average") for r in runs],
                           # headline epsilon of each seed (None = infinity), its threat model, and
                           # the seed-mean of the method signals

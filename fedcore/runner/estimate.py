@@ -142,7 +142,8 @@ def _median(values: list[float]) -> float:
 def _trained_rows(folder: Optional[Path] = None):
     """``(record, table, row, seconds, alone)`` of every row of the stored reproduction records
     that was trained on its own (not reused from another table: more than a second per seed;
-    not in a lockstep batch with other runs, whose seconds are a share of the batch's): the
+    not in a lockstep batch with other runs, whose seconds are a share of the batch's; not at a
+    lowered priority, ``nice`` > 0, which gets less than its share of a busy CPU): the
     median over those seeds of the seconds they took, and of :func:`alone_seconds` over the
     ones that recorded their load average (None when none did)."""
     from ..reproduce.results import results_dir
@@ -158,8 +159,9 @@ def _trained_rows(folder: Optional[Path] = None):
                     continue
                 n = len(row["finals"])
                 per_seed = row.get("seconds_per_seed") or [row.get("seconds", 0.0) / n] * n
-                runs = [(t, la) for t, la, k in zip(per_seed, row.get("load_average") or [None] * n,
-                                                    row.get("lockstep") or [1] * n) if k == 1]
+                runs = [(t, la) for t, la, k, nice in zip(per_seed, row.get("load_average") or [None] * n,
+                                                          row.get("lockstep") or [1] * n, row.get("nice") or [0] * n)
+                        if k == 1 and nice == 0]   # a niced run got less than its share of the CPU
                 alone = [alone_seconds(t, la) for t, la in runs if la is not None]
                 if runs and _median([t for t, _ in runs]) > 1.0:
                     yield record, table, row, _median([t for t, _ in runs]), _median(alone) if alone else None
