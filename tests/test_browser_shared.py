@@ -203,7 +203,10 @@ def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
     pg.get_by_role("link", name="Compare").click()
     pg.get_by_text("Run several seeds").click()
     pg.get_by_role("button", name="Run seeds").click()
-    pg.get_by_text(re.compile(r"max_active_per_owner")).wait_for(timeout=60_000)
+    try:
+        pg.get_by_text(re.compile(r"max_active_per_owner")).wait_for(timeout=120_000)
+    except Exception:  # noqa: BLE001  (say what the page showed instead)
+        raise AssertionError("no max_active_per_owner refusal; the page showed:\n" + pg.inner_text("body")[-3000:])
     settle(pg, 0.5)
     from fedcore.runner import RunStore
 
