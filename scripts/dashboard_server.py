@@ -84,6 +84,19 @@ def round_counter(pg) -> int:
     return int(m.group(1)) if m else 0
 
 
+@contextmanager
+def fresh_page(browser, width: int = 1280, height: int = 800):
+    """A page in a new browser context (its own cookies: a new visitor) of ``width`` x ``height``,
+    closed with its context on the way out."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(90_000)
+        yield pg
+    finally:
+        context.close()
+
+
 def settle(pg, seconds: float = 1.0, timeout_s: float = 90) -> None:
     """Wait until the app is not running a script, then ``seconds`` longer (charts drawing)."""
     pg.wait_for_function("!document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_s * 1000)

@@ -21,7 +21,7 @@ SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(__import__("tempfile").get
 """Screenshots go to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the
 committed ones (the test suite writes no tracked file)."""
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, dashboard_server, round_counter, settle  # noqa: E402
+from dashboard_server import CHROMIUM, dashboard_server, fresh_page, round_counter, settle  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -191,10 +191,7 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
     # Pause holds the run between two rounds and Resume lets it finish. A second page of the
     # module's browser (one Playwright per process: a second sync_playwright() is refused).
     url, _ = server
-    context = page.context.browser.new_context(viewport={"width": 1280, "height": 720})
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(90_000)
+    with fresh_page(page.context.browser, 1280, 720) as pg:
         pg.goto(f"{url}/?preset=demo&method=%22ldp_fl%22&rounds=2000&present=1")  # ~10 ms a round: time to Pause
         pg.get_by_role("button", name="Run", exact=True).click()
         pg.get_by_text("Privacy spent per client").first.wait_for()  # a redraw may show two for a moment
@@ -237,17 +234,12 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         for i in (0, 1):                                   # accuracy | privacy, side by side
             box = charts.nth(i).bounding_box()
             assert box is not None and box["y"] + box["height"] <= 720, ("ended", i, box)
-    finally:
-        context.close()
 
 
 # --- issue 24: the first minute teaches -------------------------------------------------------
 def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
     url, _ = server
-    context = page.context.browser.new_context(viewport={"width": 1280, "height": 720})
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(90_000)
+    with fresh_page(page.context.browser, 1280, 720) as pg:
         pg.goto(url + "/")                                   # the first screen: a trade-off, no click
         pg.get_by_text("What you are looking at").wait_for()
         pg.locator("[data-testid=stPlotlyChart]").first.wait_for()
@@ -276,16 +268,11 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
         pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
         time.sleep(0.5)
         shoot(pg, "epsilon-explained-dp_fedavg")
-    finally:
-        context.close()
 
 
 def test_the_epsilon_set_and_spent_for_ldp_fl(page, server):
     url, _ = server
-    context = page.context.browser.new_context(viewport={"width": 1280, "height": 800})
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(90_000)
+    with fresh_page(page.context.browser, 1280, 800) as pg:
         pg.goto(url + "/?preset=demo&method=%22ldp_fl%22&rounds=10&privacy.epsilon=%5B100.0%5D")
         pg.get_by_role("button", name="Run", exact=True).click()
         pg.get_by_text("· finished").wait_for(timeout=120_000)
@@ -294,5 +281,3 @@ def test_the_epsilon_set_and_spent_for_ldp_fl(page, server):
         pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
         time.sleep(0.5)
         shoot(pg, "epsilon-explained-ldp_fl")
-    finally:
-        context.close()
