@@ -62,12 +62,9 @@ def sweep_batches(points: Sequence, *, batched: bool = True, max_batch: int = 24
     time), or one point per task when ``batched`` is False."""
     if not batched:
         return [[p] for p in points]
-    from ..engine.lockstep import batch_key
+    from ..engine.lockstep import lockstep_batches
 
-    groups: dict = {}
-    for point in points:
-        groups.setdefault(batch_key(point.config), []).append(point)
-    return [group[i:i + max_batch] for group in groups.values() for i in range(0, len(group), max_batch)]
+    return lockstep_batches(points, max_batch, lambda point: point.config)
 
 
 def point_payload(point) -> dict:

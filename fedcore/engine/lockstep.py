@@ -51,6 +51,15 @@ def batch_key(cfg) -> tuple:
             mech.local_training_for(options))
 
 
+def lockstep_batches(items: Sequence, max_batch: int, config: Callable = lambda item: item) -> list[list]:
+    """``items`` cut into lockstep batches: groups of one :func:`batch_key` (of ``config(item)``)
+    in the order first seen, ``max_batch`` items at a time (the sweep's, Ray's and a reproduction's)."""
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(batch_key(config(item)), []).append(item)
+    return [group[i:i + max_batch] for group in groups.values() for i in range(0, len(group), max_batch)]
+
+
 @dataclass
 class LockstepResult:
     """The end of one run of the batch: final accuracy, headline ε (inf = no guarantee)."""

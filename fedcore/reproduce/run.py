@@ -73,32 +73,25 @@ def train_lockstep(configs: list, memo: dict, log: Callable[[str], None] = print
     form (each run's ``seconds`` is its share of the batch's time). A batch that cannot be built
     here (e.g. its dataset is unavailable) is left out: its runs train alone later and say why."""
     from ..accounting import encode_epsilon
-    from ..engine.lockstep import batch_key, run_lockstep
+    from ..engine.lockstep import lockstep_batches, run_lockstep
     from ..sweep.runner import MAX_BATCH
 
-    groups: dict = {}
-    for cfg in configs:
-        if cfg.config_hash() not in memo:
-            groups.setdefault(batch_key(cfg), []).append(cfg)
-    size = max_batch or MAX_BATCH
-    for group in groups.values():
-        for i in range(0, len(group), size):
-            chunk = group[i:i + size]
-            if len(chunk) == 1:
-                continue   # alone: train() runs it with its round events
-            t0 = time.perf_counter()
-            try:
-                results = run_lockstep(chunk, curves=True)
-            except FedcoreError as exc:
-                log(f"  (lockstep batch of {len(chunk)} left to train alone: {exc})")
-                continue
-            share, load = (time.perf_counter() - t0) / len(chunk), _load_average()
-            for cfg, res in zip(chunk, results):
-                memo[cfg.config_hash()] = {
-                    "rounds": list(range(1, cfg.rounds + 1)), "accuracy": res.accuracy, "final": res.final_accuracy,
-                    "seconds": share, "load_average": load, "nice": _nice(), "threat_model": res.threat_model,
-                    "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk),
-                    "signals": {k: v for k, v in res.signals.items() if k in SIGNALS}}
+    for chunk in lockstep_batches([c for c in configs if c.config_hash() not in memo], max_batch or MAX_BATCH):
+        if len(chunk) == 1:
+            continue   # alone: train() runs it with its round events
+        t0 = time.perf_counter()
+        try:
+            results = run_lockstep(chunk, curves=True)
+        except FedcoreError as exc:
+            log(f"  (lockstep batch of {len(chunk)} left to train alone: {exc})")
+            continue
+        share, load = (time.perf_counter() - t0) / len(chunk), _load_average()
+        for cfg, res in zip(chunk, results):
+            memo[cfg.config_hash()] = {
+                "rounds": list(range(1, cfg.rounds + 1)), "accuracy": res.accuracy, "final": res.final_accuracy,
+                "seconds": share, "load_average": load, "nice": _nice(), "threat_model": res.threat_model,
+                "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk),
+                "signals": {k: v for k, v in res.signals.items() if k in SIGNALS}}
 
 
 def _train(cfg) -> dict:

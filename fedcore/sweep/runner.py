@@ -82,21 +82,16 @@ def _trained(points: list[SweepPoint], batched: bool, max_batch: int,
                 return
             yield row
         return
-    from ..engine.lockstep import batch_key, run_lockstep
+    from ..engine.lockstep import lockstep_batches, run_lockstep
 
-    groups: dict = {}
-    for point in points:
-        groups.setdefault(batch_key(point.config), []).append(point)
-    for group in groups.values():
-        for i in range(0, len(group), max_batch):
-            if should_stop():
-                return
-            chunk = group[i:i + max_batch]
-            t0 = time.perf_counter()
-            results = run_lockstep([p.config for p in chunk], should_stop=should_stop)
-            if results is None:
-                return
-            share = (time.perf_counter() - t0) / len(chunk)
-            for point, res in zip(chunk, results):
-                yield point_row(point, res.final_accuracy, res.headline, res.threat_model, share,
-                                batched=len(chunk) > 1, caveat=res.caveat)
+    for chunk in lockstep_batches(points, max_batch, lambda point: point.config):
+        if should_stop():
+            return
+        t0 = time.perf_counter()
+        results = run_lockstep([p.config for p in chunk], should_stop=should_stop)
+        if results is None:
+            return
+        share = (time.perf_counter() - t0) / len(chunk)
+        for point, res in zip(chunk, results):
+            yield point_row(point, res.final_accuracy, res.headline, res.threat_model, share,
+                            batched=len(chunk) > 1, caveat=res.caveat)
