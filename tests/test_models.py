@@ -10,6 +10,8 @@ import torchvision
 from torch.func import functional_call, grad, stack_module_state, vmap
 
 from fedcore.errors import ConfigError
+from benchmarks.dp_sgd_clipping import materialised_clipped_grad
+from fedcore.engine.local import client_gradient_fn
 from fedcore.models import MODELS, build_model, count_flops, has_batch_norm, num_parameters
 
 DIGITS, MNIST, CIFAR, COVTYPE = (1, 8, 8), (1, 28, 28), (3, 32, 32), (54,)
@@ -137,6 +139,34 @@ def test_per_sample_gradients_with_vmap_grad_match_autograd(name):
             torch.testing.assert_close(
                 per_sample[k][i], p.grad, rtol=1e-4, atol=1e-5, msg=f"{name}.{k}"
             )
+
+
+@pytest.mark.parametrize("name", sorted(NATURAL_SHAPE))
+@pytest.mark.parametrize("clip", [0.05, 100.0])
+def test_clipped_mean_gradient_equals_clipping_materialised_per_sample_gradients(name, clip):
+    """DP-SGD's clipped mean (engine.local, linear layers by their outer-product norm) is
+    Abadi et al.'s Alg. 1 computed the direct way (every per-sample gradient materialised).
+    clip 0.05 binds for every sample, 100 for none; the masked sample must not count."""
+    torch.manual_seed(0)
+    shape = NATURAL_SHAPE[name]
+    model = build_model(name, shape, 10)
+    params = {k: v.detach() + 0.01 * torch.randn(2, *v.shape) for k, v in model.named_parameters()}
+    buffers = dict(model.named_buffers())
+    x, y = torch.randn(2, 3, *shape), torch.randint(0, 10, (2, 3))
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+
+    got = client_gradient_fn(model, clip)(params, buffers, x, y, mask)
+    want = materialised_clipped_grad(model, clip)(params, buffers, x, y, mask)
+    for k in want:
+        torch.testing.assert_close(got[k], want[k], rtol=1e-4, atol=1e-6, msg=f"{name}.{k}")
+
+
+def test_clipping_refuses_a_linear_layer_that_sees_a_sequence_per_sample():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Flatten(), torch.nn.Linear(6, 10))
+    params = {k: v.detach().unsqueeze(0) for k, v in model.named_parameters()}
+    with pytest.raises(ValueError, match="only one row per sample"):
+        client_gradient_fn(model, 1.0)(params, {}, torch.randn(1, 2, 2, 4), torch.zeros(1, 2, dtype=torch.long),
+                                       torch.ones(1, 2))
 
 
 def test_parameter_counts_match_hand_computation():
