@@ -115,8 +115,8 @@ def test_every_dataset_declares_its_facts_where_it_registers_them(tmp_path):
 
     assert all(e.facts is not None for e in DATASETS.entries())
     ds, facts = load_dataset("digits", root=tmp_path), dataset_facts("digits")
-    assert (len(ds.y_train), ds.input_shape, ds.num_classes) == \
-        (facts.train_size, facts.input_shape, facts.num_classes)
+    assert (len(ds.y_train), len(ds.y_test), ds.input_shape, ds.num_classes) == \
+        (facts.train_size, facts.test_size, facts.input_shape, facts.num_classes)
     assert dataset_facts("imagenet") is None
     code = ("import sys; from fedcore.data import DATASETS, dataset_facts; "
             "[dataset_facts(n) for n in DATASETS.names()]; print('torch' in sys.modules)")

@@ -28,11 +28,11 @@ __all__ = ["DATASETS", "Dataset", "DatasetFacts", "data_root", "dataset_facts", 
 
 
 def dataset_facts(name: str) -> DatasetFacts | None:
-    """Size, shape, classes and offline files of a registered dataset, without loading it (its
+    """Sizes, shape, classes and offline files of a registered dataset, without loading it (its
     module is imported, not torch); None for an unknown name.
 
     >>> dataset_facts("digits")
-    DatasetFacts(train_size=1437, input_shape=(1, 8, 8), num_classes=10, files=())
+    DatasetFacts(train_size=1437, input_shape=(1, 8, 8), num_classes=10, test_size=360, files=())
     """
     return DATASETS.entry(name).facts if name in DATASETS else None
 

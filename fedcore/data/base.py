@@ -12,12 +12,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class DatasetFacts:
     """A dataset as known without loading it (declared by ``DATASETS.register(..., facts=...)``):
-    training examples, one example's shape, classes, and the files under the data root any one of
+    training and test examples, one example's shape, classes, and the files under the data root any one of
     which lets it load offline (none: bundled)."""
 
     train_size: int
     input_shape: tuple[int, ...]
     num_classes: int
+    test_size: int
     files: tuple[str, ...] = ()
 
 

@@ -15,7 +15,7 @@ TEST_SIZE = 30_000
 """Test rows; datasets with fewer than 150000 rows (test copies) hold out 20% instead."""
 EXPECTED = ("covertype/samples_py3, covertype/targets_py3 (joblib dumps written by "
             "sklearn.datasets.fetch_covtype(data_home=<root>))")
-FACTS = DatasetFacts(train_size=551_012, input_shape=(54,), num_classes=7,
+FACTS = DatasetFacts(train_size=551_012, input_shape=(54,), num_classes=7, test_size=TEST_SIZE,
                      files=("covertype/samples_py3", "fedcore_cache/covertype-v1.pt"))
 
 

@@ -24,12 +24,12 @@ if TYPE_CHECKING:
     import torch
 
 CACHE_VERSION = "v1"
-MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, files=(
+MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, test_size=10_000, files=(
     "MNIST/raw/train-images-idx3-ubyte", "MNIST/raw/train-images-idx3-ubyte.gz", "fedcore_cache/mnist-v1.pt"))
-FASHION_MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, files=(
+FASHION_MNIST = DatasetFacts(train_size=60_000, input_shape=(1, 28, 28), num_classes=10, test_size=10_000, files=(
     "FashionMNIST/raw/train-images-idx3-ubyte", "FashionMNIST/raw/train-images-idx3-ubyte.gz",
     "fedcore_cache/fashion_mnist-v1.pt"))
-CIFAR10 = DatasetFacts(train_size=50_000, input_shape=(3, 32, 32), num_classes=10, files=(
+CIFAR10 = DatasetFacts(train_size=50_000, input_shape=(3, 32, 32), num_classes=10, test_size=10_000, files=(
     "cifar-10-batches-py/data_batch_1", "cifar-10-python.tar.gz", "fedcore_cache/cifar10-v1.pt"))
 
 

@@ -51,7 +51,6 @@ DP-FedAvg row: 300 rounds in 840 s, of which training 6,000 images a round is ab
 CORES = 2
 """Cores of the CPU the estimates are for: a run that shared them with a 1-minute load average L
 got about CORES / L of them (:func:`alone_seconds`)."""
-TEST_SIZES = {"digits": 360, "mnist": 10_000, "fashion_mnist": 10_000, "cifar10": 10_000, "covertype": 30_000}
 PER_SAMPLE = {"dp_sgd", "hw_gaussian"}
 TABLE = Path(__file__).with_name("train_flops.json")
 
@@ -118,8 +117,7 @@ def rough_seconds(cfg) -> Optional[float]:
     train = cfg.rounds * (clients * per_client * flops * factor / rate + steps * STEP_S + overhead)
     if mechanism == "dp_sgd" and cfg.privacy.mechanism_options.get("noise_multiplier", -1) != 0:
         train += ACCOUNT_S * cfg.num_clients * (1 - (1 - clients / cfg.num_clients) ** cfg.rounds)
-    test = min(cfg.test_size, TEST_SIZES.get(cfg.dataset, 10_000)) if cfg.test_size else \
-        TEST_SIZES.get(cfg.dataset, 10_000)
+    test = min(cfg.test_size, facts.test_size) if cfg.test_size else facts.test_size
     evals = cfg.rounds // max(1, cfg.eval_every) + (1 if cfg.rounds % max(1, cfg.eval_every) else 0)
     load = 0.0 if cfg.dataset == "digits" else LOAD_S
     return load + train + evals * test * (flops / 3 / rate + EVAL_SAMPLE_S)

@@ -369,14 +369,6 @@ class RunStore:
         self._archive(copy["id"])
         return copy["id"]
 
-    @_recovering
-    def find_active(self, config_hash: str) -> Optional[str]:
-        """The id of a queued or running run of this config hash, or None."""
-        for record in self.list_runs():
-            if record["config_hash"] == config_hash and record["status"] in ACTIVE:
-                return record["id"]
-        return None
-
     # --- events -----------------------------------------------------------------------
     @_recovering
     def append_event(self, run_id: str, event: Event) -> int:
