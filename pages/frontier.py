@@ -16,7 +16,7 @@ from fedcore.errors import FedcoreError
 from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
 from fedcore.sweep.audit import DEFAULT_TRIALS, findings
-from fedcore.sweep.rows import rows_csv, trade_off
+from fedcore.sweep.rows import rows_csv, summary_lines, trade_off
 from fedcore.sweep.scenarios import SCENARIOS
 from fedcore.sweep.shipped import shipped
 from fedcore.sweep.spec import SweepSpec
@@ -175,7 +175,7 @@ def view():
                    "(the tests retrain some of its points and compare), so it appears without waiting.")
     if trials:
         fr.audit_notes(rows, findings(rows))
-    st.dataframe(pd.DataFrame(fr.table(rows)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(summary_lines(rows)), hide_index=True, width="stretch")
     if paper:
         st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "
                    "for this preset's experiment.")

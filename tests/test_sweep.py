@@ -71,8 +71,9 @@ def test_one_line_per_finished_point(frontier):
 def test_table_and_csv(frontier):
     rows = read_frontier(frontier[2])
     table = summary_table(rows)
-    assert table.splitlines()[0].startswith("Columns: target ε")
-    assert table.splitlines()[2].startswith("| method | threat model | ε = 1 | ε = 10 | clip only | no privacy |")
+    assert table.splitlines()[0].startswith("Columns: configured ε")
+    assert table.splitlines()[2].startswith("| method | threat model | configured ε 1 | configured ε 10 | clip only "
+                                            "| no privacy |")
     assert "± " in table and len(table.splitlines()) == 6
     csv_text = rows_csv(rows)
     assert csv_text.splitlines()[0].startswith("method,epsilon,epsilon_accountant")

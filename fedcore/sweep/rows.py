@@ -191,46 +191,54 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
-REFERENCE_LABELS = {"no_privacy": "no privacy", "clip_only": "clip only"}
+REFERENCE_LABELS = {"clip_only": "clip only", "no_privacy": "no privacy"}
 
 
-def _col_label(col) -> str:
-    return REFERENCE_LABELS[col] if isinstance(col, str) else f"ε = {col:g}"
+def summary_lines(rows: Iterable[dict]) -> list[dict]:
+    """The frontier as a table, one ``{"method", "threat model", column: cell}`` per method:
+    a column per ε (headed by what it means: ``headline ε`` under equal privacy, ``configured ε``
+    otherwise), then the clip-only and no-privacy references. A cell is the mean accuracy (± std
+    over more than one seed), the headline ε spent in brackets (``ε ≤`` the accountant's bound
+    when an audit gives ``≥`` its smallest lower bound over the seeds)."""
+    rows = list(rows)
+    stats = summarize(rows)
+    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
+    refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats)]
+    match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
+    head = "headline ε" if match == "headline" else "configured ε"
+    cell = {(s["method"], s["epsilon"] if s["epsilon"] is not None else s["reference"]): s for s in stats}
+    out = []
+    for m in dict.fromkeys(s["method"] for s in stats):
+        threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
+        line = {"method": m, "threat model": threat}
+        for c in eps + refs:
+            s, ref = cell.get((m, c)), isinstance(c, str)
+            text = "" if s is None else \
+                f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
+            if s is not None and not ref:
+                bound = "∞" if s["headline_mean"] is None else f"{s['headline_mean']:.3g}"
+                text += f" (ε ≤ {bound}, ≥ {s['audited_min']:.3g})" if s["audited_min"] is not None \
+                    else f" (spent {bound})"
+            elif s is not None and s["audited_min"] is not None:
+                text += f" (ε ≥ {s['audited_min']:.3g})"
+            line[REFERENCE_LABELS[c] if ref else f"{head} {c:g}"] = text
+        out.append(line)
+    return out
 
 
 def summary_table(rows: Iterable[dict]) -> str:
-    """Markdown table: one line per method with its threat model, one column per ε (mean ±
-    std accuracy), then the clip-only and no-privacy references; the headline ε spent is in
-    brackets, and an audited sweep's smallest audited lower bound after it (``≥``)."""
-    stats = summarize(rows)
-    methods = list(dict.fromkeys(s["method"] for s in stats))
-    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
-    refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats)]
-    cols = eps + refs[::-1]
-    cell = {(s["method"], s["epsilon"] if s["epsilon"] is not None else s["reference"]): s for s in stats}
-    match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
-    head_label = "headline ε" if match == "headline" else "target ε"
-    head = f"| method | threat model | " + " | ".join(_col_label(c) for c in cols) + " |"
-    lines = [f"Columns: {head_label}" + (" (equal privacy: every point spent the column's proven ε)"
-                                         if match == "headline" else " (each method reads ε its own way)"),
-             "", head, "|" + "---|" * (len(cols) + 2)]
-    for m in methods:
-        threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
-        parts = []
-        for c in cols:
-            s = cell.get((m, c))
-            if s is None:
-                parts.append("–")
-                continue
-            text = f"{s['accuracy_mean']:.3f} ± {s['accuracy_std']:.3f}"
-            if not isinstance(c, str):
-                h = s["headline_mean"]
-                text += " (∞)" if h is None else f" ({h:.3g})"
-            if s["audited_min"] is not None:
-                text += f" [audit ≥ {s['audited_min']:.3g}]"
-            parts.append(text)
-        lines.append(f"| {m} | {threat} | " + " | ".join(parts) + " |")
-    return "\n".join(lines)
+    """:func:`summary_lines` as a Markdown table, after a line saying what the columns mean."""
+    rows = list(rows)
+    lines = summary_lines(rows)
+    if not lines:
+        return "(no finished points)"
+    cols = list(lines[0])
+    equal = any(c.startswith("headline ε") for c in cols)
+    out = ["Columns: " + ("headline ε (equal privacy: every point spent the column's proven ε)" if equal
+                          else "configured ε (each method reads ε its own way)"),
+           "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(line[c] or "–" for c in cols) + " |" for line in lines]
+    return "\n".join(out)
 
 
 CHANCE_BAND = 0.3

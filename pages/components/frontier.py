@@ -307,40 +307,6 @@ def _paper_traces(fig: go.Figure, paper: list[dict]) -> None:
                           annotation_text=f"paper, no privacy {p['accuracy']:.3f}", annotation_position="top left")
 
 
-def table(rows: list[dict]) -> list[dict]:
-    """Mean ± std per method (lines, with their threat model) and ε column (one seed: no ±
-    std): headline ε spent in brackets (``ε ≤``: the accountant's upper bound), an audited
-    sweep's smallest audited lower bound over the seeds (``≥``); then the clip-only and
-    no-privacy references. Columns are headed by what they mean: headline ε under equal
-    privacy, the configured ε otherwise."""
-    stats = summarize(rows)
-    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
-    match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
-    head = "headline ε" if match == "headline" else "configured ε"
-    out = []
-    for m in dict.fromkeys(s["method"] for s in stats):
-        line = {"method": m, "threat model": threat_of(rows, m)}
-        for e in eps + ["clip_only", "no_privacy"]:
-            ref = isinstance(e, str)
-            s = next((s for s in stats if s["method"] == m and (s["reference"] == e if ref else s["epsilon"] == e)),
-                     None)
-            col = e.replace("_", " ") if ref else f"{head} {e:g}"
-            if s is None:
-                line[col] = ""
-                continue
-            text = f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
-            audited = s["audited_min"]
-            if not ref:
-                h = s["headline_mean"]
-                bound = "∞" if h is None else f"{h:.3g}"
-                text += f" (ε ≤ {bound}, ≥ {audited:.3g})" if audited is not None else f" (spent {bound})"
-            elif audited is not None:
-                text += f" (ε ≥ {audited:.3g})"
-            line[col] = text
-        out.append(line)
-    return out
-
-
 LESSONS = {
     "local": "Local DP noises every upload against an untrusted server; the noise only averages out over many "
              "clients (its error on the mean shrinks like 1/√clients), and 10 clients are few.",
