@@ -49,11 +49,12 @@ from .scalar import (SIGN_ERROR, EpsilonReading, Knob, OutputLaw, Release, Scala
                      approximate_meaning, g)
 from .base import Mechanism, Upload
 from .registry import MECHANISMS
+from .uldp_gaussian import gaussian_multiplier
 
 
 def ldp_sign_sigma(epsilon: torch.Tensor, delta: torch.Tensor, l2_sensitivity: float) -> torch.Tensor:
     """``Delta_2 sqrt(2 ln(1.25/delta_i)) / eps_i``, element-wise (Gaussian mechanism)."""
-    return (l2_sensitivity * torch.sqrt(2 * torch.log(1.25 / delta.double())) / epsilon.double()).to(epsilon.dtype)
+    return (l2_sensitivity * gaussian_multiplier(epsilon, delta)).to(epsilon.dtype)
 
 
 def sign_pure_epsilon(clip: float, sigma: torch.Tensor, d: int) -> torch.Tensor:
