@@ -199,3 +199,29 @@ def test_a_queued_run_stopped_through_the_store_ends_stopped_when_its_turn_comes
         time.sleep(0.1)
     record = manager.store.get_run(run_id)
     assert record["status"] == "stopped" and record["reason"] == "stopped before it started"
+
+
+def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
+    """"Spend exactly ε in total": the page only asks; the worker solves the method's own budget
+    (replaying the accounting), the record takes the solved config and the solution, and the run
+    spends the target. The same request is reused; the config run as it is is another run."""
+    from fedcore.events import replay
+    from fedcore.methods import apply_method
+
+    cfg = apply_method(DEMO, "ldp_fl", {"rounds": 3, "privacy.epsilon": [10.0]}, preset="demo")
+    run_id = manager.start(cfg, owner=A.owner, match=True)
+    record = manager.store.get_run(run_id)
+    assert record["match"] == {"target": 10.0, "sidebar": cfg.config_hash()}
+    assert record["config"]["privacy"]["epsilon"] == [10.0]           # not solved at the request
+    deadline = time.monotonic() + 120
+    while manager.store.get_run(run_id)["status"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    record = manager.store.get_run(run_id)
+    assert record["status"] == "finished", record
+    note = record["match"]
+    assert note["reached"] and 9.9 <= note["headline"] <= 10.0
+    assert note["knob"] < 10.0 and record["config"]["privacy"]["epsilon"] == [note["knob"]]
+    last = replay(manager.store.read_events(run_id, 0)).last_round
+    assert last.round == 3 and 9.9 <= last.epsilon_headline_run <= 10.0 + 1e-9
+    assert manager.start(cfg, owner=A.owner, match=True) == run_id
+    assert manager.start(cfg, owner=A.owner) != run_id

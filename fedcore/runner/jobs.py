@@ -27,6 +27,7 @@ Sweeps and audits cannot pause, so one owner's hold at most half the slots (at l
 """
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 import signal
@@ -134,8 +135,14 @@ class Jobs:
 
     # --- public API -------------------------------------------------------------------
     def start(self, cfg: Union[RunConfig, dict], *, label: str = "", reuse: bool = True,
-              owner: Optional[str] = None, background: bool = False) -> str:
+              owner: Optional[str] = None, background: bool = False, match: bool = False) -> str:
         """Queue ``cfg`` for training and return its run id.
+
+        ``match`` ("spend exactly ε in total", equal privacy): the worker first solves the
+        method's own budget so that the whole run's headline ε is the config's largest ε
+        (:func:`fedcore.sweep.calibrate.match_headline`), records it in the run's ``match``
+        (``target``, ``headline``, ``reached``, ``knob``; ``sidebar``: the hash of ``cfg``)
+        and trains that config. A config with nothing noised runs as it is.
 
         With ``reuse`` (default) a config that already finished returns that run at once
         (no new process; another owner's finished run is copied into a run of ``owner``),
@@ -152,6 +159,9 @@ class Jobs:
         """
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
         digest = cfg.config_hash()
+        match = match and cfg.privacy.mechanism != "none"
+        if match:   # not the cache key of the same config run as it is
+            digest = hashlib.sha256(f"{digest} spend exactly".encode()).hexdigest()[:16]
         if self.limits is not None:
             check_submission(cfg, self.limits)
         with self._lock:
@@ -169,6 +179,9 @@ class Jobs:
                 extra["grace_s"] = None
             elif self.limits is not None and self.limits.owner_grace_s:
                 extra["grace_s"] = self.limits.owner_grace_s
+            if match:
+                extra["match"] = {"target": float(max(cfg.privacy.epsilons(cfg.num_clients))),
+                                  "sidebar": cfg.config_hash()}
             record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg), **extra)
             self._enqueue(record["id"], owner)
             return record["id"]

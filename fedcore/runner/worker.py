@@ -182,6 +182,8 @@ def run_job(store_dir: str, run_id: str) -> str:
         from .tempo import between_rounds
 
         cfg = RunConfig.from_dict(record["config"])
+        if record.get("match") and "knob" not in record["match"]:
+            cfg = solve_budget(store, run_id, cfg, record["match"])
         total, held = cfg.rounds, 0.0
         for event in iter_run(cfg, should_stop=watchdog.should_stop):
             if isinstance(event, RunFinished):
@@ -202,6 +204,19 @@ def run_job(store_dir: str, run_id: str) -> str:
         watchdog.close()
         store.close()
     return status
+
+
+def solve_budget(store, run_id: str, cfg, match: dict):
+    """"Spend exactly ε in total": ``cfg`` with the method's own budget solved so the whole
+    run's headline ε is ``match["target"]`` (:func:`fedcore.sweep.calibrate.match_headline`,
+    which replays the run's accounting without training); the run's record takes that config
+    and the solution (``headline``, ``reached``, ``knob``)."""
+    from ..sweep.calibrate import match_headline
+
+    solved = match_headline(cfg, match["target"])
+    store.update_run(run_id, config=solved.config.to_dict(),
+                     match={**match, "headline": solved.headline, "reached": solved.reached, "knob": solved.knob})
+    return solved.config
 
 
 def job_main(store_dir: str, run_id: str, nice: int = 0, threads: int = 0) -> None:

@@ -174,7 +174,7 @@ def epsilon_set(record: dict) -> tuple[float, str, Optional[dict]]:
     cfg = record["config"]
     mech = (cfg.get("privacy") or {}).get("mechanism", "none")
     knob = max(float(e) for e in ((cfg.get("privacy") or {}).get("epsilon") or [1.0]))
-    note = widgets.matched_note(record.get("id"))
+    note = widgets.matched_note(record)
     if note:
         return note["target"], "for the whole run (spend exactly ε in total)", note
     return knob, epsilon_unit(mech), None
@@ -187,7 +187,10 @@ def epsilon_explained(record: dict, spent) -> None:
     if mech == "none":
         st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞.")
         return
-    if note:
+    if note and "knob" not in note:
+        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
+                f"Run is solving this method's own budget ({epsilon_unit(mech)}) to spend exactly that.")
+    elif note:
         text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
                 f"Run set this method's own budget to {people(note['knob'])} ({epsilon_unit(mech)}) so that the "
                 f"finished run spends at most that.")

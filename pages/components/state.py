@@ -159,13 +159,14 @@ def open_in_playground(run_id: str) -> None:
     st.switch_page(PLAYGROUND, query_params=params)
 
 
-def start_run(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
-    """Start (or replay from the cache) ``cfg`` as this viewer's run; shows the error (a host
+def start_run(cfg: RunConfig, *, reuse: bool = True, match: bool = False) -> Optional[str]:
+    """Start (or replay from the cache) ``cfg`` as this viewer's run (``match``: spending
+    exactly its ε in total, :meth:`~fedcore.runner.jobs.Jobs.start`); shows the error (a host
     limit, ...) as plain text and returns None if it cannot."""
     from .host import viewer
 
     try:
-        return manager().start(cfg, reuse=reuse, owner=viewer().owner)
+        return manager().start(cfg, reuse=reuse, owner=viewer().owner, match=match)
     except (FedcoreError, KeyError) as exc:
         st.error(plain(exc.args[0] if isinstance(exc, KeyError) else exc, 400))
         return None

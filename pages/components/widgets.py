@@ -584,46 +584,20 @@ def match_toggle(flat: dict) -> None:
         st.caption(f"This method reads your ε **{epsilon_unit(mech)}**; the run's total is shown beside it.")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _solved(config_json: str, target: float) -> tuple[str, float, bool]:
-    from fedcore.sweep.calibrate import match_headline
-
-    matched = match_headline(RunConfig.from_json(config_json), target)
-    return matched.config.to_json(), matched.headline, matched.reached
-
-
-def matched_config(cfg: RunConfig) -> tuple[RunConfig, Optional[dict]]:
-    """``cfg`` with its budgets solved so its whole run spends its largest ε (when the switch
-    is on and something is noised), and a note ``{"target", "headline", "reached", "knob"}``."""
-    if not match_on({"rounds": cfg.rounds}) or cfg.privacy.mechanism == "none":
-        return cfg, None
-    target = max(cfg.privacy.epsilons(cfg.num_clients))
-    solved, headline, reached = _solved(cfg.to_json(), float(target))
-    out = RunConfig.from_json(solved)
-    return out, {"target": float(target), "headline": headline, "reached": reached,
-                 "knob": max(out.privacy.epsilon), "sidebar": cfg.config_hash()}
-
-
-def matched_note(run_id: Optional[str]) -> Optional[dict]:
-    """The equal-privacy note of a run this session started with the switch on."""
-    return st.session_state.get("pg.matched", {}).get(run_id) if run_id else None
+def matched_note(record: dict) -> Optional[dict]:
+    """The equal-privacy note of a run started with "spend exactly ε in total" on: ``target``
+    and ``sidebar``; once its worker solved the budget also ``headline``, ``reached``, ``knob``."""
+    return record.get("match")
 
 
 def start_matched(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
-    """Start ``cfg`` (its budgets solved first when "spend exactly ε in total" is on)."""
-    try:
-        with st.spinner("Solving the budget that spends exactly your ε…"):
-            run_cfg, note = matched_config(cfg)
-    except FedcoreError as exc:
-        st.error(plain(f"Could not match ε: {exc}", 400))
-        return None
-    new_id = state.start_run(run_cfg, reuse=reuse)
-    if new_id and note:
-        st.session_state.setdefault("pg.matched", {})[new_id] = note
-    return new_id
+    """Start ``cfg``; with "spend exactly ε in total" on, its worker first solves the budget."""
+    return state.start_run(cfg, reuse=reuse, match=match_on({"rounds": cfg.rounds}))
 
 
 def same_settings(record: dict, cfg: RunConfig) -> bool:
     """Whether the run on screen was started from the sidebar's settings ``cfg``."""
-    note = matched_note(record.get("id"))
-    return (note or {}).get("sidebar") == cfg.config_hash() or record["config_hash"] == cfg.config_hash()
+    note = matched_note(record)
+    if match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none":
+        return bool(note) and note["sidebar"] == cfg.config_hash()
+    return not note and record["config_hash"] == cfg.config_hash()
