@@ -161,11 +161,23 @@ def test_clipped_mean_gradient_equals_clipping_materialised_per_sample_gradients
         torch.testing.assert_close(got[k], want[k], rtol=1e-4, atol=1e-6, msg=f"{name}.{k}")
 
 
-def test_clipping_refuses_a_linear_layer_that_sees_a_sequence_per_sample():
-    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Flatten(), torch.nn.Linear(6, 10))
+class _Twice(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(10, 10)
+
+    def forward(self, x):
+        return self.fc(self.fc(x.flatten(1)))
+
+
+@pytest.mark.parametrize("model, shape", [
+    (torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Flatten(), torch.nn.Linear(6, 10)), (2, 4)),  # a sequence
+    (_Twice(), (10,)),                                                                             # weights shared
+])
+def test_clipping_refuses_a_linear_layer_without_one_outer_product_per_sample(model, shape):
     params = {k: v.detach().unsqueeze(0) for k, v in model.named_parameters()}
-    with pytest.raises(ValueError, match="only one row per sample"):
-        client_gradient_fn(model, 1.0)(params, {}, torch.randn(1, 2, 2, 4), torch.zeros(1, 2, dtype=torch.long),
+    with pytest.raises(ValueError, match="only one row per sample, once per forward pass"):
+        client_gradient_fn(model, 1.0)(params, {}, torch.randn(1, 2, *shape), torch.zeros(1, 2, dtype=torch.long),
                                        torch.ones(1, 2))
 
 

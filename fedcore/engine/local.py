@@ -101,8 +101,8 @@ class _LinearProbes(TorchFunctionMode):
     """Inside one sample's forward: every ``F.linear`` whose weight is one of ``fixed``
     adds the zero ``probes[name]`` to its output (so the gradient with respect to the
     probe is the layer's output gradient) and keeps its input in ``inputs[name]``.
-    A linear layer that sees more than one row per sample (a sequence) has no outer
-    product norm and is refused."""
+    A linear layer that sees more than one row per sample (a sequence), or is used twice in
+    one pass, has no single outer product and is refused."""
 
     def __init__(self, fixed: dict, probes: dict):
         super().__init__()
@@ -113,9 +113,10 @@ class _LinearProbes(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is F.linear and id(args[1]) in self.names:
             name = self.names[id(args[1])]
-            if args[0].dim() != 2 or args[0].shape[0] != 1:
+            if args[0].dim() != 2 or args[0].shape[0] != 1 or name in self.inputs:
                 raise ValueError(f"per-sample clipping: linear layer {name} sees input of shape "
-                                 f"{tuple(args[0].shape)} per sample; only one row per sample is supported")
+                                 f"{tuple(args[0].shape)} per sample{' again' if name in self.inputs else ''}; "
+                                 "only one row per sample, once per forward pass, is supported")
             self.inputs[name] = args[0]
             return func(*args, **kwargs) + self.probes[name]
         return func(*args, **kwargs)
