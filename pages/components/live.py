@@ -133,7 +133,9 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
     elif status == "queued":
         queue_line(record["id"])
     elif status == "running" and start is None:
-        st.info("Loading the data and building the model…")
+        solving = "knob" not in (record.get("match") or {"knob": None})
+        st.info("Solving the budget that spends exactly your ε (replaying the run's accounting)…" if solving
+                else "Loading the data and building the model…")
     elif status == "failed":
         st.error(f"Run failed after {done} rounds: {host.plain(record.get('error') or 'unknown error', 400)}. "
                  "The rounds it finished are kept below.")
