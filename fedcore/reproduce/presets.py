@@ -307,7 +307,8 @@ KDP_PAPER_LR = 0.05
 KDP_LR = 0.5
 """The project's reading of KDP-FL's local learning rate (the paper's: ``KDP_PAPER_LR``). With
 per-sample clipping at M = 1 and 5 local steps, the paper's λ leaves clip-only training far below
-no privacy; λ = 0.5 brings clip only within 2 points of it (the table's decomposition rows)."""
+no privacy; λ = 0.5 closes most of that gap (the table's decomposition rows), aiming at clip only
+within 2 points of no privacy, which the stored tables do not yet reach."""
 KDP_ROUNDS = "participation"
 """``dp_sgd``'s ``rounds`` option in the reproduction's DP rows: the noise is calibrated for the
 rounds a client takes part in (the mechanism's default, ``all``, calibrates for every round)."""
@@ -316,7 +317,7 @@ KDP_NOTES = (
     "training round E = 5' read as iterations), per-sample clip norm M = 1, DP-SGD noise at every step "
     "(METHODS' revised reading), Kalman Q = 10 R with R the upload's real noise variance. Project's reading "
     f"(rows without 'paper λ'): local learning rate λ = {KDP_LR:g} instead of the paper's {KDP_PAPER_LR:g}, "
-    "so that clip only is within 2 points of no privacy, and the noise calibrated over the rounds a client "
+    "aiming at clip only within 2 points of no privacy, and the noise calibrated over the rounds a client "
     "takes part in (dp_sgd rounds=participation: the 1 - 1/N quantile of Binomial(T, C/N)) instead of all "
     "T rounds. The 'paper λ' rows keep λ = 0.05 and the calibration over all T rounds. DP-FedAvg = the same "
     "DP-SGD clients averaged without the filter. Non-IID: 2 classes per client, lognormal sizes with CV "
