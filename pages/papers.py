@@ -38,9 +38,11 @@ def privacy_summary(paper_key: str, tables: list[dict]) -> None:
     lines = []
     for kind, rows in threats.items():
         values = [v for r in rows for v in r["epsilon_headline"]]
-        low = None if any(v is None for v in values) else min(values)
-        high = None if any(v is None for v in values) else max(values)
+        finite = [v for v in values if v is not None]   # None: a clip-only row, nothing noised
+        low, high = (min(finite), max(finite)) if finite else (None, None)
         span = format_epsilon(high) if low == high else f"{format_epsilon(low)} – {format_epsilon(high)}"
+        if finite and len(finite) < len(values):
+            span += " (∞ for the rows that add no noise)"
         lines.append(f"- **{THREAT_MODEL_NAMES[kind]}**: {threat_model_text(kind)} "
                      f"Headline ε of our runs (rigorous, dp-accounting; largest over clients): **{span}**.")
     if not lines:
