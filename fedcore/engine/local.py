@@ -62,9 +62,10 @@ def _clipped_mean_grad(model, clip: float):
     ``sum_i f_i g_i a_i^T``, one matrix product (:class:`_LinearProbes`). For cnn_kdp's
     1.6M-weight fc layer that replaces a ``[B, 512, 3136]`` tensor per client and step.
     """
-    linear = {n for n, mod in model.named_modules() if isinstance(mod, torch.nn.Linear)}
+    linear = {n: mod for n, mod in model.named_modules() if isinstance(mod, torch.nn.Linear)}
     big = {k for k, _ in model.named_parameters() if k.rpartition(".")[0] in linear}
-    shapes = {f"{n}.weight": mod.out_features for n, mod in model.named_modules() if n in linear}
+    width = {f"{n}.weight": mod.out_features for n, mod in linear.items()}
+    bias = {f"{n}.weight": f"{n}.bias" for n, mod in linear.items() if f"{n}.bias" in big}
 
     def sample_loss(small, probes, fixed, buffers, x, y):
         with _LinearProbes(fixed, probes) as seen:
@@ -76,13 +77,13 @@ def _clipped_mean_grad(model, clip: float):
     def clipped(params, buffers, x, y, mask):
         small = {k: v for k, v in params.items() if k not in big}
         fixed = {k: v for k, v in params.items() if k in big}
-        probes = {k: x.new_zeros(1, n) for k, n in shapes.items() if k in fixed}
+        probes = {k: x.new_zeros(1, n) for k, n in width.items() if k in fixed}
         (g, g_out), inputs = per_sample(small, probes, fixed, buffers, x, y)
         sq = sum(v.reshape(v.shape[0], -1).pow(2).sum(1) for v in g.values())
         for k, go in g_out.items():
             go_sq = go.reshape(go.shape[0], -1).pow(2).sum(1)
             sq = sq + go_sq * inputs[k].reshape(go.shape[0], -1).pow(2).sum(1)
-            if k.removesuffix("weight") + "bias" in fixed:
+            if k in bias:
                 sq = sq + go_sq
         factor = (clip / (sq.sqrt() + 1e-12)).clamp(max=1.0) * mask
         denom = mask.sum().clamp(min=1.0)
@@ -90,9 +91,8 @@ def _clipped_mean_grad(model, clip: float):
         for k, go in g_out.items():
             weighted = go.reshape(go.shape[0], -1) * (factor / denom).unsqueeze(1)
             out[k] = weighted.T @ inputs[k].reshape(go.shape[0], -1)
-            bias = k.removesuffix("weight") + "bias"
-            if bias in fixed:
-                out[bias] = weighted.sum(0)
+            if k in bias:
+                out[bias[k]] = weighted.sum(0)
         return {k: out[k] for k in params}
     return clipped
 
