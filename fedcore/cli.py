@@ -97,6 +97,7 @@ def make_parser() -> argparse.ArgumentParser:
     add_reproduce_parser(sub)
     __import__("fedcore.sweep.cli").sweep.cli.add_sweep_parser(sub)
     __import__("fedcore.audit.cli").audit.cli.add_audit_parser(sub)
+    __import__("fedcore.attacks.cli").attacks.cli.add_attack_parser(sub)
     return p
 
 

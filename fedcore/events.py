@@ -87,6 +87,8 @@ class RoundEvent:
     threat_model: str = ""
     epsilon_headline: list[Optional[float]] = field(default_factory=list)
     epsilon_headline_run: Optional[float] = None
+    attack: dict = field(default_factory=dict)
+    """What the threat model's attackers recover this round (:mod:`fedcore.attacks.watch`); {} when not watched."""
     type: str = "round"
     schema: int = SCHEMA_VERSION
 

@@ -29,14 +29,16 @@ from .setup import RunSetup, prepare
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
-             setup: Optional[RunSetup] = None, trainer: str = "batched") -> Iterator:
+             setup: Optional[RunSetup] = None, trainer: str = "batched", watch=None) -> Iterator:
     """Run ``cfg`` and yield ``RunStarted``, one ``RoundEvent`` per round, ``RunFinished``.
 
     Raises :class:`~fedcore.errors.FedcoreError` for settings that turn out impossible
     once the data is known (before any event); other exceptions propagate.
     ``should_stop`` is polled before every round; if it returns True the run ends with
     status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
-    plain per-client loop (tests and benchmarks only).
+    plain per-client loop (tests and benchmarks only). ``watch``: a callable
+    ``setup -> AttackWatch`` (:mod:`fedcore.attacks.watch`); each round's event then carries
+    what the attackers of the run's threat model recover (``RoundEvent.attack``).
     """
     t_start = time.perf_counter()
     s = setup or prepare(cfg)
@@ -54,6 +56,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     global_flat = flatten(s.params)
     ledger = new_ledger(s)
     workspace = Workspace()  # the clients' training buffer, kept across rounds
+    watcher = watch(s) if watch is not None else None
     acc = loss = None
     for rnd in range(1, cfg.rounds + 1):
         if should_stop():
@@ -65,6 +68,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         if len(selected):
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, s.mechanism.poisson_batches)
+            if watcher is not None:
+                watcher.plan(sel, plan)
             step_noise = s.mechanism.step_noise_std(sel)
             if trainer == "loop" and step_noise is not None:
                 raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")
@@ -77,7 +82,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                         workspace=workspace)
             client_flat = flatten_stacked(stacked)
             del stacked  # the buffer is the updates now (server_round); next round may reuse it
-            res = server_round(s, global_flat, ledger, client_flat, sel, rnd, gen)
+            res = server_round(s, global_flat, ledger, client_flat, sel, rnd, gen, tap=watcher)
             del client_flat
             global_flat, uploaded, weights = res.global_flat, res.uploaded, res.weights
             signals = {**signals, **res.signals}
@@ -85,11 +90,12 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
         headline = ledger.headline()
+        attack = {} if watcher is None else watcher.report(headline, ledger.delta)
         yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
                          uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
                          epsilon_accountant=ledger.views(), events=events, signals=signals,
                          seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start,
                          threat_model=ledger.threat_model,
                          epsilon_headline=[encode_epsilon(e) for e in headline],
-                         epsilon_headline_run=encode_epsilon(float(headline.max())))
+                         epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack)
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc)

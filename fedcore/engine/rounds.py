@@ -62,15 +62,21 @@ class ServerResult:
 
 
 def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor, sel: torch.Tensor,
-                 rnd: int, gen: torch.Generator) -> ServerResult:
+                 rnd: int, gen: torch.Generator, tap=None) -> ServerResult:
     """Privatize, aggregate and apply the updates ``client_flat [m, d] - global_flat``
     of clients ``sel``; updates ``s.params`` and ``s.mechanism``'s state, records in ``ledger``.
 
     ``client_flat`` is consumed: the updates are computed in its place (at thousands of
     clients a fresh ``[m, d]`` tensor costs more in page faults than the subtraction),
-    so the callers pass the trained parameters they no longer need."""
+    so the callers pass the trained parameters they no longer need.
+
+    ``tap`` (an :class:`~fedcore.attacks.watch.AttackWatch`, optional) is shown the raw updates
+    before the mechanism (``tap.before``) and the uploads and the global change after the
+    server's step (``tap.after``): what each attacker of the threat model receives."""
     cfg = s.cfg
     updates = client_flat.sub_(global_flat)
+    if tap is not None:
+        tap.before(updates, sel)
     upload = s.mechanism.privatize(updates, sel, rnd, gen)
     result = s.aggregator.aggregate(upload, rnd)
     step = None
@@ -78,6 +84,8 @@ def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor
         step = cfg.privacy.server_lr * (torch.sign(result.delta) if upload.is_sign else result.delta)
         global_flat = global_flat + step
         s.params = unflatten(global_flat, s.params)
+    if tap is not None:
+        tap.after(upload, step)
     s.mechanism.after_round(step, rnd)
     ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
                   upload.pure_count)

@@ -1,0 +1,48 @@
+"""Who sees what under each threat model (``shared/ATTACKS.md`` §1), named on screen.
+
+- none: the server receives each client's raw update; nothing bounds it (cap 1);
+- local: anyone, the server included, receives the client's noised upload; the client's local
+  headline ε bounds it (LDP-FL's uploads are also shuffled: the attacker gets the mixed
+  reports, and the headline does not count on the shuffle);
+- central / user-level: (a) an outsider, or the next round's clients, receives the noised
+  aggregate, bounded by the user-level headline; (b) the trusted server receives the raw
+  updates, and the attack succeeds against it *by design*: that is what "trusted" means;
+- record-level (DP-SGD): the server receives the update after per-step clipping and noise,
+  bounded by the record-level headline for one record.
+
+``source`` says which vector of the round the attacker gets: ``raw`` (the client's update
+after local training, DP-SGD's per-step noise included), ``upload`` (after the mechanism) or
+``aggregate`` (the change of the global model).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Attacker:
+    key: str
+    who: str            # plain words, shown on screen
+    received: str       # what it receives each round
+    source: str         # "raw", "upload" or "aggregate"
+    bounded: bool       # whether the run's headline ε bounds this attacker
+
+
+ATTACKERS: dict[str, tuple[Attacker, ...]] = {
+    "none": (Attacker("server", "the server", "each client's exact update (nothing is noised)", "raw", False),),
+    "local": (Attacker("anyone", "anyone, the server included", "the client's noised upload", "upload", True),),
+    "central": (
+        Attacker("outsider", "an outsider (or the next round's clients)",
+                 "only the noised aggregate: the change of the global model", "aggregate", True),
+        Attacker("trusted_server", "the trusted server",
+                 "the client's raw update: the attack succeeds by design, since that is what trusted means",
+                 "raw", False),
+    ),
+    "record": (Attacker("server", "the server",
+                        "the client's update after per-step clipping and noise (DP-SGD)", "raw", True),),
+}
+
+
+def attackers_for(threat_model: str) -> tuple[Attacker, ...]:
+    """The attackers of ``threat_model``, the one its headline ε bounds first."""
+    return ATTACKERS.get(threat_model, ATTACKERS["none"])

@@ -1,0 +1,71 @@
+"""Analytic inversion of a first linear layer (Phong et al. 2017; Geiping et al. 2020, §4).
+
+For ``z = W x + b`` and any loss ℓ, ``∂ℓ/∂W = (∂ℓ/∂z) xᵀ`` and ``∂ℓ/∂b = ∂ℓ/∂z``, so every row
+``i`` with ``∂ℓ/∂b_i ≠ 0`` gives ``x = (∂ℓ/∂W)_i / (∂ℓ/∂b)_i``. An SGD update ``Δ = -η g``
+has the same ratio. For noisy or averaged updates the least-squares estimate over the rows
+(``shared/ATTACKS.md`` §2) is
+
+    x̂ = Σ_i Δb_i · ΔW_i / Σ_i Δb_i²
+
+exact for one example and one step, a mixture of the batch's inputs (weighted by their
+``p - y``) otherwise, and noisier linearly in the noise's scale. The label is read from the
+*last* layer's bias (iDLG, Zhao et al. 2020): one example's ``∂ℓ/∂b = p - y`` is negative only
+at the label, so the update's bias is largest there.
+
+>>> import torch
+>>> x, W = torch.rand(5), torch.randn(3, 5)
+>>> g_z = torch.tensor([0.2, -0.7, 0.5])                  # p - y for label 1
+>>> update = torch.cat([(-0.1 * torch.outer(g_z, x)).reshape(-1), -0.1 * g_z])[None]
+>>> layer = first_linear({"fc.weight": W, "fc.bias": torch.zeros(3)})
+>>> torch.allclose(invert_linear(update, layer), x[None], atol=1e-6), recover_label(update, slice(15, 18)).item()
+(True, 1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+
+@dataclass(frozen=True)
+class LinearLayer:
+    """Where a first linear layer ``W [rows, inputs]``, ``b [rows]`` sits in the flat vector."""
+
+    weight: slice
+    bias: slice
+    rows: int
+    inputs: int
+
+
+def first_linear(params: dict) -> Optional[LinearLayer]:
+    """The model's first layer when it is linear (its first two parameters a 2-D weight and its
+    bias: logreg, MLP), else None (a convolution comes first: use :mod:`.matching`)."""
+    names = list(params)
+    if len(names) < 2:
+        return None
+    w, b = params[names[0]], params[names[1]]
+    if w.dim() != 2 or b.dim() != 1 or b.shape[0] != w.shape[0]:
+        return None
+    return LinearLayer(slice(0, w.numel()), slice(w.numel(), w.numel() + b.numel()), w.shape[0], w.shape[1])
+
+
+def last_bias(params: dict) -> slice:
+    """The flat slice of the last parameter (the output layer's bias in every registered model)."""
+    total = sum(v.numel() for v in params.values())
+    last = list(params.values())[-1]
+    return slice(total - last.numel(), total)
+
+
+def invert_linear(updates: torch.Tensor, layer: LinearLayer) -> torch.Tensor:
+    """``[k, inputs]`` least-squares inputs of ``updates [k, d]`` (zeros where the bias did not move)."""
+    w = updates[:, layer.weight].reshape(-1, layer.rows, layer.inputs).double()
+    b = updates[:, layer.bias].double()
+    norm = (b * b).sum(1, keepdim=True)
+    x = torch.einsum("kr,kri->ki", b, w) / norm.clamp(min=1e-300)
+    return torch.where(norm > 0, x, torch.zeros_like(x)).float()
+
+
+def recover_label(updates: torch.Tensor, bias: slice) -> torch.Tensor:
+    """``[k]`` labels read off the output bias of ``updates [k, d]`` (its largest entry)."""
+    return updates[:, bias].argmax(1)

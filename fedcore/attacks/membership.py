@@ -1,0 +1,166 @@
+"""Membership inference on the trained model: LiRA with shadow runs (Carlini et al. 2022).
+
+The experiment (``shared/ATTACKS.md`` §4): K + 1 runs of the *same* recipe (the config as
+given: method, budgets, rounds, local training), each on a random half of the dataset's
+training images (``train_size = N / 2``, its own seed), trained together as one lockstep batch
+(:func:`fedcore.engine.lockstep.run_lockstep`). Each run in turn is the target and the other K
+its shadows (leave one out). For every image, the logit-scaled confidence
+``φ = log(p_y / (1 - p_y))`` of the shadows that trained on it and of those that did not is fit
+by two Gaussians; the target's score is the likelihood ratio
+``log N(φ; μ_in, σ_in²) - log N(φ; μ_out, σ_out²)`` (online LiRA, Carlini et al. 2022, Alg. 1).
+
+Reported: the ROC over all (target, image) pairs (scikit-learn ``roc_curve``, ``auc``), TPR at
+0.1 % and 1 % FPR with one-sided 95 % Clopper-Pearson intervals, and the region the runs' ε
+allows (:func:`fedcore.attacks.caps.membership_cap`, ε the largest headline of the K + 1 runs;
+the pooled ROC averages the runs' ROCs, and the region is convex, so the cap holds for the
+pool). A point whose TPR's lower bound exceeds the cap at its FPR's upper bound is ``above_cap``:
+a bug, flagged like a failed audit. The pairs share images and shadows, so the intervals
+(which assume independent pairs) are indicative.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from ..errors import ConfigError
+from .caps import membership_cap
+
+LEVELS = (0.001, 0.01, 0.1)
+"""FPRs at which the TPR is reported and checked against the cap."""
+MIN_SHADOWS, MAX_SHADOWS = 4, 512
+
+
+@dataclass
+class Membership:
+    auc: float
+    tpr_at_0_1pct_fpr: float
+    tpr_at_1pct_fpr: float
+    dp_cap_tpr_at_0_1pct_fpr: float
+    dp_cap_tpr_at_1pct_fpr: float
+    above_cap: bool
+    epsilon: float | None            # the largest headline of the runs (None = ∞)
+    shadows: int
+    pairs: int
+    accuracy: float                  # the runs' mean test accuracy
+    seconds: float
+    checks: list = field(default_factory=list)   # per level: fpr, tpr, tpr_low, fpr_high, cap
+    roc: dict = field(default_factory=dict)      # {"fpr": [...], "tpr": [...]} (at most 200 points)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_shadows(value) -> int:
+    """``value`` as a number of shadow runs in [4, 512]; else ConfigError naming ``shadows``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_SHADOWS <= value <= MAX_SHADOWS:
+        raise ConfigError("shadows", value, f"must be a whole number of shadow runs in [{MIN_SHADOWS}, {MAX_SHADOWS}]")
+    return value
+
+
+def lira(cfg, shadows: int = 64) -> Membership:
+    """Run the LiRA experiment of the module doc on ``cfg``'s recipe with ``shadows`` shadow runs."""
+    from ..data import dataset_facts
+    from ..engine.lockstep import run_lockstep
+    from ..engine.setup import prepare
+    from ..engine.split import split_data
+
+    check_shadows(shadows)
+    t0 = time.perf_counter()
+    facts = dataset_facts(cfg.dataset)
+    half = facts.train_size // 2
+    if cfg.num_clients > half:
+        raise ConfigError("num_clients", cfg.num_clients, f"must be <= {half} for membership inference: "
+                          "each shadow run trains on half of the training images")
+    configs = [cfg.with_overrides({"train_size": half, "seed": cfg.seed + 7919 * k}) for k in range(shadows + 1)]
+    results = run_lockstep(configs)
+    first = prepare(configs[0])
+    data_x, data_y = _pool(first)
+    members = np.zeros((len(configs), len(data_y)), dtype=bool)
+    labels = data_y.cpu().numpy()
+    for k, c in enumerate(configs):
+        members[k, split_data(c, labels, facts.test_size, facts.num_classes).train_rows] = True
+    phi = np.stack([_confidence(first.model, r.params, data_x, data_y) for r in results])
+    scores, truth = _online_scores(phi, members)
+    headline = max(r.headline for r in results)
+    eps = headline if math.isfinite(headline) else math.inf
+    delta = float(max(cfg.privacy.deltas(cfg.num_clients)))
+    return _report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
+                   time.perf_counter() - t0)
+
+
+def _pool(setup):
+    """All of the dataset's training images on the run's device (the pool the halves come from)."""
+    from ..data import load_dataset
+
+    data = load_dataset(setup.cfg.dataset, device=setup.device)
+    return data.x_train, data.y_train
+
+
+@torch.no_grad()
+def _confidence(model, params: dict, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """``φ = log p_y - log(1 - p_y)`` of every image, computed from the logits (stable)."""
+    logits = torch.func.functional_call(model, params, (x,)).double()
+    true = logits.gather(1, y[:, None]).squeeze(1)
+    others = logits.scatter(1, y[:, None], -math.inf).logsumexp(1)
+    return (true - others).cpu().numpy()
+
+
+def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out likelihood-ratio scores and membership of every (target, image) pair."""
+    inside = members.astype(float)
+    outside = 1.0 - inside
+    sums = [(w.sum(0), (w * phi).sum(0), (w * phi * phi).sum(0)) for w in (inside, outside)]
+    scores, truth = [], []
+    for t in range(len(phi)):
+        stats = []
+        for (count, s1, s2), w in zip(sums, (inside, outside)):
+            c = count - w[t]
+            mu = (s1 - w[t] * phi[t]) / np.maximum(c, 1)
+            var = (s2 - w[t] * phi[t] ** 2) / np.maximum(c, 1) - mu ** 2
+            stats.append((c, mu, np.maximum(var, 1e-6)))
+        (c_in, mu_in, v_in), (c_out, mu_out, v_out) = stats
+        ok = (c_in >= 2) & (c_out >= 2)
+        ll = (-0.5 * (phi[t] - mu_in) ** 2 / v_in - 0.5 * np.log(v_in)
+              + 0.5 * (phi[t] - mu_out) ** 2 / v_out + 0.5 * np.log(v_out))
+        scores.append(ll[ok])
+        truth.append(members[t][ok])
+    return np.concatenate(scores), np.concatenate(truth)
+
+
+def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
+    from scipy.stats import beta
+
+    if n == 0:
+        return 1.0 if upper else 0.0
+    if upper:
+        return 1.0 if k >= n else float(beta.ppf(1 - alpha, k + 1, n - k))
+    return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
+
+
+def _report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float) -> Membership:
+    from sklearn.metrics import auc, roc_curve
+
+    fpr, tpr, _ = roc_curve(truth, scores)
+    positives, negatives = int(truth.sum()), int((~truth).sum())
+    checks = []
+    for level in LEVELS:
+        i = int(np.searchsorted(fpr, level, side="right") - 1)
+        f, t = float(fpr[i]), float(tpr[i])
+        f_high = _clopper_pearson(round(f * negatives), negatives, upper=True)
+        t_low = _clopper_pearson(round(t * positives), positives, upper=False)
+        cap = membership_cap(f_high, eps, delta)
+        checks.append({"fpr": level, "tpr": t, "tpr_low": t_low, "fpr_high": f_high, "cap": cap,
+                       "above_cap": t_low > cap})
+    keep = np.unique(np.linspace(0, len(fpr) - 1, min(200, len(fpr))).astype(int))
+    return Membership(
+        auc=float(auc(fpr, tpr)), tpr_at_0_1pct_fpr=checks[0]["tpr"], tpr_at_1pct_fpr=checks[1]["tpr"],
+        dp_cap_tpr_at_0_1pct_fpr=membership_cap(LEVELS[0], eps, delta),
+        dp_cap_tpr_at_1pct_fpr=membership_cap(LEVELS[1], eps, delta),
+        above_cap=any(c["above_cap"] for c in checks), epsilon=None if not math.isfinite(eps) else eps,
+        shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)), seconds=round(seconds, 3),
+        checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],
+                            "tpr": [round(float(v), 6) for v in tpr[keep]]})

@@ -1,0 +1,116 @@
+"""One configuration attacked both ways: reconstruction from its updates, membership on its model.
+
+:func:`attack_run` trains ``cfg`` once with an :class:`~.watch.AttackWatch` on every client
+(each round, each attacker of the threat model inverts what it received) and runs the LiRA
+experiment on the same recipe (:func:`.membership.lira`). The result is the JSON contract of
+``python -m fedcore attack --json``::
+
+    {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline",
+     "accuracy", "reconstruction": {"psnr_db", "reidentified", "matched", "labels_recovered",
+     "chance", "dp_cap", "trials", "above_cap", ...}, "attackers": [...],
+     "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", ...} | None, "seconds"}
+
+``reidentified`` is the analytic inversion's (gradient matching's for a model without a linear
+first layer, on ``matching_images`` updates), ``matched`` the informed adversary's; both are
+rates over (round, client) trials, beside ``chance`` and ``dp_cap`` (their means over the
+trials: the mean of per-trial caps bounds the mean success). ``above_cap``: a rate more than 3
+standard errors above its cap, which is a bug of the mechanism or of its accounting.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import torch
+
+from ..events import RoundEvent, RunFinished, RunStarted
+from .metrics import nearest, psnr, standard_error
+
+SIGMAS = 3.0
+"""A rate counts as above its cap when it exceeds it by more than this many standard errors."""
+
+
+def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budget_s: float = 2.0) -> dict:
+    """Attack ``cfg`` (see the module doc); ``shadows`` None skips membership inference."""
+    from ..engine import iter_run
+    from .membership import lira
+    from .watch import AttackWatch
+
+    t0 = time.perf_counter()
+    watches: list = []
+
+    def watch(setup):
+        watches.append(AttackWatch(setup, keep=matching_images))
+        return watches[-1]
+
+    trials: dict[str, list] = {}
+    threat, headline, accuracy, caveat = "none", None, None, ""
+    for event in iter_run(cfg, watch=watch):
+        if isinstance(event, RunStarted):
+            threat, caveat = event.threat_model, event.caveat
+        elif isinstance(event, RoundEvent):
+            headline = event.epsilon_headline_run
+            for attacker in event.attack.get("attackers", []):
+                trials.setdefault(attacker["key"], []).extend(attacker["clients"])
+        elif isinstance(event, RunFinished):
+            accuracy = event.final_accuracy
+    w = watches[0]
+    if w.kept:
+        _match_kept(w, trials, budget_s)
+    summaries = [{**_describe(a), **_summary(trials.get(a.key, []))} for a in w.attackers]
+    out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
+           "epsilon_headline": headline, "accuracy": accuracy, "reconstruction": summaries[0],
+           "attackers": summaries, "membership": None}
+    if shadows:
+        out["membership"] = lira(cfg, shadows).to_dict()
+    out["above_cap"] = bool(summaries[0]["above_cap"] or (out["membership"] or {}).get("above_cap"))
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _describe(attacker) -> dict:
+    return {"key": attacker.key, "who": attacker.who, "received": attacker.received, "bounded": attacker.bounded}
+
+
+def _rate(rows: list, key: str) -> tuple[Optional[float], Optional[float]]:
+    values = [bool(r[key]) for r in rows if key in r]
+    if not values:
+        return None, None
+    return sum(values) / len(values), standard_error(sum(values), len(values))
+
+
+def _summary(rows: list) -> dict:
+    """Rates, chance, cap and the verdict of one attacker's trials."""
+    if not rows:
+        return {"trials": 0, "reidentified": None, "matched": None, "dp_cap": None, "chance": None,
+                "above_cap": False}
+    mean = lambda key: sum(float(r[key]) for r in rows if key in r) / max(1, sum(key in r for r in rows))  # noqa: E731
+    reid, reid_se = _rate(rows, "reidentified")
+    matched, matched_se = _rate(rows, "matched")
+    cap = mean("cap")
+    above = any(rate is not None and rate - SIGMAS * se > cap
+                for rate, se in ((reid, reid_se), (matched, matched_se)))
+    psnrs = [r["psnr"] for r in rows if "psnr" in r]
+    return {"trials": len(rows), "reidentified": reid, "reidentified_se": reid_se, "matched": matched,
+            "matched_se": matched_se, "labels_recovered": _rate(rows, "label_ok")[0],
+            "label_chance": mean("label_chance"), "psnr_db": sum(psnrs) / len(psnrs) if psnrs else None,
+            "chance": mean("chance"), "dp_cap": cap, "images_used": mean("used"), "above_cap": above}
+
+
+def _match_kept(w, trials: dict, budget_s: float) -> None:
+    """Gradient matching on the updates a conv model's watch kept: their ``reidentified`` and PSNR."""
+    from .matching import match_gradient
+
+    s = w.s
+    box = (float(s.x_train.min()), float(s.x_train.max()))
+    for item in w.kept:
+        m = match_gradient(s.model, item["params"], item["vector"], item["label"], tuple(s.x_train.shape[1:]), box,
+                           budget_s=budget_s)
+        image = m.image.reshape(1, -1)
+        rows = s.padded[item["client"], : int(s.counts[item["client"]])]
+        guess = int(rows[nearest(image, w.x[rows])[0]])
+        used = torch.as_tensor(sorted(item["used"]), device=rows.device)
+        closest = int(used[nearest(image, w.x[used])[0]])
+        item["row"].update(reidentified=guess in item["used"], psnr=round(psnr(image[0], w.x[closest], w.peak), 2),
+                           matching_seconds=round(m.seconds, 2), matching_iterations=m.iterations)
+
