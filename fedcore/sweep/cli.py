@@ -18,6 +18,7 @@ from .lines import point_line
 
 def add_sweep_parser(sub) -> argparse.ArgumentParser:
     """Register the ``sweep`` sub-command on ``sub`` (an argparse sub-parsers object)."""
+    from .attack import DEFAULT_SHADOWS
     from .audit import DEFAULT_TRIALS
     from .scenarios import SCENARIOS
     from .spec import DEFAULT_EPSILONS, MATCHES
@@ -43,6 +44,9 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", default="frontier.json", help="output file (default %(default)s)")
     p.add_argument("--audit", nargs="?", type=int, const=DEFAULT_TRIALS, metavar="TRIALS",
                    help=f"add an audited ε lower bound to every point (default {DEFAULT_TRIALS} draws per input; slow)")
+    p.add_argument("--attack", nargs="?", type=int, const=DEFAULT_SHADOWS, metavar="SHADOWS",
+                   help="attack every point: reconstruction from its updates and membership inference with "
+                        f"SHADOWS shadow runs (default {DEFAULT_SHADOWS})")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="train the batches as Ray tasks: a local instance, or 'auto' / HOST:PORT / ray://HOST:PORT")
     p.set_defaults(func=cmd_sweep)
@@ -50,6 +54,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
 
 
 def cmd_sweep(args) -> int:
+    from ..attacks.membership import check_shadows
     from .audit import check_trials
     from .rows import rows_to_resume, summary_table, write_frontier
     from .runner import run_groups
@@ -59,8 +64,10 @@ def cmd_sweep(args) -> int:
                      sets=tuple(args.set or ()), reference=not args.no_reference, match=args.match,
                      scenario=args.scenario)
     audit = 0 if args.audit is None else check_trials(args.audit, zero_ok=False)
-    if audit and getattr(args, "ray", None):
-        raise FedcoreError("--audit: not with --ray (the cluster's tasks do not audit); run the audited sweep here")
+    attack = 0 if args.attack is None else check_shadows(args.attack)
+    if (audit or attack) and getattr(args, "ray", None):
+        raise FedcoreError(f"--{'audit' if audit else 'attack'}: not with --ray (the cluster's tasks train only); "
+                           "run it here")
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise FedcoreError(f"--out {args.out}: cannot write to the folder {folder}")
@@ -70,6 +77,7 @@ def cmd_sweep(args) -> int:
     print(f"sweep: {total} runs ({', '.join(spec.methods)}; {spec.match} ε "
           f"{','.join(f'{e:g}' for e in spec.epsilons)}{refs}; scenario {spec.scenario})"
           f"{f'; each audited with {audit} draws per input' if audit else ''}"
+          f"{f'; each attacked ({attack} shadow runs)' if attack else ''}"
           + ("; each method's budget is solved for before its runs" if spec.match == "headline" else ""), flush=True)
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
@@ -82,7 +90,7 @@ def cmd_sweep(args) -> int:
             yield [p for p in group if p.config.config_hash() not in done]
 
     done = set(kept)
-    for row in run_groups(to_train(spec.groups()), batched=not args.one_by_one, audit=audit):
+    for row in run_groups(to_train(spec.groups()), batched=not args.one_by_one, audit=audit, attack=attack):
         rows.append(row)
         print(point_line(len(rows), total, row), flush=True)
         write_frontier(args.out, rows + list(kept.values()))  # not yet reached: kept until the end

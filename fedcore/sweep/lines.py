@@ -12,4 +12,18 @@ def point_line(i: int, total: int, row: dict) -> str:
     width = len(str(total))
     return (f"[{i:>{width}}/{total}] {row['method']:<12} {eps:<11} seed {row['seed']:<3} acc {acc}  "
             f"headline ε {format_epsilon(row['epsilon_accountant'])} ({row['threat_model']})  "
-            f"{row['seconds']:.2f}s" + (f"  [{row['caveat'].split(':')[0]}]" if row.get("caveat") else ""))
+            f"{row['seconds']:.2f}s" + (f"  [{row['caveat'].split(':')[0]}]" if row.get("caveat") else "")
+            + attack_text(row))
+
+
+def attack_text(row: dict) -> str:
+    """``  attack: re-identified 12% (cap 30%), MIA TPR@1%FPR 2.0% (cap 2.7%)`` for an attacked row."""
+    if "reidentified_cap" not in row:
+        return ""
+    if row.get("attack_error"):
+        return f"  attack failed: {row['attack_error']}"
+    pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    flag = "  ABOVE THE CAP" if row.get("attack_above_cap") else ""
+    return (f"  attack ({row['attacker']}): matched {pct(row['matched'])} (chance {pct(row['reidentified_chance'])}, "
+            f"cap {pct(row['reidentified_cap'])}), MIA TPR@1%FPR {pct(row['mia_tpr_at_1pct_fpr'])} "
+            f"(cap {pct(row['mia_cap_tpr_at_1pct_fpr'])}){flag}")

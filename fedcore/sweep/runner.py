@@ -49,11 +49,12 @@ def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) 
 
 
 def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: int = MAX_BATCH,
-              should_stop: Callable[[], bool] = lambda: False, audit: int = 0) -> Iterator[dict]:
+              should_stop: Callable[[], bool] = lambda: False, audit: int = 0, attack: int = 0) -> Iterator[dict]:
     """Yield one row per point as it finishes (see the module doc); stops early if asked.
 
     ``audit`` > 0: each row also gets an audited ε lower bound (``audit`` draws per input;
-    :func:`fedcore.sweep.audit.audited`) before it is yielded.
+    :func:`fedcore.sweep.audit.audited`) before it is yielded. ``attack`` > 0: each row also gets
+    what an attacker recovers (``attack`` shadow runs for membership; :mod:`.attack`).
     """
     points = list(points)
     rows = _trained(points, batched, max_batch, should_stop)
@@ -61,6 +62,10 @@ def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: 
         from .audit import audited
 
         rows = audited(rows, points, audit, should_stop)
+    if attack:
+        from .attack import attacked
+
+        rows = attacked(rows, points, attack, should_stop)
     yield from rows
 
 
