@@ -1,0 +1,165 @@
+"""What ε buys (fedcore.attacks): attacks succeed where nothing is noised, stay under the cap the
+run's ε proves where something is, and a mechanism that adds less noise than it accounts is flagged."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from fedcore.attacks.caps import membership_cap, reconstruction_cap, swap_privacy
+from fedcore.attacks.cli import attack_config
+from fedcore.attacks.inversion import first_linear, invert_linear, last_bias, recover_label
+from fedcore.attacks.membership import lira
+from fedcore.attacks.run import SIGMAS, attack_run
+from fedcore.cli import main
+from fedcore.data import load_dataset
+from fedcore.models import MODELS, build_model
+
+FEDSGD = ["local.steps=1", "local.batch_size=1"]
+"""One example, one step: the update an attack reads most easily."""
+
+
+def one_step_update(model, x, y, lr=0.5):
+    params = dict(model.named_parameters())
+    loss = -torch.log_softmax(model(x[None]), -1)[0, y]
+    grads = torch.autograd.grad(loss, list(params.values()))
+    return -lr * torch.cat([g.reshape(-1) for g in grads])
+
+
+@pytest.mark.parametrize("name", ["logreg", "mlp"])
+def test_analytic_inversion_is_exact_on_one_noise_free_example(name):
+    data = load_dataset("digits")
+    torch.manual_seed(0)
+    model = build_model(name, (1, 8, 8), 10)
+    params = dict(model.named_parameters())
+    layer = first_linear(params)
+    for i in range(5):
+        x, y = data.x_train[i], int(data.y_train[i])
+        update = one_step_update(model, x, y)[None]
+        recon = invert_linear(update, layer)[0]
+        assert torch.allclose(recon, x.reshape(-1), atol=1e-5), (name, float((recon - x.reshape(-1)).abs().max()))
+        assert int(recover_label(update, last_bias(params))[0]) == y
+
+
+def test_every_model_with_a_linear_first_layer_is_inverted():
+    """The registry's models are all checked: those whose first layer is linear are the ones above."""
+    linear = {n for n in MODELS.names() if _builds(n) and first_linear(dict(_builds(n).named_parameters()))}
+    assert linear == {"logreg", "mlp"}
+
+
+def _builds(name):
+    try:
+        return build_model(name, (1, 8, 8), 10)
+    except Exception:  # conv stacks too deep for 8x8 digits
+        return build_model(name, (1, 28, 28), 10)
+
+
+def test_caps():
+    assert reconstruction_cap(math.inf, 1e-5, 0.01) == 1.0
+    assert reconstruction_cap(0.0, 0.0, 0.25) == 0.25          # ε = 0: no better than chance
+    assert membership_cap(0.01, 0.0, 0.0) == pytest.approx(0.01)
+    assert membership_cap(0.5, 1.0, 0.0) == pytest.approx(1 - math.exp(-1) * 0.5)  # the second line binds
+    assert swap_privacy("record", 1.0, 1e-5) == (2.0, pytest.approx((1 + math.e) * 1e-5))  # add/remove -> replace
+    assert swap_privacy("local", 1.0, 1e-5, swapped=32) == (1.0, 1e-5)                    # any change of the data
+    assert swap_privacy("record", 1.0, 1e-5, swapped=3)[0] == 6.0                          # group privacy
+
+
+def attack_json(capsys, *args) -> dict:
+    assert main(["attack", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_no_privacy_one_example_one_step_reidentifies(capsys):
+    r = attack_json(capsys, "--preset", "demo", *sum((["--set", s] for s in FEDSGD), []), "--shadows", "8")
+    rec = r["reconstruction"]
+    assert r["threat_model"] == "none" and r["attacker"]["key"] == "server" and r["epsilon_headline"] is None
+    assert rec["reidentified"] >= 0.9 and rec["labels_recovered"] >= 0.9 and rec["psnr_db"] > 40
+    assert rec["dp_cap"] == 1.0 and rec["chance"] < 0.01
+    assert set(r["membership"]) >= {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr"}
+    assert r["membership"]["dp_cap_tpr_at_1pct_fpr"] == 1.0
+
+
+@pytest.mark.parametrize("method,attacker", [("ldp_fl", "anyone"), ("dp_fedavg", "outsider")])
+def test_at_a_headline_of_one_the_attack_stays_under_its_cap(method, attacker):
+    cfg = attack_config("demo", None, [f"method={method}", "privacy.epsilon=1", *FEDSGD], "headline")
+    r = attack_run(cfg, shadows=None)
+    rec = r["reconstruction"]
+    assert rec["key"] == attacker and 0.99 <= r["epsilon_headline"] <= 1.0
+    assert rec["dp_cap"] < 0.05
+    assert rec["reidentified"] <= rec["dp_cap"] + SIGMAS * rec["reidentified_se"]
+    assert rec["matched"] <= rec["dp_cap"] + SIGMAS * rec["matched_se"]
+    assert not r["above_cap"]
+    if method == "dp_fedavg":  # the trusted server sees the raw update: the attack succeeds, by design
+        trusted = r["attackers"][1]
+        assert trusted["key"] == "trusted_server" and not trusted["bounded"] and trusted["reidentified"] >= 0.8
+
+
+class _Weakened:
+    """``torch`` for one mechanism module, with its noise draws divided by ``factor``."""
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    def randn(self, *args, **kwargs):
+        return torch.randn(*args, **kwargs) / self.factor
+
+
+def test_a_mechanism_that_adds_less_noise_than_it_accounts_is_flagged(monkeypatch):
+    """Local Gaussian uploads (ULDP-FED's local reading), one round, ε = 1, 100 clients: honest, the
+    informed adversary stays under e^ε/n + δ; with σ/10 planted (accounted as σ) it is far above."""
+    import fedcore.mechanisms.uldp_gaussian as uldp
+
+    sets = ["method=dp_fedavg", "privacy.epsilon=1", "num_clients=100", "rounds=1", *FEDSGD,
+            "privacy.mechanism_options.reading=local", "privacy.mechanism_options.noise=accountant"]
+    cfg = attack_config("demo", None, sets, "headline")
+    honest = attack_run(cfg, shadows=None)
+    assert not honest["above_cap"]
+    monkeypatch.setattr(uldp, "torch", _Weakened(10.0))
+    broken = attack_run(cfg, shadows=None)
+    rec = broken["reconstruction"]
+    assert broken["epsilon_headline"] == honest["epsilon_headline"]   # the ledger still counts σ
+    assert rec["matched"] - SIGMAS * rec["matched_se"] > rec["dp_cap"] and broken["above_cap"]
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 10.0, 1000.0])
+def test_membership_stays_inside_the_region_its_epsilon_allows(epsilon):
+    cfg = attack_config("demo", None, ["method=dp_fedavg", f"privacy.epsilon={epsilon}"], "headline")
+    m = lira(cfg, shadows=8)
+    assert m.epsilon is not None and m.epsilon <= epsilon
+    assert not m.above_cap
+    for check in m.checks:
+        assert check["tpr_low"] <= check["cap"]
+    assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr + 0.01
+    assert m.dp_cap_tpr_at_1pct_fpr == pytest.approx(membership_cap(0.01, m.epsilon, 1e-5))
+
+
+def test_attack_success_does_not_fall_as_epsilon_grows(tmp_path, capsys):
+    out = tmp_path / "f.json"
+    args = ["sweep", "--preset", "demo", "--attack", "4", "--match", "headline", "--epsilons", "1,100,10000",
+            "--seeds", "2", "--methods", "ldp_fl,dp_fedavg", "--no-reference",
+            *sum((["--set", s] for s in FEDSGD), []), "--out", str(out)]
+    assert main(args) == 0
+    rows = json.loads(out.read_text())["rows"]
+    for method in ("ldp_fl", "dp_fedavg"):
+        mean = {e: sum(r["matched"] for r in rows if r["method"] == method and r["epsilon"] == e) / 2
+                for e in (1.0, 100.0, 10000.0)}
+        slack = 3 * math.sqrt(0.25 / 400)  # 3 standard errors of a rate over 2 seeds x 200 updates
+        assert mean[1.0] <= mean[100.0] + slack and mean[100.0] <= mean[10000.0] + slack, (method, mean)
+        assert not any(r["attack_above_cap"] for r in rows)
+    assert "attack (outsider): matched" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--shadows", "2"], "shadows: got 2"),
+    (["--budget", "0"], "--budget 0"),
+    (["--set", "privacy.epsilon=-1"], "privacy.epsilon"),
+])
+def test_bad_attack_input_is_one_line_and_exit_2(args, message, capsys):
+    assert main(["attack", "--preset", "demo", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
