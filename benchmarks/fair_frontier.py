@@ -47,21 +47,24 @@ def cli(spec, out: Path) -> dict:
 
 
 def page_worker(spec, folder: Path) -> dict:
-    from fedcore.sweep.job import spec_key, spec_to_dict
+    from fedcore.runner.store import RunStore
+    from fedcore.sweep.job import rows_path, spec_key, sweep_fields, sweep_id
 
     key = spec_key(spec)
-    code = ("import sys, json; from fedcore.sweep.job import sweep_main; "
-            f"sweep_main({str(folder)!r}, {key!r}, json.loads(sys.argv[1]))")
-    rows_file = folder / f"{key}.json"
+    store = RunStore(folder)
+    store.create_job(sweep_id(key), "sweep", **sweep_fields(spec))
+    code = ("from fedcore.sweep.job import sweep_main; "
+            f"sweep_main({str(folder)!r}, {sweep_id(key)!r})")
+    rows_file = rows_path(folder, key)
     load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(spec_to_dict(spec))])
+    proc = subprocess.Popen([sys.executable, "-c", code])
     first = None
     while proc.poll() is None:
         if first is None and rows_file.exists():
             first = time.perf_counter() - t0
         time.sleep(0.05)
     wall = time.perf_counter() - t0
-    status = json.loads((folder / f"{key}.status.json").read_text())
+    status = store.get_run(sweep_id(key))
     return {"system": "Frontier page worker", "command": "fedcore.sweep.job.sweep_main (the page's Train)",
             "wall_s": wall, "cpu_s": _children_cpu() - c0, "first_row_s": first, "load_before": load,
             "load_after": _load(), "rows": len(json.loads(rows_file.read_text())["rows"]),

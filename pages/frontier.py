@@ -109,6 +109,7 @@ except FedcoreError as exc:
     st.stop()
 
 from fedcore.distributed.jobs import configured_address, ray_installed  # noqa: E402
+from fedcore.runner import ACTIVE, TERMINAL  # noqa: E402
 from fedcore.sweep.job import spec_key, start_sweep, sweep_rows, sweep_status  # noqa: E402
 from pages.components import host  # noqa: E402
 
@@ -132,7 +133,6 @@ def status_and_rows() -> tuple[dict, list]:
 
 
 state = status_and_rows()[0]
-ACTIVE = ("queued", "starting", "running")
 train = c4.button("Train frontier" if state["status"] != "finished" else "Trained",
                   disabled=state["status"] in ("finished", *ACTIVE), type="primary",
                   icon=":material/play_arrow:", key="fr.train")
@@ -159,7 +159,7 @@ def view():
         st.error(f"The sweep failed: {plain(now.get('error') or 'unknown error')}", icon=":material/error:")
     elif now["status"] == "stopped":
         st.warning(f"Stopped after {len(rows)} of {now.get('total') or total} runs.", icon=":material/stop_circle:")
-    if (now["status"] in ("finished", "stopped", "failed")) != (state["status"] in ("finished", "stopped", "failed")):
+    if (now["status"] in TERMINAL) != (state["status"] in TERMINAL):
         st.rerun()  # the run ended: redraw the whole page (Train button, no polling)
     if not rows:
         if now["status"] == "none":

@@ -13,7 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.sweep import SweepSpec
-from fedcore.sweep.job import spec_key, spec_to_dict, sweep_main
+from fedcore.runner.store import RunStore
+from fedcore.sweep.job import rows_path, spec_key, sweep_fields, sweep_id, sweep_main
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -74,12 +75,18 @@ def _not_niced(monkeypatch):
     monkeypatch.setattr("fedcore.runner.worker.lower_priority", lambda *a, **k: None)
 
 
+def train_here(store_dir, spec: SweepSpec, audit: int = 0) -> dict:
+    """Train ``spec`` in this process as the page's sweep job does; returns its final record."""
+    store = RunStore(store_dir)
+    fields = sweep_fields(spec, audit=audit)
+    store.create_job(sweep_id(fields["key"]), "sweep", **fields)
+    sweep_main(str(store_dir), sweep_id(fields["key"]))
+    return store.get_run(sweep_id(fields["key"]))
+
+
 def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
-    folder = Path(store_dir) / "sweeps"
-    folder.mkdir(exist_ok=True)
-    sweep_main(str(folder), spec_key(spec), spec_to_dict(spec))  # trains 4 runs here, in lockstep
-    assert json.loads((folder / f"{spec_key(spec)}.status.json").read_text())["status"] == "finished"
+    assert train_here(store_dir, spec)["status"] == "finished"  # trains 4 runs here, in lockstep
     at = frontier_page(methods="pldp_b", eps="1,3", seeds="1", match="target")
     assert not at.exception
     assert at.button(key="fr.train").disabled and at.button(key="fr.train").label == "Trained"
@@ -139,11 +146,8 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
     from fedcore.sweep.rows import AUDIT_KEYS
 
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1, match="target", reference=True)
-    folder = Path(store_dir) / "sweeps"
-    folder.mkdir(exist_ok=True)
-    key = spec_key(spec, DEFAULT_TRIALS)
-    sweep_main(str(folder), key, spec_to_dict(spec), audit=DEFAULT_TRIALS)  # what the page's worker runs
-    rows = json.loads((folder / f"{key}.json").read_text())["rows"]
+    key = train_here(store_dir, spec, DEFAULT_TRIALS)["key"]  # what the page's worker runs
+    rows = json.loads(rows_path(store_dir, key).read_text())["rows"]
     assert len(rows) == 4 and all(set(AUDIT_KEYS) <= set(r) for r in rows)
     assert all(r["epsilon_audited"] is not None for r in rows if r["reference"] != "clip_only")
     private = sorted((r for r in rows if r["epsilon"] is not None), key=lambda r: r["epsilon"])
@@ -186,16 +190,16 @@ def test_an_audited_frontier_draws_the_lower_bound_beside_each_point(store_dir):
 
 def test_another_visitors_sweep_is_read_only_and_its_owner_can_stop_it(store_dir, monkeypatch):
     """B opens A's frontier link while it trains: progress and who started it, no Stop (issue 22)."""
-    import os
+    import subprocess
 
     from fedcore.runner.owners import Viewer
-    from fedcore.sweep.job import write_status
     from pages.components import host
 
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1, match="target")
-    folder = Path(store_dir) / "sweeps"
-    folder.mkdir(exist_ok=True)
-    write_status(folder, spec_key(spec), "running", done=1, total=8, pid=os.getpid(), owner="session:a")
+    worker = subprocess.Popen(["sleep", "60"])  # the sweep's worker, in another dashboard's hands
+    store, job_id = RunStore(store_dir), sweep_id(spec_key(spec))
+    store.create_job(job_id, "sweep", owner="session:a", **{**sweep_fields(spec), "done": 1})
+    store.update_run(job_id, status="running", pid=worker.pid)
     query = dict(methods="pldp_b", eps="0.3,1", seeds="1", match="target")
     at = frontier_page(**query)
     assert not at.exception
@@ -205,4 +209,6 @@ def test_another_visitors_sweep_is_read_only_and_its_owner_can_stop_it(store_dir
     monkeypatch.setattr(host, "viewer", lambda: Viewer("session:a"))
     at = frontier_page(**query)
     assert [b for b in at.button if b.key == "fr.stop"] and "Another visitor" not in texts(at, "caption")
-    (folder / f"{spec_key(spec)}.status.json").unlink()
+    worker.kill()
+    worker.wait()
+    store.delete(job_id)

@@ -2,7 +2,6 @@
 queue under one set of host limits, each owned and stopped one way, scheduled by fair share."""
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -10,7 +9,8 @@ import pytest
 from fedcore.resolve import preset_config
 from fedcore.runner import Jobs
 from fedcore.runner.audits import audit_id, start_audit
-from fedcore.runner.jobs import Job, spawn
+from fedcore.runner.jobs import Job
+from fedcore.runner.launchers import ProcessLauncher, spawn
 from fedcore.runner.limits import HostLimits, LimitError
 from fedcore.runner.owners import NotYourRun, Viewer
 from fedcore.runner.queueing import estimate_starts
@@ -23,9 +23,14 @@ A, B = Viewer("session:a"), Viewer("session:b")
 SPEC = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0,), seeds=1, match="target")
 
 
+def sleeper(store, record) -> ProcessLauncher:
+    """The launcher of a test job: a process that sleeps (holding a worker slot) until terminated."""
+    return ProcessLauncher(spawn(time.sleep, 60, name="fedcore-test"))
+
+
 def blocker(manager: Jobs, owner: str = "session:z", name: str = "block") -> str:
     """A job that holds a worker slot (a sleeping process) until stopped."""
-    return manager.submit(Job(f"test:{name}", "test", owner, lambda: spawn(time.sleep, 60, name="fedcore-test")))
+    return manager.submit(Job(f"test:{name}", "test", f"{__name__}:sleeper", owner))
 
 
 def start(kind: str, manager: Jobs, owner: str, n: int):
@@ -96,8 +101,8 @@ def test_b_cannot_stop_a_sweep_or_audit_of_a(manager):
             manager.stop(job, by=B)
         assert manager.job(job) is not None
         manager.stop(job, by=A)
-        assert manager.job(job) is None
-    assert sweep_status(manager, key)["status"] == "none"  # stopped before it started: nothing to show
+        assert manager.job(job) is None and manager.status(job) == "stopped"
+    assert sweep_status(manager, key)["done"] == 0  # stopped before it started: nothing trained
 
 
 def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
@@ -105,7 +110,7 @@ def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
     try:
         key = start_sweep(m, SPEC, owner=A.owner)
         deadline = time.monotonic() + 120
-        while sweep_status(m, key)["status"] in ("queued", "starting") and time.monotonic() < deadline:
+        while sweep_status(m, key)["status"] == "queued" and time.monotonic() < deadline:
             time.sleep(0.2)
         if m.job(f"sweep:{key}") is not None:  # (a quick machine may have finished it)
             with pytest.raises(NotYourRun):
@@ -115,9 +120,33 @@ def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
             m.poll()
             time.sleep(0.2)
         assert sweep_status(m, key)["status"] in ("stopped", "finished")
-        assert json.loads((tmp_path / "sweeps" / f"{key}.status.json").read_text())["owner"] == A.owner
+        assert m.store.get_run(f"sweep:{key}")["owner"] == A.owner
     finally:
         m.close()
+
+
+def test_a_run_a_sweep_and_an_audit_keep_their_statuses_across_a_restart(tmp_path):
+    """Issue 31: every kind of job is a record in the store, so a restarted manager reads the
+    same statuses through ``Jobs.status``: queued ones wait again in their order, and a job whose
+    worker still lives keeps its slot."""
+    first = Jobs(tmp_path, warm=False, max_running=1)
+    block = blocker(first)
+    jobs = [start(kind, first, A.owner, 1) for kind in ("run", "sweep", "audit")]
+    before = {job: first.status(job) for job in (block, *jobs)}
+    assert before == {block: "running", **{job: "queued" for job in jobs}}
+    first.close(stop_runs=False)  # the dashboard restarts; its jobs stay in the store
+    second = Jobs(tmp_path, warm=False, max_running=1)
+    try:
+        assert {job: second.status(job) for job in before} == before
+        assert [second.queue_info(job)["position"] for job in jobs] == [1, 2, 3]
+        assert [second.job(job)["kind"] for job in jobs] == ["run", "sweep", "audit"]
+        assert all(second.job(job)["owner"] == A.owner for job in jobs)
+        first.process(block).kill()  # the blocker's worker dies: the next in line starts
+        first.process(block).join()
+        wait_for(lambda: second.status(jobs[0]) == "running", timeout=30)
+        assert second.status(block) == "failed" and second.status(jobs[1]) == "queued"
+    finally:
+        second.close()
 
 
 def test_the_queue_estimate_is_capped_by_the_longest_a_run_may_train():

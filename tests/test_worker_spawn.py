@@ -4,7 +4,7 @@ Every Streamlit script run installs a fresh ``sys.modules["__main__"]`` whose ``
 is the page script, in whichever session's thread runs it. A spawn child imports the
 parent's main module first, so a worker started meanwhile ran the whole dashboard in bare
 mode before its job (seen as "missing ScriptRunContext" in the server log of the load test,
-whose four runs then never started). ``fedcore.runner.jobs.spawn_without_main_module`` keeps
+whose four runs then never started). ``fedcore.runner.launchers.spawn_without_main_module`` keeps
 the main module out of what the child is told to import.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 import time
 import types
 
-from fedcore.runner.jobs import spawn_without_main_module
+from fedcore.runner.launchers import spawn_without_main_module
 
 SPAWNS = 10
 

@@ -2,22 +2,22 @@
 
 :func:`fedcore.sweep.job.start_sweep` with ``ray=<address>`` (the host setting
 ``$FEDCORE_RAY_ADDRESS``, :func:`configured_address`) queues the sweep like a local one; when
-its turn comes :func:`ray_process` builds its points and sends them to the cluster in a
-thread, writing the same ``<key>.json`` frontier and ``<key>.status.json`` files as the local
-worker, so the Frontier page draws it unchanged: points stream into the file as the
-cluster's tasks finish, Stop cancels the tasks, and a sweep started again skips the points
-already in its file (a cancelled or partly failed frontier resumes where it stopped).
+its turn comes the manager calls :func:`launch` (the record's ``entry``), which builds its
+points and sends them to the cluster from a thread of the manager, writing the same
+``<key>.json`` rows file and reporting in the same job record as the local worker, so the
+Frontier page draws it unchanged: points stream into the file as the cluster's tasks finish,
+Stop cancels the tasks, and a sweep started again skips the points already in its file (a
+cancelled or partly failed frontier resumes where it stopped).
 """
 from __future__ import annotations
 
 import threading
-from pathlib import Path
-from typing import Callable
 
+from ..runner.store import FAILED, FINISHED, RUNNING, STOPPED
 from .cluster import configured_address  # noqa: F401  (the page names the address)
 
-_STATES = {"pending": "starting", "connecting": "starting", "running": "running", "finished": "finished",
-           "cancelled": "stopped", "failed": "failed"}
+_STATES = {"pending": RUNNING, "connecting": RUNNING, "running": RUNNING, "finished": FINISHED,
+           "cancelled": STOPPED, "failed": FAILED}
 
 
 def ray_installed() -> bool:
@@ -27,55 +27,61 @@ def ray_installed() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
-class _RayProcess(threading.Thread):
-    """A Ray sweep as the job manager sees a worker process (``is_alive``, ``terminate``, ...)."""
+class RaySweepLauncher(threading.Thread):
+    """A sweep driven on the cluster by a thread of the manager: a
+    :class:`~fedcore.runner.launchers.Launcher` with no process of its own (``pid`` None)."""
 
-    exitcode = 0
     pid = None
 
-    def __init__(self, spec, address: str, out: Path, write_status: Callable[..., None]):
-        super().__init__(name=f"fedcore-ray-sweep-{out.stem}", daemon=True)
-        self.spec, self.address, self.out, self.write_status = spec, address, out, write_status
+    def __init__(self, store, record: dict):
+        super().__init__(name=f"fedcore-ray-sweep-{record['key']}", daemon=True)
+        self.store, self.record = store, record
         self.sweep, self.cancelled = None, threading.Event()
 
     def run(self) -> None:
         from ..errors import FedcoreError
+        from ..sweep.job import rows_path, spec_from_dict
         from .sweep import RaySweep
 
-        def status(state: str, **extra) -> None:
-            p = self.sweep.progress() if self.sweep else {"done": 0, "total": self.spec.count()}
-            self.write_status(state, address=self.address, done=p["done"],
-                         total=p["total"], **({"cluster": p["cluster"], "failed": p["failed"],
-                                               "skipped": p["skipped"]} if self.sweep else {}), **extra)
+        spec, job_id, address = spec_from_dict(self.record["spec"]), self.record["id"], self.record["ray"]
+
+        def report(**fields) -> None:
+            p = self.sweep.progress() if self.sweep else {"done": 0, "total": spec.count()}
+            self.store.update_run(job_id, address=address, done=p["done"], total=p["total"],
+                                  **({"cluster": p["cluster"], "failed": p["failed"], "skipped": p["skipped"]}
+                                     if self.sweep else {}), **fields)
 
         try:
-            status("starting")
-            self.sweep = RaySweep(self.spec.points(), address=self.address, out=self.out)
+            report()
+            self.sweep = RaySweep(spec.points(), address=address, out=rows_path(self.store.directory,
+                                                                                 self.record["key"]))
             for _ in self.sweep.run():
                 if self.cancelled.is_set():
                     self.sweep.cancel()
-                status("running")
+                report()
             failed = [r for f in self.sweep.failed for r in f["runs"]]
-            status(_STATES.get(self.sweep.state, "failed"), error=failed and (
+            report(status=_STATES.get(self.sweep.state, FAILED), error=failed and (
                 f"{len(failed)} run(s) failed on the cluster after a retry ({'; '.join(failed[:6])}"
                 f"{' …' if len(failed) > 6 else ''}): {self.sweep.failed[0]['error']}") or None)
         except FedcoreError as exc:
-            status("failed", error=str(exc))
+            report(status=FAILED, error=str(exc))
         except Exception as exc:  # noqa: BLE001  (shown on the page as one line)
-            status("failed", error=f"{type(exc).__name__}: {exc}"[:200])
+            report(status=FAILED, error=f"{type(exc).__name__}: {exc}"[:200])
 
-    def terminate(self) -> None:
+    def alive(self) -> bool:
+        return self.is_alive()
+
+    def request_stop(self) -> None:
         """Cancel the sweep's tasks on the cluster (finished points stay in its file)."""
         self.cancelled.set()
         if self.sweep is not None:
             self.sweep.cancel()
 
-    kill = terminate
+    terminate = request_stop
 
 
-def ray_process(spec, address: str, out: Path, write_status: Callable[..., None]) -> _RayProcess:
-    """Start ``spec`` on the cluster at ``address``, its rows into ``out``, its state through
-    ``write_status(state, **fields)`` (see the module doc); returns the job's process."""
-    proc = _RayProcess(spec, address, out, write_status)
-    proc.start()
-    return proc
+def launch(store, record: dict) -> RaySweepLauncher:
+    """The manager's launcher of a sweep on the cluster at the record's ``ray`` address."""
+    launcher = RaySweepLauncher(store, record)
+    launcher.start()
+    return launcher

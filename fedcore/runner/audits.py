@@ -5,11 +5,14 @@ few seconds to minutes, so it never runs in the Streamlit script thread: :func:`
 submits it to the one :class:`~fedcore.runner.Jobs` (same queue, host limits, owners
 and Stop as runs) as a spawned, niced process that stores the result as JSON beside the run
 store (``<store>/audits/<config hash>-<trials>.json``), where every session (and a restart)
-finds it. Asking again for one that is queued, running or done costs nothing.
+finds it. Its job record (``audit:<config hash>-<trials>``, kind ``audit``) says whether it is
+queued, running or how it ended, so a restart keeps a queued audit. Asking again for one that
+is queued, running or done costs nothing.
 """
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -26,7 +29,7 @@ def audit_path(store_dir, cfg: RunConfig, trials: int) -> Path:
 
 
 def audit_id(cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> str:
-    """The job id of auditing ``cfg`` with ``trials`` draws (for ``Jobs.job`` / ``stop``)."""
+    """The job id of auditing ``cfg`` with ``trials`` draws (for ``Jobs.status`` / ``stop``)."""
     return f"audit:{cfg.config_hash()}-{int(trials)}"
 
 
@@ -41,27 +44,39 @@ def audit_result(store_dir, cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> Opt
 def start_audit(manager, cfg: RunConfig, trials: int = DEFAULT_TRIALS, owner: Optional[str] = None) -> str:
     """Queue auditing ``cfg`` as ``owner``'s job unless that audit is stored, queued or running;
     returns its job id. Raises :class:`~fedcore.runner.limits.LimitError` naming the limit."""
-    from .jobs import Job, spawn
+    from .jobs import Job
 
-    path, job_id = audit_path(manager.store_dir, cfg, trials), audit_id(cfg, trials)
-    if not path.is_file():
-        manager.submit(Job(job_id, "audit", owner, lambda: spawn(audit_to_file, cfg.to_dict(), int(trials), str(path),
-                                                                  name=f"fedcore-{job_id}"),
-                           seconds=cfg.rounds * 2.0), cfg)
+    job_id = audit_id(cfg, trials)
+    if not audit_path(manager.store_dir, cfg, trials).is_file():
+        manager.submit(Job(job_id, "audit", "fedcore.runner.audits:launch", owner,
+                           label=f"audit of {cfg.privacy.mechanism}", seconds=cfg.rounds * 2.0,
+                           fields={"config": cfg.to_dict(), "trials": int(trials), "done": 0, "total": 1}), cfg)
     return job_id
 
 
-def audit_to_file(config: dict, trials: int, path: str) -> None:
-    """Worker: audit ``config`` and write the result (or a one-line error) atomically."""
+def launch(store, record: dict):
+    """The manager's launcher of an audit (its record's ``entry``); an audit cannot stop early."""
+    from .launchers import ProcessLauncher, spawn
+
+    return ProcessLauncher(spawn(audit_main, str(store.directory), record["id"],
+                                 name=f"fedcore-{record['id'].replace(':', '-')}"))
+
+
+def audit_main(store_dir: str, job_id: str) -> None:
+    """Worker: audit the config of job ``job_id``, write the result (or a one-line error)
+    atomically and record how the job ended."""
     from ..audit.run import audit_run
+    from ..errors import FedcoreError
     from ..sweep.rows import write_atomic
+    from .store import FAILED, FINISHED, RunStore
     from .worker import lower_priority
 
     lower_priority(10, 1)
-    from ..errors import FedcoreError
-
+    store = RunStore(store_dir)
+    record = store.get_run(job_id)
+    cfg = RunConfig.from_dict(record["config"])
     try:
-        out = audit_run(RunConfig.from_dict(config), trials=trials).to_dict()
+        out = audit_run(cfg, trials=record["trials"]).to_dict()
     except FedcoreError as exc:
         out = {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001  (a visitor sees one line; the host's log the rest)
@@ -69,4 +84,7 @@ def audit_to_file(config: dict, trials: int, path: str) -> None:
 
         logging.getLogger("fedcore.audit").exception("audit failed")
         out = {"error": f"the audit failed ({type(exc).__name__})"}
-    write_atomic(path, json.dumps(out, allow_nan=False))
+    write_atomic(audit_path(store_dir, cfg, record["trials"]), json.dumps(out, allow_nan=False))
+    store.update_run(job_id, status=FAILED if "error" in out else FINISHED, error=out.get("error"), done=1,
+                     finished=time.time())
+    store.close()

@@ -1,24 +1,21 @@
-"""The one job manager: training runs, sweeps, audits and Ray sweeps in background processes.
+"""The one job manager: training runs, sweeps, audits and Ray sweeps in the background.
 
 :class:`Jobs` is what the dashboard (or a script) holds: one queue with visible
 positions (:meth:`~Jobs.queue_info`, estimates capped by ``max_run_seconds`` and scaled
 by the load), one set of host limits (:class:`~fedcore.runner.limits.HostLimits`, checked at
 submission: a :class:`~fedcore.runner.limits.LimitError` names the limit, whatever the kind),
-one owner model (:mod:`fedcore.runner.owners`), one :meth:`~Jobs.stop` and one
-:func:`spawn`. A run (:meth:`~Jobs.start`) writes its events to the
-:class:`~fedcore.runner.store.RunStore`, ``queued`` -> ``running`` -> ``finished`` |
-``stopped`` | ``failed``; a config that already finished is not trained again (the result
-cache). Any other kind is a :class:`Job` (made by ``fedcore.sweep.job``,
-``fedcore.runner.audits``, ``fedcore.distributed.jobs``) queued by :meth:`~Jobs.submit`.
-Every job takes one worker slot (``max_running``) while it trains; a worker that dies without
-saying so is marked ``failed`` by :meth:`~Jobs.poll`, which a thread calls twice a second.
+one owner model (:mod:`fedcore.runner.owners`), one :meth:`~Jobs.stop`, one
+:meth:`~Jobs.status`. Every job is a record in the :class:`~fedcore.runner.store.RunStore`,
+``queued`` -> ``running`` -> ``finished`` | ``stopped`` | ``failed``, which its worker keeps up
+to date. A run (:meth:`~Jobs.start`) also writes its events there; a config that already
+finished is not trained again (the result cache). Any other kind is a :class:`Job` (made by
+``fedcore.sweep.job``, ``fedcore.runner.audits``) queued by :meth:`~Jobs.submit` and launched
+by the function its record names (:mod:`fedcore.runner.launchers`).
+Every job takes one worker slot (``max_running``) while it trains, in the order and shares of
+:mod:`fedcore.runner.policy`; a worker that dies without saying so is marked ``failed`` by
+:meth:`~Jobs.poll`, which a thread calls twice a second. A restart keeps the store's jobs:
+queued ones wait again in their order, ones whose worker still lives are watched again.
 Start-up latency: ONE warm worker has imported torch and waits for the next run.
-
-Fair share: no owner keeps more than their share of the slots (``max_running`` // owners
-with jobs training or waiting, at least 1) while another waits: the youngest run of an
-owner over their share is paused after its current round (:func:`~fedcore.runner.tempo.preempt`)
-and its slot goes to the waiting job at once; it resumes, first in line, when a slot frees.
-Sweeps and audits cannot pause, so one owner's hold at most half the slots (at least one).
 
 >>> manager = Jobs("/tmp/fl-runs")          # doctest: +SKIP
 >>> run_id = manager.start(preset_config("demo"))  # doctest: +SKIP
@@ -33,18 +30,18 @@ import os
 import signal
 import threading
 import time
-from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Optional, Union
 
 from ..config import RunConfig
 from .labels import run_label
+from .launchers import Launcher, ProcessLauncher, load_entry, pid_alive, spawn
 from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
+from .policy import next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
-from .store import ACTIVE, TERMINAL, RunStore
+from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, RunStore
 from .worker import job_main, warm_worker_main
 
 STOP_GRACE = 5.0
@@ -69,21 +66,37 @@ class _Warm:
 
 @dataclass
 class Job:
-    """A job other than a run (:meth:`Jobs.submit`). ``launch()`` starts it and returns its
-    process (a :func:`spawn` process or the like); ``request_stop()`` asks it to end soon keeping
-    what it made (None: terminate it); ``ended(status, why)`` records an end it did not write
-    itself; ``queued()`` runs once it is accepted; ``seconds``: its expected duration."""
+    """A job other than a run, as submitted (:meth:`Jobs.submit`): ``entry``
+    (``"module:function"``) launches it when its turn comes, ``function(store, record) ->``
+    :class:`~fedcore.runner.launchers.Launcher`; ``fields`` go on its record (what the launcher
+    needs; ``total`` for its progress); ``seconds``: its expected duration."""
 
     id: str
     kind: str
-    owner: Optional[str]
-    launch: Callable[[], object]
-    request_stop: Optional[Callable[[], None]] = None
-    ended: Callable[[str, str], None] = lambda status, why: None
-    queued: Callable[[], None] = lambda: None
+    entry: str
+    owner: Optional[str] = None
+    label: str = ""
     seconds: Optional[float] = None
-    proc: object = None
+    fields: dict = field(default_factory=dict)
 
+
+class PidLauncher:
+    """A worker a previous manager started and that still lives (adopted after a restart)."""
+
+    def __init__(self, store: RunStore, job_id: str, pid: int):
+        self.store, self.job_id, self.pid = store, job_id, int(pid)
+
+    def alive(self) -> bool:
+        return pid_alive(self.pid)
+
+    def request_stop(self) -> None:
+        self.store.request_stop(self.job_id)
+
+    def terminate(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except OSError:
+            pass
 
 class Jobs:
     """Runs configs in worker processes and records them in a :class:`RunStore`.
@@ -115,19 +128,19 @@ class Jobs:
         self._priority = (host.worker_nice or 0, host.worker_threads or 0)
         self._mp = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
-        self._procs: dict[str, multiprocessing.Process] = {}
+        self._procs: dict[str, Launcher] = {}  # jobs holding a slot
         self._handed: dict[str, _Warm] = {}  # keeps a warm worker's queue alive while it runs
         self._queued: list[str] = []  # runs and jobs, in order
-        self._jobs: dict[str, Job] = {}  # jobs that are not runs, queued or training
+        self._runs: set[str] = set()  # which queued / training jobs are runs (they can pause)
         self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
-        self._preempted: dict[str, multiprocessing.Process] = {}  # runs paused for fair share
+        self._preempted: dict[str, Launcher] = {}  # runs paused for fair share
         self._stopping: dict[str, float] = {}
         self._warm_enabled = warm
         self._warm: Optional[_Warm] = None
         self._respawn_after: Optional[float] = None  # monotonic time of the last hand-over
         self._warm_deaths = 0
         self._closed = False
-        self._mark_lost_runs()
+        self._recover()
         if warm:
             self._spawn_warm()
         self._monitor = threading.Thread(target=self._watch, name="fedcore-jobs", daemon=True)
@@ -183,30 +196,32 @@ class Jobs:
                 extra["match"] = {"target": float(max(cfg.privacy.epsilons(cfg.num_clients))),
                                   "sidebar": cfg.config_hash()}
             record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg), **extra)
-            self._enqueue(record["id"], owner)
+            self._enqueue(record["id"], owner, "run")
             return record["id"]
 
     def submit(self, job: Job, cfg: Optional[RunConfig] = None) -> str:
-        """Queue ``job`` (a sweep, an audit, a Ray sweep) under the same limits, queue and fair
-        share as runs, and return its id; a job of that id queued or training returns at once.
-        ``cfg``: the config it trains, checked against the host like a run's."""
+        """Record ``job`` (a sweep, an audit, a Ray sweep) and queue it under the same limits, queue
+        and fair share as runs; returns its id. A job of that id queued or training returns at
+        once. ``cfg``: the config it trains, checked against the host like a run's."""
         if self.limits is not None and cfg is not None:
             check_submission(cfg, self.limits)
         with self._lock:
             self.poll()  # one that just ended is gone
-            if job.id not in self._jobs:
+            if job.id not in self._owner:
                 self.capacity_left(job.owner, refuse=True)
-                job.queued()
-                self._jobs[job.id] = job
-                self._enqueue(job.id, job.owner)
+                self.store.create_job(job.id, job.kind, owner=job.owner, label=job.label, entry=job.entry,
+                                      seconds=job.seconds, **job.fields)
+                self._enqueue(job.id, job.owner, job.kind)
         return job.id
 
-    def job(self, job_id: str) -> Optional[Job]:
-        """The queued or training :class:`Job` of that id (None: not a job, or ended)."""
-        return self._jobs.get(job_id)
+    def job(self, job_id: str) -> Optional[dict]:
+        """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
+        return self.store.get_run(job_id) if job_id in self._owner else None
 
-    def _enqueue(self, job_id: str, owner: Optional[str]) -> None:
+    def _enqueue(self, job_id: str, owner: Optional[str], kind: str) -> None:
         self._owner[job_id] = owner
+        if kind == "run":
+            self._runs.add(job_id)
         self._queued.append(job_id)
         self._dispatch()
 
@@ -237,18 +252,18 @@ class Jobs:
         with self._lock:
             if run_id not in self._queued:
                 return None
-            waiting, running, jobs = list(self._queued), list(self._procs), dict(self._jobs)
+            waiting, running = list(self._queued), list(self._procs)
             queued = [*self._preempted, *waiting]
-        records = {i: self.store.get_run(i) for i in queued + running if i not in jobs}
+        records = {i: self.store.get_run(i) for i in queued + running}
         history = self._recent_finished()
         now, load = time.time(), load_factor()
 
         def row(i: str) -> Optional[dict]:
-            if i in jobs:
-                return {"id": i, "rounds": 1, "round_s": jobs[i].seconds, "elapsed_s": 0.0}
             r = records.get(i)
             if r is None:
                 return None
+            if r.get("kind", "run") != "run":
+                return {"id": i, "rounds": 1, "round_s": r.get("seconds"), "elapsed_s": 0.0}
             c = r.get("config") or {}
             pace = seconds_per_round(history, c.get("dataset"), c.get("model"))
             return {"id": i, "rounds": r.get("rounds"), "rounds_done": r.get("rounds_done"),
@@ -284,31 +299,26 @@ class Jobs:
         return not self._queued and not self._preempted and len(self._procs) < self.max_running
 
     def stop(self, run_id: str, by: Optional[Viewer] = None) -> None:
-        """Ask the run or job ``run_id`` to stop (a run at its next round); terminate it after
-        :data:`STOP_GRACE` s. A queued one ends at once.
+        """Ask the job ``run_id`` to stop (a run at its next round, a sweep after its batch);
+        terminate it after :data:`STOP_GRACE` s. A queued one ends at once.
 
         With ``by`` (the dashboard passes the viewer) only the owner or an admin may stop
         it; anybody else gets :class:`~fedcore.runner.owners.NotYourRun`.
         """
-        job = self._jobs.get(run_id)
+        record = self.store.get_run(run_id)
+        if record is None:
+            return
         if by is not None:
-            record = {"id": run_id, "owner": job.owner} if job else self.store.get_run(run_id)
-            if record is None:
-                return
             require_control(record, by, "stop")
         with self._lock:
-            if job is None:
-                self.store.request_stop(run_id)
+            self.store.request_stop(run_id)
             if run_id in self._queued:
                 self._queued.remove(run_id)
-                self._owner.pop(run_id, None)
-                self._jobs.pop(run_id, None)
-                why = "stopped before it started"
-                job.ended("stopped", why) if job else self.store.finish(run_id, "stopped", reason=why)
+                self._forget(run_id)
+                self.store.finish(run_id, "stopped", reason="stopped before it started")
             elif run_id in self._procs or run_id in self._preempted:
                 self._stopping.setdefault(run_id, time.monotonic())
-                if job is not None:
-                    (job.request_stop or job.proc.terminate)()
+                (self._procs.get(run_id) or self._preempted[run_id]).request_stop()
 
     def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
         """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
@@ -329,13 +339,13 @@ class Jobs:
         return record["status"] if record else None
 
     def is_alive(self, run_id: str) -> bool:
-        """Whether a worker process of ``run_id`` is running in this manager."""
-        proc = self._procs.get(run_id)
-        return proc is not None and proc.is_alive()
+        """Whether job ``run_id`` is training in this manager."""
+        launcher = self._procs.get(run_id)
+        return launcher is not None and launcher.alive()
 
     def process(self, run_id: str) -> Optional[multiprocessing.Process]:
         """The worker process of ``run_id`` (None when not started by this manager)."""
-        return self._procs.get(run_id)
+        return getattr(self._procs.get(run_id), "process", None)
 
     def wait(self, run_id: str, timeout: float = 60.0, *, touch: bool = True) -> dict:
         """Block until ``run_id`` ends (or ``timeout``); returns its record."""
@@ -352,119 +362,97 @@ class Jobs:
     def poll(self) -> None:
         """Detect dead workers, enforce stop deadlines, start queued jobs."""
         with self._lock:
-            for run_id, proc in [*self._procs.items(), *self._preempted.items()]:
-                job = self._jobs.get(run_id)
-                if proc.is_alive():
+            for run_id, launcher in [*self._procs.items(), *self._preempted.items()]:
+                if launcher.alive():
                     started = self._stopping.get(run_id)
                     if started is None or time.monotonic() - started <= STOP_GRACE:
                         continue
-                    proc.terminate()
-                    proc.join(2.0)
-                    if proc.is_alive():
-                        proc.kill()
-                        proc.join(2.0)
-                    if job is None:
-                        self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
-                proc.join(0)
-                status = "stopped" if run_id in self._stopping else "failed"
-                why = "stopped by its owner" if status == "stopped" else _exit_message(proc.exitcode)
-                if job is not None:
-                    job.ended(status, why)
-                elif status == "stopped":
-                    self.store.finish(run_id, status, reason="stopped by the user")
+                    launcher.terminate()
+                    self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
+                if run_id in self._stopping:
+                    self.store.finish(run_id, "stopped", reason="stopped by the user")
                 else:
-                    self.store.finish(run_id, status, why)
-                for table in (self._procs, self._preempted, self._handed, self._stopping, self._jobs, self._owner):
-                    table.pop(run_id, None)
+                    why = getattr(launcher, "why_ended", lambda: "its worker ended without saying how")()
+                    self.store.finish(run_id, "failed", why)
+                self._forget(run_id)
             self._dispatch()
 
     def close(self, *, stop_runs: bool = True) -> None:
-        """Shut the warm worker down and (by default) stop every running job."""
+        """Shut the warm worker down and (by default) stop every queued and training job; with
+        ``stop_runs=False`` they stay in the store for the next manager (a restart)."""
         with self._lock:
             self._closed = True
             if self._warm is not None:
                 self._retire_warm(self._warm)
                 self._warm = None
-            for run_id in list(self._queued):
-                self.stop(run_id)
             if stop_runs:
-                for run_id, proc in [*self._procs.items(), *self._preempted.items()]:
+                for run_id in list(self._queued):
                     self.stop(run_id)
-                    proc.join(STOP_GRACE)
-                    if proc.is_alive():
-                        proc.kill()
-                        proc.join(2.0)
+                for run_id, launcher in [*self._procs.items(), *self._preempted.items()]:
+                    self.stop(run_id)
+                    deadline = time.monotonic() + STOP_GRACE
+                    while launcher.alive() and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    if launcher.alive():
+                        launcher.terminate()
                 self.poll()
         self._monitor.join(2 * POLL_INTERVAL)
 
     # --- internals --------------------------------------------------------------------
+    def _forget(self, job_id: str) -> None:
+        for table in (self._procs, self._preempted, self._handed, self._stopping, self._owner):
+            table.pop(job_id, None)
+        self._runs.discard(job_id)
+
     def _dispatch(self) -> None:
-        """Start waiting jobs while fewer than ``max_running`` train, fairly (module doc):
-        next is the first waiting job (paused runs first) whose owner trains fewer than their
-        share; when every slot is busy it gets one by pausing a run of an owner over their share.
-        Sweeps and audits cannot pause: one owner's hold at most half the slots (at least 1).
+        """Start waiting jobs while slots are free, in the order and shares of
+        :func:`fedcore.runner.policy.next_move` (pausing a run when the policy says so).
 
         A run whose owner's page stopped watching it while it waited (no heartbeat for
         its ``grace_s``) is not started: it ends ``stopped``. Its heartbeat restarts when
         it is handed to a worker, so time spent waiting never counts against it.
         """
-        fixed_cap = max(1, self.max_running // 2)
-        while (self._queued or self._preempted) and not self._closed:
-            running = Counter(self._owner.get(i) for i in self._procs)
-            fixed = Counter(self._owner.get(i) for i in self._procs if i in self._jobs)  # cannot pause
-            waiting = [i for i in [*self._preempted, *self._queued]
-                       if i not in self._jobs or fixed[self._owner.get(i)] < fixed_cap]
-            if not waiting:
+        from .tempo import preempt
+
+        while not self._closed:
+            move = next_move(self._queued, list(self._preempted), list(self._procs), self._owner,
+                             pausable=self._runs, slots=self.max_running, stopping=self._stopping)
+            if move is None:
                 return
-            share = max(1, self.max_running // len({self._owner.get(i) for i in [*waiting, *self._procs]}))
-            under = [i for i in waiting if running[self._owner.get(i)] < share]
-            pick = (under or waiting)[0]
-            if len(self._procs) >= self.max_running:
-                over = [i for i in self._procs if running[self._owner.get(i)] > share
-                        and i not in self._jobs and i not in self._stopping]
-                if not under or not over:
-                    return
-                from .tempo import preempt
-
-                preempt(self.store, over[-1], True)  # the youngest: it pauses after its round
-                self._preempted[over[-1]] = self._procs.pop(over[-1])
-            if pick in self._preempted:
-                from .tempo import preempt
-
-                preempt(self.store, pick, False)
-                self._procs[pick] = self._preempted.pop(pick)
+            if move.pause is not None:
+                preempt(self.store, move.pause, True)  # it pauses after its current round
+                self._preempted[move.pause] = self._procs.pop(move.pause)
+            if move.start in self._preempted:
+                preempt(self.store, move.start, False)
+                self._procs[move.start] = self._preempted.pop(move.start)
                 continue
-            self._queued.remove(pick)
-            if pick in self._jobs:
-                self._launch(self._jobs[pick])
+            self._queued.remove(move.start)
+            record = self.store.claim(move.start)
+            if record is None:  # stopped, deleted, or taken by another manager of the store
+                self._forget(move.start)
+            elif move.start in self._runs:
+                self._start_run(record)
             else:
-                self._start_run(pick)
+                self._launch(record)
 
-    def _launch(self, job: Job) -> None:
+    def _launch(self, record: dict) -> None:
         try:
-            job.proc = job.launch()
+            launcher = load_entry(record["entry"])(self.store, record)
         except Exception as exc:  # noqa: BLE001  (one job that cannot start must not stop the queue)
-            self._jobs.pop(job.id, None)
-            self._owner.pop(job.id, None)
-            job.ended("failed", f"it could not start ({type(exc).__name__}: {exc})"[:300])
+            self._forget(record["id"])
+            self.store.finish(record["id"], "failed", f"it could not start ({type(exc).__name__}: {exc})"[:300])
             return
-        self._procs[job.id] = job.proc
+        self._procs[record["id"]] = launcher
+        self.store.update_run(record["id"], status=RUNNING, pid=launcher.pid, started=time.time())
 
-    def _start_run(self, run_id: str) -> None:
-        record = self.store.get_run(run_id)
-        grace = record and record.get("grace_s")
-        if record is None or self.store.stop_requested(run_id):
-            self._owner.pop(run_id, None)
-            if record is not None:   # stopped through the store (another process) while it waited
-                self.store.finish(run_id, "stopped", reason="stopped before it started")
-            return
+    def _start_run(self, record: dict) -> None:
+        run_id, grace = record["id"], record.get("grace_s")
         if grace and time.time() - self.store.last_beat(run_id) > grace:
-            self._owner.pop(run_id, None)
+            self._forget(run_id)
             self.store.finish(run_id, "stopped", reason=f"its owner left before it started "
                                                         f"(nobody watched it for {grace:g} s)")
             return
         self.store.touch(run_id)
-        self.store.update_run(run_id, handed_over=time.time())
         if self._warm is not None and self._warm.process.is_alive():
             warm, self._warm = self._warm, None
             warm.jobs.put(run_id)
@@ -474,7 +462,7 @@ class Jobs:
         else:
             proc = spawn(job_main, self.store_dir, run_id, *self._priority, name=f"fedcore-run-{run_id}")
         self.store.update_run(run_id, pid=proc.pid)
-        self._procs[run_id] = proc
+        self._procs[run_id] = ProcessLauncher(proc, lambda: self.store.request_stop(run_id))
 
     def _spawn_warm(self) -> None:
         if self._closed or not self._warm_enabled or self._warm is not None:
@@ -530,82 +518,24 @@ class Jobs:
             except Exception:  # noqa: BLE001  (the monitor must survive a bad poll)
                 pass
 
-    def _mark_lost_runs(self) -> None:
-        """Runs left ``running`` by a previous manager whose worker is gone: ``failed``."""
-        for record in self.store.list_runs():
-            if record["status"] in ACTIVE and not pid_alive(record.get("pid")):
-                self.store.finish(record["id"], "failed",
-                                  "its worker is gone (the dashboard was restarted while it ran)")
+    def _recover(self) -> None:
+        """Take up the store's jobs after a restart: one whose worker still lives is watched
+        again (holding its slot), one queued waits again in its place, and one whose worker
+        is gone ends ``failed``."""
+        from .tempo import preempt
 
-
-_SPAWNING = threading.local()
-_PATCH_LOCK = threading.Lock()
-_MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
-
-
-def _preparation_data_without_main(original):
-    """``multiprocessing.spawn.get_preparation_data`` that leaves out the parent's main
-    module while this thread is inside :func:`spawn_without_main_module`."""
-    def get_preparation_data(name):
-        data = original(name)
-        if getattr(_SPAWNING, "depth", 0):
-            for key in _MAIN_KEYS:
-                data.pop(key, None)
-        return data
-
-    get_preparation_data.fedcore_original = original
-    return get_preparation_data
-
-
-@contextmanager
-def spawn_without_main_module():
-    """Processes spawned in this block (by this thread) do not re-run the caller's ``__main__``.
-
-    Under Streamlit ``__main__`` is the page script (every script run installs a fresh one, in
-    whichever session's thread runs), so a spawn child would run the whole dashboard before its
-    job. The preparation data multiprocessing sends to the child leaves the main module out,
-    whatever ``sys.modules["__main__"]`` is by then (hiding ``__file__`` was not enough under load).
-    """
-    from multiprocessing import spawn
-
-    with _PATCH_LOCK:
-        if not hasattr(spawn.get_preparation_data, "fedcore_original"):
-            spawn.get_preparation_data = _preparation_data_without_main(spawn.get_preparation_data)
-    _SPAWNING.depth = getattr(_SPAWNING, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _SPAWNING.depth -= 1
-
-
-def spawn(target: Callable, *args, name: str) -> multiprocessing.Process:
-    """Start ``target(*args)`` in a new daemon process of the "spawn" context (no forked torch
-    state, the same on every OS) that does not re-run the caller's ``__main__``
-    (:func:`spawn_without_main_module`): every job's process starts here."""
-    proc = multiprocessing.get_context("spawn").Process(target=target, args=args, name=name, daemon=True)
-    with spawn_without_main_module():
-        proc.start()
-    return proc
-
-
-def _exit_message(code: Optional[int]) -> str:
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the worker process was killed by {name} (exit code {code})"
-    return f"the worker process exited with code {code} without finishing the run"
-
-
-def pid_alive(pid) -> bool:
-    """True if process ``pid`` (an int or its string) exists; False for None, 0 or garbage."""
-    try:
-        if not pid:
-            return False
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError, TypeError):
-        return False
-    except PermissionError:
-        return True
-    return True
+        for record in reversed(self.store.list_runs(kind=None)):  # oldest first
+            job_id, kind = record["id"], record.get("kind", "run")
+            if record["status"] not in ACTIVE:
+                continue
+            if pid_alive(record.get("pid")):
+                self._procs[job_id] = PidLauncher(self.store, job_id, record["pid"])
+            elif record["status"] == QUEUED and not record.get("handed_over"):
+                self._queued.append(job_id)
+            else:
+                self.store.finish(job_id, "failed", "its worker is gone (the dashboard was restarted while it ran)")
+                continue
+            self._owner[job_id] = record.get("owner")
+            if kind == "run":
+                self._runs.add(job_id)
+                preempt(self.store, job_id, False)  # one paused for fair share gets its turn again

@@ -1,15 +1,20 @@
-"""The run store: every run's config, status and event stream, on disk as JSON.
+"""The run store: the record of every job (runs, sweeps, audits, ...) and every run's event
+stream, on disk as JSON.
 
 One :class:`RunStore` wraps a ``diskcache.Cache(directory, disk=diskcache.JSONDisk)``
 (values are JSON, never pickles, so a store can be read by any tool and cannot execute
-code). Layout, all keys tagged with their run id so :meth:`RunStore.delete` is one call:
+code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is one call:
 
-- ``run:<id>``    the run record: id, config, config_hash, label, created, status,
-  rounds, rounds_done, final_accuracy, error, pid, ...
+- ``run:<id>``    the job record (:meth:`RunStore.create_job`), whatever its kind: id,
+  ``kind`` (``run``, ``sweep``, ``audit``; an attack is one more), owner, label, created,
+  ``status`` (one of :data:`STATUSES`), progress (:func:`progress`), error, pid, and the
+  kind's own fields (a run's config, config_hash, rounds, rounds_done, final_accuracy; a
+  sweep's spec; an audit's config). Sweep rows and audit results stay files the record
+  names;
 - ``n:<id>``      number of events written so far;
 - ``ev:<id>:<k>`` event ``k`` (a dict from :func:`fedcore.events.to_dict`; read back by
   :func:`fedcore.events.replay`);
-- ``stop:<id>``   set when someone asked the run to stop;
+- ``stop:<id>``   set when someone asked the job to stop;
 - ``beat:<id>``   time of the last read of the run's events (the worker's heartbeat);
 - ``index``       ids of all runs in creation order;
 - ``done:<hash>`` id of the finished run of a config hash (the result cache).
@@ -64,9 +69,21 @@ from ..errors import FedcoreError
 from ..events import Event, RunFinished, RunState, fold, replay, to_dict
 
 STORE_ENV = "FEDCORE_STORE"
-TERMINAL = ("finished", "stopped", "failed")
-"""Statuses after which a run never changes again."""
-ACTIVE = ("queued", "running")
+QUEUED, RUNNING, FINISHED, STOPPED, FAILED = "queued", "running", "finished", "stopped", "failed"
+ACTIVE = (QUEUED, RUNNING)
+"""Statuses of a job waiting for a worker slot or holding one."""
+TERMINAL = (FINISHED, STOPPED, FAILED)
+"""Statuses after which a job never changes again."""
+STATUSES = ACTIVE + TERMINAL
+"""The one set of status words, for every kind of job."""
+
+
+def progress(record: dict) -> tuple[int, int]:
+    """``(done, total)`` of any job record: a run counts rounds, other kinds their ``done``
+    and ``total`` (a sweep's runs, an audit's one result)."""
+    if record.get("kind", "run") == "run":
+        return record.get("rounds_done") or 0, record.get("rounds") or 0
+    return record.get("done") or 0, record.get("total") or 0
 
 
 def default_store_dir() -> Path:
@@ -210,7 +227,7 @@ class RunStore:
         """Write ``archive/<id>.json`` (record + events) of a run that ended; atomic, 0600."""
         path = self._archive_path(run_id)
         record = self.cache.get(f"run:{run_id}")
-        if path is None or record is None or record.get("status") not in TERMINAL:
+        if path is None or record is None or record.get("status") not in TERMINAL or record.get("kind", "run") != "run":
             return
         n = self.cache.get(f"n:{run_id}", 0)
         events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
@@ -266,21 +283,48 @@ class RunStore:
                 self.cache.set("index", [i for _, i in sorted(restored) if i not in have] + ids)
         return len(restored)
 
-    # --- runs -------------------------------------------------------------------------
+    # --- jobs -------------------------------------------------------------------------
+    @_recovering
+    def create_job(self, job_id: str, kind: str, *, owner: Optional[str] = None, label: str = "",
+                   **fields: Any) -> dict:
+        """Record job ``job_id`` of ``kind`` as ``queued`` (replacing an earlier record of that
+        id that ended: a sweep trained again) with the kind's ``fields``; returns the record."""
+        now = time.time()
+        record = {"id": job_id, "kind": kind, "owner": owner, "label": label, "created": now, "status": QUEUED,
+                  "error": None, "pid": None, **fields}
+        with self.cache.transact():
+            ids = self.cache.get("index", [])
+            self.cache.delete(f"stop:{job_id}")
+            self.cache.set(f"run:{job_id}", record, tag=job_id)
+            self.cache.set(f"n:{job_id}", 0, tag=job_id)
+            self.cache.set(f"beat:{job_id}", now, tag=job_id)
+            self.cache.set("index", [i for i in ids if i != job_id] + [job_id])
+        return record
+
     @_recovering
     def create_run(self, config: dict, config_hash: str, *, label: str = "",
-                   run_id: Optional[str] = None, **extra: Any) -> dict:
+                   run_id: Optional[str] = None, owner: Optional[str] = None, **extra: Any) -> dict:
         """Record a new run with status ``queued``; returns the record."""
-        run_id = run_id or new_run_id()
-        now = time.time()
-        record = {"id": run_id, "config": config, "config_hash": config_hash, "label": label,
-                  "created": now, "status": "queued", "rounds": config.get("rounds"),
-                  "rounds_done": 0, "final_accuracy": None, "error": None, "pid": None, **extra}
+        return self.create_job(run_id or new_run_id(), "run", owner=owner, label=label, config=config,
+                               config_hash=config_hash, rounds=config.get("rounds"), rounds_done=0,
+                               final_accuracy=None, **extra)
+
+    @_recovering
+    def claim(self, job_id: str) -> Optional[dict]:
+        """Hand queued job ``job_id`` to a worker: its record, now with ``handed_over``; None when
+        it is no longer queued, was handed over already (another manager of this store took it)
+        or was asked to stop (it then ends ``stopped``)."""
         with self.cache.transact():
-            self.cache.set(f"run:{run_id}", record, tag=run_id)
-            self.cache.set(f"n:{run_id}", 0, tag=run_id)
-            self.cache.set(f"beat:{run_id}", now, tag=run_id)
-            self.cache.set("index", self.cache.get("index", []) + [run_id])
+            record = self.cache.get(f"run:{job_id}")
+            if record is None or record["status"] != QUEUED or record.get("handed_over"):
+                return None
+            stop = bool(self.cache.get(f"stop:{job_id}", False))
+            if not stop:
+                record["handed_over"] = time.time()
+                self.cache.set(f"run:{job_id}", record, tag=job_id)
+        if stop:
+            self.finish(job_id, STOPPED, reason="stopped before it started")
+            return None
         return record
 
     @_recovering
@@ -304,11 +348,11 @@ class RunStore:
         return record
 
     @_recovering
-    def list_runs(self) -> list[dict]:
-        """Every run record, newest first."""
+    def list_runs(self, kind: Optional[str] = "run") -> list[dict]:
+        """Every record of ``kind`` (None: of every kind), newest first."""
         ids = self.cache.get("index", [])
         records = (self.cache.get(f"run:{i}") for i in reversed(ids))
-        return [r for r in records if r is not None]
+        return [r for r in records if r is not None and kind in (None, r.get("kind", "run"))]
 
     @_recovering
     def run_ids(self) -> list[str]:
@@ -321,7 +365,7 @@ class RunStore:
         with self.cache.transact():
             record = self.cache.get(f"run:{run_id}")
             self.cache.set("index", [i for i in self.cache.get("index", []) if i != run_id])
-            if record is not None and self.cache.get(f"done:{record['config_hash']}") == run_id:
+            if record is not None and self.cache.get(f"done:{record.get('config_hash')}") == run_id:
                 self.cache.delete(f"done:{record['config_hash']}")
         self.cache.evict(run_id)
         path = self._archive_path(run_id)
@@ -397,14 +441,16 @@ class RunStore:
         return n + 1
 
     def finish(self, run_id: str, status: str, error: Optional[str] = None, **extra: Any) -> bool:
-        """End a run from outside its worker (it died, or never started); keeps its rounds.
+        """End a job from outside its worker (it died, or never started); a run keeps its rounds.
 
-        Writes a ``RunFinished`` event with the rounds already stored. Returns False
-        if the run had already ended (the worker's own end event wins).
+        A run gets a ``RunFinished`` event with the rounds already stored; another kind its
+        status and error. Returns False if the job had already ended (the worker's own end wins).
         """
         record = self.get_run(run_id)
         if record is None or record["status"] in TERMINAL:
             return False
+        if record.get("kind", "run") != "run":
+            return self.update_run(run_id, status=status, error=error, finished=time.time(), **extra) is not None
         elapsed = time.time() - record["created"]
         end = RunFinished(status, record["rounds_done"], elapsed, record["final_accuracy"], error)
         self.append_event(run_id, end)

@@ -165,7 +165,7 @@ def _audit_state(cfg, trials: int, key: str) -> None:
         queue = manager().queue_info(job_id)
         st.info(queue_text(queue) if queue else "Auditing in the background… this page stays live.",
                 icon=":material/hourglass_top:")
-        if can_control({"owner": job.owner}, viewer()):
+        if can_control(job, viewer()):
             st.button("Stop the audit", key=f"{key}-stop", icon=":material/stop:", on_click=stop_run, args=(job_id,))
         else:
             st.caption("Another visitor's audit: you can watch it; only they can stop it.")
