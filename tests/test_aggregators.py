@@ -204,11 +204,15 @@ def test_hellinger_aggregator_favours_balanced_clients_and_reports_its_weights()
     assert literal.weights.tolist() == pytest.approx([0.0, 1.0, 0.0])
 
 
-def test_hellinger_states_that_the_histogram_leaks():
-    import fedcore.aggregators.hellinger as module
-
-    assert "leak" in AGGREGATORS.get("hellinger").note
-    assert "leak" in module.__doc__
+def test_hellinger_weights_leak_each_clients_label_histogram():
+    """What the rule's note warns of: two clients uploading the same values get weights that
+    depend on their private label counts alone, and the published weights give back how far a
+    client's histogram is from uniform."""
+    counts = [[10, 10, 10, 10], [40, 0, 0, 0]]
+    out = build("hellinger", make_ctx(2, d=1, label_counts=counts)).aggregate(upload([0.5, 0.5]), 1)
+    published = [e for e in out.events if e.kind == "hellinger_weights"][0].data["weights"]
+    assert published[0] > published[1]
+    assert 1 - published[1] / published[0] == pytest.approx(hellinger_distances(np.array(counts))[1])
 
 
 # --- KDP-FL ---------------------------------------------------------------------------
@@ -292,7 +296,6 @@ def test_weighted_vote_follows_the_less_noisy_client():
 
 
 def test_ldp_sign_runs_end_to_end_with_rule_b():
-    pytest.importorskip("fedcore.mechanisms.ldp_sign")
     from fedcore.engine.loop import iter_run
     cfg = RunConfig(rounds=2, num_clients=4, privacy={"mechanism": "ldp_sign", "aggregator": "weighted",
                                                       "epsilon": (1.0, 1.0, 10.0, 10.0)})
@@ -303,7 +306,6 @@ def test_ldp_sign_runs_end_to_end_with_rule_b():
 # --- config-time compatibility --------------------------------------------------------
 
 def test_kalman_rejects_sign_uploads_and_says_why():
-    pytest.importorskip("fedcore.mechanisms.ldp_sign")
     with pytest.raises(ConfigError) as info:
         resolve(RunConfig(privacy={"mechanism": "ldp_sign", "aggregator": "kalman"}))
     msg = str(info.value)
@@ -313,7 +315,6 @@ def test_kalman_rejects_sign_uploads_and_says_why():
 
 @pytest.mark.parametrize("name", ["weighted", "probabilistic", "hellinger", "kalman"])
 def test_client_weighted_rules_are_impossible_under_shuffling(name):
-    pytest.importorskip("fedcore.mechanisms.two_point")
     with pytest.raises(ConfigError, match="shuffles"):
         resolve(RunConfig(privacy={"mechanism": "two_point", "aggregator": name}))
 

@@ -62,12 +62,12 @@ def test_same_config_twice_is_a_cache_hit_without_a_new_process(manager):
     cfg = DEMO.replace(rounds=3)
     first = manager.start(cfg)
     manager.wait(first, timeout=120)
-    processes = dict(manager._procs)
+    wait_for(lambda: not manager.is_alive(first), timeout=60)
     t0 = time.perf_counter()
     again = manager.start(cfg)
     assert again == first
     assert time.perf_counter() - t0 < 0.5
-    assert manager._procs == processes
+    assert manager.active_count() == 0 and not manager.is_alive(again)  # nothing queued, no worker started
     assert len([r for r in manager.store.list_runs() if r["config_hash"] == cfg.config_hash()]) == 1
 
 
