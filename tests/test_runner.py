@@ -63,6 +63,7 @@ def test_same_config_twice_is_a_cache_hit_without_a_new_process(manager):
     first = manager.start(cfg)
     manager.wait(first, timeout=120)
     wait_for(lambda: not manager.is_alive(first), timeout=60)
+    manager.poll()  # the ended worker is let go
     t0 = time.perf_counter()
     again = manager.start(cfg)
     assert again == first
