@@ -7,7 +7,7 @@ events), the data split the config produces, and the config itself.
 import streamlit as st
 
 from fedcore.config import RunConfig
-from pages.components import audit, host, live, presentation, preview, routing, state, tempo, widgets
+from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
@@ -109,6 +109,8 @@ with tab_run:
             st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg", teaching=True, present=present)
+        if not present:
+            attack_view.attack_panel(run_id, key="pg")
         if record["status"] == "finished" and not present:
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:

@@ -38,7 +38,7 @@ ATTACKERS: dict[str, tuple[Attacker, ...]] = {
                  "the client's raw update: the attack succeeds by design, since that is what trusted means",
                  "raw", False),
     ),
-    "record": (Attacker("server", "the server",
+    "record": (Attacker("server_dpsgd", "the server",
                         "the client's update after per-step clipping and noise (DP-SGD)", "raw", True),),
 }
 

@@ -97,6 +97,25 @@ def _summary(rows: list) -> dict:
             "chance": mean("chance"), "dp_cap": cap, "images_used": mean("used"), "above_cap": above}
 
 
+def per_client(attack_records, key: str) -> dict[int, dict]:
+    """Attacker ``key``'s success so far, per client, from rounds' ``RoundEvent.attack`` records:
+    ``{client: {"trials", "matched", "reidentified", "chance", "cap", "epsilon"}}`` (rates over the
+    client's rounds; ``cap`` and ``chance`` their means, ``epsilon`` the latest)."""
+    rows: dict[int, list] = {}
+    for record in attack_records:
+        for attacker in record.get("attackers", []):
+            if attacker["key"] == key:
+                for row in attacker["clients"]:
+                    rows.setdefault(row["client"], []).append(row)
+    out = {}
+    for client, trials in sorted(rows.items()):
+        s = _summary(trials)
+        out[client] = {"trials": s["trials"], "matched": s["matched"], "reidentified": s["reidentified"],
+                       "chance": s["chance"], "cap": s["dp_cap"], "epsilon": trials[-1]["epsilon"],
+                       "above_cap": s["above_cap"]}
+    return out
+
+
 def _match_kept(w, trials: dict, budget_s: float) -> None:
     """Gradient matching on the updates a conv model's watch kept: their ``reidentified`` and PSNR."""
     from .matching import match_gradient

@@ -11,8 +11,9 @@ after it (:func:`fedcore.engine.rounds.server_round`); after the ledger has reco
      "bounded", "clients": [{"client", "used", "n", "chance", "matched", "label_ok",
      "epsilon", "cap", "reidentified"?, "psnr"?, "image"?, "truth"?}]}]}
 
-``image`` (what the attacker recovers) and ``truth`` (the used image nearest to it: for one
-example, the example itself) are kept for the first ``show`` clients only. ``reidentified``
+``image`` (what the attacker recovers, scaled to its own range) and ``truth`` (the used image
+nearest to it: for one example, the example itself, in the data's range) are kept for the first
+``show`` clients only, as 8-bit grey levels in base64 (:func:`encode_image`, :func:`decode_image`). ``reidentified``
 scores the analytic inversion (:mod:`.inversion`), ``matched`` the informed adversary of the
 cap's game (:mod:`.informed`). Models whose first layer is not linear get no inversion (an
 ``unsupported`` reason: gradient matching costs seconds per image, too slow for every round;
@@ -48,7 +49,8 @@ class AttackWatch:
         self.attackers = attackers_for(setup.mechanism.threat_model)
         x = setup.x_train.reshape(len(setup.x_train), -1)
         self.x = x
-        self.peak = float(x.max() - x.min()) or 1.0
+        self.box = (float(x.min()), float(x.max()))
+        self.peak = (self.box[1] - self.box[0]) or 1.0
         self._round: dict = {}
         self.keep = keep if self.layer is None else 0
         self.kept: list[dict] = []
@@ -139,9 +141,45 @@ class AttackWatch:
         closest = int(used_rows[nearest(recon[None], self.x[used_rows])[0]])
         row.update(reidentified=guess in used, psnr=round(psnr(recon, self.x[closest], self.peak), 2))
         if c in self.show:
-            row["image"] = [round(float(v), 4) for v in recon.tolist()]
-            row["truth"] = [round(float(v), 4) for v in self.x[closest].tolist()]
+            row["image"] = encode_image(recon)                      # its own range: noise shows as noise
+            row["truth"] = encode_image(self.x[closest], self.box)
         return row
+
+
+def encode_image(values: torch.Tensor, box: Optional[tuple] = None) -> str:
+    """``values`` as base64 8-bit grey levels over ``box`` (default: their own min and max).
+
+    >>> decode_image(encode_image(torch.tensor([0.0, 0.5, 1.0]))).tolist()
+    [0, 128, 255]
+    """
+    import base64
+
+    v = values.detach().double().reshape(-1).cpu()
+    lo, hi = box if box is not None else (float(v.min()), float(v.max()))
+    scaled = ((v - lo) / ((hi - lo) or 1.0)).clamp(0, 1).mul(255).round().to(torch.uint8)
+    return base64.b64encode(bytes(scaled.tolist())).decode("ascii")
+
+
+def decode_image(text: str, shape: Optional[list] = None):
+    """The uint8 numpy array of :func:`encode_image`'s ``text`` (reshaped to ``shape``'s last two axes)."""
+    import base64
+
+    import numpy as np
+
+    pixels = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+    if shape and len(shape) >= 2 and pixels.size == int(np.prod(shape)):
+        channels = int(np.prod(shape[:-2]))
+        pixels = pixels.reshape(channels, shape[-2], shape[-1])
+        pixels = pixels[0] if channels == 1 else pixels.transpose(1, 2, 0)
+    return pixels
+
+
+def live_watch(setup) -> Optional[AttackWatch]:
+    """The dashboard's watch: the first :data:`SHOW` clients, for models the inversion reads (the
+    informed adversary's candidate gradients of a conv model would cost each round a training step)."""
+    if first_linear(setup.params) is None:
+        return None
+    return AttackWatch(setup, clients=list(range(SHOW)))
 
 
 def _received(source: str, r: dict, used: dict) -> list[tuple[int, torch.Tensor]]:

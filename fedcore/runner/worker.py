@@ -185,7 +185,9 @@ def run_job(store_dir: str, run_id: str) -> str:
         if record.get("match") and "knob" not in record["match"]:
             cfg = solve_budget(store, run_id, cfg, record["match"])
         total, held = cfg.rounds, 0.0
-        for event in iter_run(cfg, should_stop=watchdog.should_stop):
+        from ..attacks.watch import live_watch
+
+        for event in iter_run(cfg, should_stop=watchdog.should_stop, watch=live_watch):
             if isinstance(event, RunFinished):
                 if held:
                     event = dataclasses.replace(event, held_s=round(held, 3))

@@ -1,0 +1,123 @@
+"""The Playground's live attack view: per round, each client's digit beside what the attacker
+recovers at that client's ε, and how often it found it so far, beside chance and the cap ε proves.
+
+Renders ``RoundEvent.attack`` records (:mod:`fedcore.attacks.watch`) and their per-client
+summary (:func:`fedcore.attacks.run.per_client`); computes nothing itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from fedcore.attacks.run import per_client
+from fedcore.attacks.watch import decode_image
+from fedcore.runner import ACTIVE
+
+from . import pacing, state, widgets
+
+PLAIN_WHO = {
+    "server": "The server sees each client's exact update: nothing is noised.",
+    "anyone": "Anyone, the server included, sees each client's noised upload.",
+    "outsider": "An outsider sees only the noised average of all uploads (the change of the shared model).",
+    "trusted_server": "The trusted server sees each client's exact update: that is what trusting it means.",
+    "server_dpsgd": "The server sees each client's update after every training step was clipped and noised (DP-SGD).",
+}
+
+
+def attack_panel(run_id: str, key: str = "pg") -> None:
+    """The attack view of run ``run_id`` (polls while it runs)."""
+    record = state.manager().store.get_run(run_id)
+    active = record is not None and record["status"] in ACTIVE
+    pacing.polling_fragment(_panel, pacing.poll_seconds(2.0) if active else None)(run_id, key)
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.0f} %" if x >= 0.1 or x == 0 else f"{100 * x:.1f} %"
+
+
+def _eps(x) -> str:
+    return "∞" if x is None else f"{x:,.2f}" if x < 10 else f"{x:,.0f}"
+
+
+def _panel(run_id: str, key: str) -> None:
+    run = state.run(run_id)
+    records = [r.attack for r in run.rounds if r.attack]
+    st.subheader("What the attacker sees", anchor=False)
+    if not records:
+        st.caption("The attack view appears with the first round (for models whose first layer is linear: "
+                   "logistic regression, MLP; `python -m fedcore attack` attacks the others).")
+        return
+    last = records[-1]
+    if last.get("unsupported") or not last.get("attackers"):
+        st.caption(last.get("unsupported", "No client of this round reached the attacker."))
+        return
+    attackers = last["attackers"]
+    chosen = attackers[0]
+    if len(attackers) > 1:
+        names = {a["key"]: a["who"][0].upper() + a["who"][1:] for a in attackers}
+        pick = st.radio("Attacker", list(names), format_func=names.get, horizontal=True, key=f"{key}-attacker-{run_id}")
+        chosen = next(a for a in attackers if a["key"] == pick)
+    plain = widgets.student_mode()
+    bound = ("The run's ε limits what it can learn." if chosen["bounded"]
+             else "No ε limits it: nothing it receives is noised against it.")
+    st.markdown(f"**{chosen['who'][0].upper() + chosen['who'][1:]}** receives {chosen['received']}. {bound}"
+                if not plain else f"**{PLAIN_WHO.get(chosen['key'], chosen['who'])}** {bound}")
+    _images(last, chosen, run.last_round.round, key, run_id)
+    _success(records, chosen, key, run_id, plain)
+
+
+def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str) -> None:
+    shown = [c for c in chosen["clients"] if "image" in c]
+    if not shown:
+        st.caption("The clients shown were not picked this round.")
+        return
+    cols = st.columns(len(shown))
+    for col, c in zip(cols, shown):
+        truth = decode_image(c["truth"], last["shape"])
+        image = decode_image(c["image"], last["shape"])
+        left, right = _big(truth), _big(image)
+        gap = np.full((left.shape[0], 12) + left.shape[2:], 255, np.uint8)
+        pair = np.concatenate([left, gap, right], axis=1)
+        found = "found it ✓" if c.get("reidentified") else "missed ✗"
+        col.image(pair, caption=f"Client {c['client']} · ε {_eps(c['epsilon'])} · {found}", width="stretch")
+    used = shown[0]["used"]
+    st.caption(f"Round {round_no}: each pair is the client's image (left) and what the attacker reconstructs from "
+               f"what it received (right). **Found it**: the reconstruction is closer to that image than to any other of "
+               f"the client's {shown[0]['n']} images."
+               + (f" This round each client trained on {used} images, so the update blends them (and guessing one "
+                  "of them is easy): local training hides a single image without any noise, but that is no guarantee."
+                  if used > 1 else ""))
+
+
+def _big(pixels: np.ndarray, size: int = 96) -> np.ndarray:
+    """Nearest-neighbour upscaling so an 8x8 digit is visible."""
+    k = max(1, size // pixels.shape[0])
+    return np.kron(pixels, np.ones((k, k) + (1,) * (pixels.ndim - 2), dtype=np.uint8)) if pixels.ndim == 2 else \
+        pixels.repeat(k, 0).repeat(k, 1)
+
+
+def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool) -> None:
+    stats = per_client(records, chosen["key"])
+    if not stats:
+        return
+    clients = [f"client {c}" for c in stats]
+    fig = go.Figure()
+    fig.add_bar(x=clients, y=[s["matched"] for s in stats.values()], name="attacker found the image",
+                marker_color="#c0392b")
+    fig.add_scatter(x=clients, y=[s["cap"] for s in stats.values()], mode="markers", name="most the run's ε allows",
+                    marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="#1f3b73")))
+    fig.add_scatter(x=clients, y=[s["chance"] for s in stats.values()], mode="markers", name="blind guess",
+                    marker=dict(symbol="line-ew-open", size=28, line=dict(width=2, color="#777")))
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(range=[0, 1.05], tickformat=".0%"),
+                      title=dict(text="How often it found the image, all rounds so far", font=dict(size=14)),
+                      legend=dict(orientation="h", y=-0.25), bargap=0.5)
+    st.plotly_chart(fig, key=f"{key}-attack-success-{run_id}", config={"displayModeBar": False})
+    above = [c for c, s in stats.items() if s["above_cap"]]
+    if above:
+        st.error(f"Above the cap for client(s) {', '.join(map(str, above))}: the mechanism adds less noise than its "
+                 "accounting says. That is a bug, like a failed audit.", icon=":material/report:")
+    if not plain:
+        st.caption("Bars: the informed adversary (knows the client's images, matches the update against each one's "
+                   "gradient; Balle et al. 2022). Ticks: its cap e^ε·k/n + δ for k of n images (record-level: "
+                   "replace-one and group privacy), and chance k/n.")
