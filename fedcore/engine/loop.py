@@ -37,7 +37,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     ``should_stop`` is polled before every round; if it returns True the run ends with
     status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
     plain per-client loop (tests and benchmarks only). ``watch``: a callable
-    ``setup -> AttackWatch`` (:mod:`fedcore.attacks.watch`); each round's event then carries
+    ``setup -> AttackWatch | None`` (:mod:`fedcore.attacks.watch`); each round's event then carries
     what the attackers of the run's threat model recover (``RoundEvent.attack``).
     """
     t_start = time.perf_counter()
