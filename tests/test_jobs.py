@@ -240,8 +240,8 @@ def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
     cfg = apply_method(DEMO, "ldp_fl", {"rounds": 3, "privacy.epsilon": [10.0]}, preset="demo")
     run_id = manager.start(cfg, owner=A.owner, match=True)
     record = manager.store.get_run(run_id)
-    assert record["match"] == {"target": 10.0, "sidebar": cfg.config_hash()}
-    assert record["config"]["privacy"]["epsilon"] == [10.0]           # not solved at the request
+    assert record["match"] == {"target": 10.0} and record["config_hash"] == cfg.config_hash()
+    assert record["config"] == record["requested"] == cfg.to_dict()   # not solved at the request
     deadline = time.monotonic() + 120
     while manager.store.get_run(run_id)["status"] in ("queued", "running") and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -250,6 +250,7 @@ def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
     note = record["match"]
     assert note["reached"] and 9.9 <= note["headline"] <= 10.0
     assert note["knob"] < 10.0 and record["config"]["privacy"]["epsilon"] == [note["knob"]]
+    assert record["requested"] == cfg.to_dict()                       # the request stays apart
     last = replay(manager.store.read_events(run_id, 0)).last_round
     assert last.round == 3 and 9.9 <= last.epsilon_headline_run <= 10.0 + 1e-9
     assert manager.start(cfg, owner=A.owner, match=True) == run_id

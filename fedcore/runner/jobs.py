@@ -24,7 +24,6 @@ Start-up latency: ONE warm worker has imported torch and waits for the next run.
 """
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import signal
@@ -41,7 +40,7 @@ from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
 from .policy import next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
-from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, RunStore
+from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, cache_key
 from .worker import job_main, warm_worker_main
 
 STOP_GRACE = 5.0
@@ -153,9 +152,10 @@ class Jobs:
 
         ``match`` ("spend exactly ε in total", equal privacy): the worker first solves the
         method's own budget so that the whole run's headline ε is the config's largest ε
-        (:func:`fedcore.sweep.calibrate.match_headline`), records it in the run's ``match``
-        (``target``, ``headline``, ``reached``, ``knob``; ``sidebar``: the hash of ``cfg``)
-        and trains that config. A config with nothing noised runs as it is.
+        (:func:`fedcore.sweep.calibrate.match_headline`), records the solution in the run's
+        ``match`` (:class:`~fedcore.runner.store.EqualPrivacy`) and trains that config (the
+        record's ``config``; ``requested`` keeps ``cfg``). A config with nothing noised runs
+        as it is.
 
         With ``reuse`` (default) a config that already finished returns that run at once
         (no new process; another owner's finished run is copied into a run of ``owner``),
@@ -171,10 +171,9 @@ class Jobs:
         and the run exceeds one.
         """
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
-        digest = cfg.config_hash()
-        match = match and cfg.privacy.mechanism != "none"
-        if match:   # not the cache key of the same config run as it is
-            digest = hashlib.sha256(f"{digest} spend exactly".encode()).hexdigest()[:16]
+        exact = EqualPrivacy(float(max(cfg.privacy.epsilons(cfg.num_clients)))) \
+            if match and cfg.privacy.mechanism != "none" else None
+        digest = cache_key({"config_hash": cfg.config_hash(), "match": exact})
         if self.limits is not None:
             check_submission(cfg, self.limits)
         with self._lock:
@@ -192,10 +191,8 @@ class Jobs:
                 extra["grace_s"] = None
             elif self.limits is not None and self.limits.owner_grace_s:
                 extra["grace_s"] = self.limits.owner_grace_s
-            if match:
-                extra["match"] = {"target": float(max(cfg.privacy.epsilons(cfg.num_clients))),
-                                  "sidebar": cfg.config_hash()}
-            record = self.store.create_run(cfg.to_dict(), digest, label=label or run_label(cfg), **extra)
+            record = self.store.create_run(cfg.to_dict(), cfg.config_hash(), label=label or run_label(cfg),
+                                           match=exact, **extra)
             self._enqueue(record["id"], owner, "run")
             return record["id"]
 

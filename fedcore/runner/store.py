@@ -7,17 +7,19 @@ code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is o
 
 - ``run:<id>``    the job record (:meth:`RunStore.create_job`), whatever its kind: id,
   ``kind`` (``run``, ``sweep``, ``audit``; an attack is one more), owner, label, created,
-  ``status`` (one of :data:`STATUSES`), progress (:func:`progress`), error, pid, and the
-  kind's own fields (a run's config, config_hash, rounds, rounds_done, final_accuracy; a
-  sweep's spec; an audit's config). Sweep rows and audit results stay files the record
-  names;
+  ``status`` (one of :data:`STATUSES`), progress (a run's ``rounds_done`` of ``rounds``,
+  another kind's ``done`` of ``total``), error, pid, and the kind's own fields. A run keeps
+  the config it was asked for (``requested``, hashed in ``config_hash``) apart from the one
+  it trains (``config``: the same, or with the budget solved for its ``match``,
+  :class:`EqualPrivacy`); a sweep keeps its spec, an audit its config. Sweep rows and audit
+  results stay files the record names;
 - ``n:<id>``      number of events written so far;
 - ``ev:<id>:<k>`` event ``k`` (a dict from :func:`fedcore.events.to_dict`; read back by
   :func:`fedcore.events.replay`);
 - ``stop:<id>``   set when someone asked the job to stop;
 - ``beat:<id>``   time of the last read of the run's events (the worker's heartbeat);
 - ``index``       ids of all runs in creation order;
-- ``done:<hash>`` id of the finished run of a config hash (the result cache).
+- ``done:<key>``  id of the finished run of a :func:`cache_key` (the result cache).
 
 Beside the database, every run that ended (finished, stopped or failed) is archived as one
 JSON file, ``archive/<id>.json`` (its record and every event, written atomically when it
@@ -60,6 +62,7 @@ import stat
 import threading
 import time
 import uuid
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -78,12 +81,25 @@ STATUSES = ACTIVE + TERMINAL
 """The one set of status words, for every kind of job."""
 
 
-def progress(record: dict) -> tuple[int, int]:
-    """``(done, total)`` of any job record: a run counts rounds, other kinds their ``done``
-    and ``total`` (a sweep's runs, an audit's one result)."""
-    if record.get("kind", "run") == "run":
-        return record.get("rounds_done") or 0, record.get("rounds") or 0
-    return record.get("done") or 0, record.get("total") or 0
+@dataclass(frozen=True)
+class EqualPrivacy:
+    """A run's equal-privacy request ("spend exactly ε in total", its record's ``match``): the
+    whole run's headline ε ``target``; once its worker solved the method's own budget, the
+    ``headline`` ε the run spends, whether that ``reached`` the target, and the ``knob`` it set."""
+
+    target: float
+    headline: Optional[float] = None
+    reached: Optional[bool] = None
+    knob: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        """The record's ``match``: an unsolved request has no ``knob``."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def cache_key(record: dict) -> str:
+    """The result cache's key of a run: its requested config's hash, marked when it spends exactly ε."""
+    return record["config_hash"] + (" spend exactly" if record.get("match") else "")
 
 
 def default_store_dir() -> Path:
@@ -274,7 +290,7 @@ class RunStore:
                 self.cache.set(f"beat:{run_id}", record.get("created", 0.0), tag=run_id)
                 self.cache.set(f"run:{run_id}", record, tag=run_id)
                 if record["status"] == "finished" and record.get("config_hash"):
-                    self.cache.set(f"done:{record['config_hash']}", run_id)
+                    self.cache.set(f"done:{cache_key(record)}", run_id)
             restored.append((record.get("created", 0.0), run_id))
         if restored:
             with self.cache.transact():
@@ -302,12 +318,13 @@ class RunStore:
         return record
 
     @_recovering
-    def create_run(self, config: dict, config_hash: str, *, label: str = "",
-                   run_id: Optional[str] = None, owner: Optional[str] = None, **extra: Any) -> dict:
-        """Record a new run with status ``queued``; returns the record."""
-        return self.create_job(run_id or new_run_id(), "run", owner=owner, label=label, config=config,
-                               config_hash=config_hash, rounds=config.get("rounds"), rounds_done=0,
-                               final_accuracy=None, **extra)
+    def create_run(self, config: dict, config_hash: str, *, label: str = "", run_id: Optional[str] = None,
+                   owner: Optional[str] = None, match: Optional[EqualPrivacy] = None, **extra: Any) -> dict:
+        """Record a new run of the requested ``config`` (spending exactly ε with ``match``) with
+        status ``queued``; returns the record."""
+        return self.create_job(run_id or new_run_id(), "run", owner=owner, label=label, requested=config,
+                               config=config, config_hash=config_hash, match=match and match.to_dict(),
+                               rounds=config.get("rounds"), rounds_done=0, final_accuracy=None, **extra)
 
     @_recovering
     def claim(self, job_id: str) -> Optional[dict]:
@@ -365,8 +382,9 @@ class RunStore:
         with self.cache.transact():
             record = self.cache.get(f"run:{run_id}")
             self.cache.set("index", [i for i in self.cache.get("index", []) if i != run_id])
-            if record is not None and self.cache.get(f"done:{record.get('config_hash')}") == run_id:
-                self.cache.delete(f"done:{record['config_hash']}")
+            if record is not None and record.get("kind", "run") == "run" \
+                    and self.cache.get(f"done:{cache_key(record)}") == run_id:
+                self.cache.delete(f"done:{cache_key(record)}")
         self.cache.evict(run_id)
         path = self._archive_path(run_id)
         if path is not None:
@@ -374,19 +392,19 @@ class RunStore:
         return record is not None
 
     @_recovering
-    def find_finished(self, config_hash: str) -> Optional[str]:
-        """The id of a run of this config hash that finished (all rounds), or None."""
-        run_id = self.cache.get(f"done:{config_hash}")
+    def find_finished(self, key: str) -> Optional[str]:
+        """The id of a run of this :func:`cache_key` that finished (all rounds), or None."""
+        run_id = self.cache.get(f"done:{key}")
         record = self.get_run(run_id) if run_id else None
         return run_id if record and record["status"] == "finished" else None
 
     @_recovering
-    def find_owned(self, config_hash: str, owner: Optional[str]) -> Optional[str]:
-        """The id of ``owner``'s run of this config hash that finished, else one that is
+    def find_owned(self, key: str, owner: Optional[str]) -> Optional[str]:
+        """The id of ``owner``'s run of this :func:`cache_key` that finished, else one that is
         queued or running, else None."""
         found = {}
         for record in self.list_runs():
-            if record["config_hash"] == config_hash and record.get("owner") == owner:
+            if cache_key(record) == key and record.get("owner") == owner:
                 if record["status"] == "finished":
                     return record["id"]
                 if record["status"] in ACTIVE:
@@ -401,10 +419,8 @@ class RunStore:
         if record is None:
             return None
         events = self.read_events(run_id, 0, touch=False)
-        keep = {k: v for k, v in record.items() if k not in ("id", "config", "config_hash", "label", "created",
-                                                             "owner", "pid")}
-        copy = self.create_run(record["config"], record["config_hash"], label=record["label"], owner=owner,
-                               replayed_from=run_id)
+        keep = {k: v for k, v in record.items() if k not in ("id", "label", "created", "owner", "pid")}
+        copy = self.create_job(new_run_id(), "run", label=record["label"], owner=owner, replayed_from=run_id)
         with self.cache.transact():
             for k, event in enumerate(events):
                 self.cache.set(f"ev:{copy['id']}:{k}", event, tag=copy["id"])
@@ -434,7 +450,7 @@ class RunStore:
             self.cache.set(f"n:{run_id}", n + 1, tag=run_id)
             record.update(seen.record(), **({"finished": time.time()} if seen.end else {}))
             if seen.status == "finished":
-                self.cache.set(f"done:{record['config_hash']}", run_id)
+                self.cache.set(f"done:{cache_key(record)}", run_id)
             self.cache.set(f"run:{run_id}", record, tag=run_id)
         if seen.end:
             self._archive(run_id)

@@ -112,7 +112,7 @@ def sync_from_url() -> None:
         record = manager().store.get_run(params["run"])
         try:
             if record is not None:
-                load_config(RunConfig.from_dict(record["config"]))
+                load_config(RunConfig.from_dict(record.get("requested") or record["config"]))
         except FedcoreError as exc:
             st.session_state["pg.url_error"] = f"the linked run's settings could not be loaded ({exc})"
         show_run(params["run"])  # the page says so when no such run is here
@@ -151,7 +151,7 @@ def open_in_playground(run_id: str) -> None:
     if record is None:
         st.error(f"run {plain(run_id)} no longer exists")
         return
-    cfg = RunConfig.from_dict(record["config"])
+    cfg = RunConfig.from_dict(record.get("requested") or record["config"])
     load_config(cfg)
     show_run(run_id)
     params = {**config_to_params(cfg, current_preset()), "run": run_id}

@@ -585,8 +585,9 @@ def match_toggle(flat: dict) -> None:
 
 
 def matched_note(record: dict) -> Optional[dict]:
-    """The equal-privacy note of a run started with "spend exactly ε in total" on: ``target``
-    and ``sidebar``; once its worker solved the budget also ``headline``, ``reached``, ``knob``."""
+    """The equal-privacy note of a run started with "spend exactly ε in total" on
+    (:class:`~fedcore.runner.store.EqualPrivacy`): ``target``; once its worker solved the budget
+    also ``headline``, ``reached``, ``knob``."""
     return record.get("match")
 
 
@@ -596,8 +597,7 @@ def start_matched(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
 
 
 def same_settings(record: dict, cfg: RunConfig) -> bool:
-    """Whether the run on screen was started from the sidebar's settings ``cfg``."""
-    note = matched_note(record)
-    if match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none":
-        return bool(note) and note["sidebar"] == cfg.config_hash()
-    return not note and record["config_hash"] == cfg.config_hash()
+    """Whether the run on screen was started from the sidebar's settings ``cfg`` (the config it
+    asked for, in the same equal-privacy mode)."""
+    exact = match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none"
+    return record["config_hash"] == cfg.config_hash() and bool(matched_note(record)) == exact
