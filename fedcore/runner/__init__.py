@@ -2,9 +2,12 @@
 
 Plain Python (never imports Streamlit): the dashboard, scripts and tests share it.
 
-- :class:`RunStore` (``store.py``): runs and their JSON event streams on disk.
+- :class:`RunStore` (``store.py``): every job's record (one set of status words) and the
+  runs' JSON event streams on disk.
 - :class:`Jobs` (``jobs.py``): the one job manager: queue, start, stop and watch runs,
-  sweeps and audits (``audits.py``) in spawned processes; ``worker.py`` runs inside them.
+  sweeps and audits (``audits.py``); who trains next is ``policy.py`` (pure), how a job
+  trains ``launchers.py`` (spawned processes, one interface) and ``warm.py`` (the warm
+  worker); ``worker.py`` runs inside the processes.
 - ``results.py``: per-round tables, epsilon matrices, seed bands, exports.
 - ``links.py``: a config as URL parameters / a CLI line; ``labels.py``: run names;
   ``budgets.py``: the papers' L/M/H budget tiers; ``preview.py``: the data split of a

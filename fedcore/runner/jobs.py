@@ -25,42 +25,30 @@ Start-up latency: ONE warm worker has imported torch and waits for the next run.
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Optional, Union
 
 from ..config import RunConfig
 from .labels import run_label
-from .launchers import Launcher, ProcessLauncher, load_entry, pid_alive, spawn
+from .launchers import Launcher, PidLauncher, ProcessLauncher, load_entry, pid_alive, spawn
 from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
 from .policy import next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
 from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, cache_key
-from .worker import job_main, warm_worker_main
+from .warm import WarmWorker
+from .worker import job_main
 
 STOP_GRACE = 5.0
 """Seconds a worker gets to stop at its next round before it is terminated."""
-WARM_RESPAWN_DELAY = (1.0, 15.0)
-"""After a hand-over the next warm worker starts once no run is training (at least 1 s
-later), or after 15 s at the latest: importing torch takes a few CPU-seconds that would
-otherwise slow down the run just handed over on a small machine."""
 POLL_INTERVAL = 0.5
 HISTORY_TTL = 5.0
 HISTORY_RUNS = 100
 """Queue estimates use the pace of the last ``HISTORY_RUNS`` runs, re-read every ``HISTORY_TTL`` s."""
-
-
-@dataclass
-class _Warm:
-    process: multiprocessing.Process
-    jobs: object
-    ready: object
-    started: float = field(default_factory=time.perf_counter)
 
 
 @dataclass
@@ -78,24 +66,6 @@ class Job:
     seconds: Optional[float] = None
     fields: dict = field(default_factory=dict)
 
-
-class PidLauncher:
-    """A worker a previous manager started and that still lives (adopted after a restart)."""
-
-    def __init__(self, store: RunStore, job_id: str, pid: int):
-        self.store, self.job_id, self.pid = store, job_id, int(pid)
-
-    def alive(self) -> bool:
-        return pid_alive(self.pid)
-
-    def request_stop(self) -> None:
-        self.store.request_stop(self.job_id)
-
-    def terminate(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGTERM)
-        except OSError:
-            pass
 
 class Jobs:
     """Runs configs in worker processes and records them in a :class:`RunStore`.
@@ -125,23 +95,16 @@ class Jobs:
         host = limits or HostLimits()
         self.max_running = max_running or host.max_running or CPUS
         self._priority = (host.worker_nice or 0, host.worker_threads or 0)
-        self._mp = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
         self._procs: dict[str, Launcher] = {}  # jobs holding a slot
-        self._handed: dict[str, _Warm] = {}  # keeps a warm worker's queue alive while it runs
         self._queued: list[str] = []  # runs and jobs, in order
         self._runs: set[str] = set()  # which queued / training jobs are runs (they can pause)
         self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
         self._preempted: dict[str, Launcher] = {}  # runs paused for fair share
         self._stopping: dict[str, float] = {}
-        self._warm_enabled = warm
-        self._warm: Optional[_Warm] = None
-        self._respawn_after: Optional[float] = None  # monotonic time of the last hand-over
-        self._warm_deaths = 0
         self._closed = False
         self._recover()
-        if warm:
-            self._spawn_warm()
+        self._warm = WarmWorker(self.store_dir, self._priority, enabled=warm)
         self._monitor = threading.Thread(target=self._watch, name="fedcore-jobs", daemon=True)
         self._monitor.start()
 
@@ -379,9 +342,7 @@ class Jobs:
         ``stop_runs=False`` they stay in the store for the next manager (a restart)."""
         with self._lock:
             self._closed = True
-            if self._warm is not None:
-                self._retire_warm(self._warm)
-                self._warm = None
+            self._warm.close()
             if stop_runs:
                 for run_id in list(self._queued):
                     self.stop(run_id)
@@ -397,7 +358,7 @@ class Jobs:
 
     # --- internals --------------------------------------------------------------------
     def _forget(self, job_id: str) -> None:
-        for table in (self._procs, self._preempted, self._handed, self._stopping, self._owner):
+        for table in (self._procs, self._preempted, self._stopping, self._owner):
             table.pop(job_id, None)
         self._runs.discard(job_id)
 
@@ -450,59 +411,19 @@ class Jobs:
                                                         f"(nobody watched it for {grace:g} s)")
             return
         self.store.touch(run_id)
-        if self._warm is not None and self._warm.process.is_alive():
-            warm, self._warm = self._warm, None
-            warm.jobs.put(run_id)
-            proc = warm.process
-            self._handed[run_id] = warm
-            self._respawn_after = time.monotonic()
-        else:
-            proc = spawn(job_main, self.store_dir, run_id, *self._priority, name=f"fedcore-run-{run_id}")
+        warm = self._warm.take(run_id)
+        proc = warm.process if warm else spawn(job_main, self.store_dir, run_id, *self._priority,
+                                               name=f"fedcore-run-{run_id}")
         self.store.update_run(run_id, pid=proc.pid)
-        self._procs[run_id] = ProcessLauncher(proc, lambda: self.store.request_stop(run_id))
-
-    def _spawn_warm(self) -> None:
-        if self._closed or not self._warm_enabled or self._warm is not None:
-            return
-        jobs, ready = self._mp.Queue(), self._mp.Event()
-        proc = spawn(warm_worker_main, self.store_dir, jobs, ready, *self._priority, name="fedcore-warm-worker")
-        self._warm = _Warm(proc, jobs, ready)
-
-    def _maybe_respawn_warm(self) -> None:
-        """Start the next warm worker when the machine is idle enough (see WARM_RESPAWN_DELAY)."""
-        if self._warm is not None and not self._warm.process.is_alive():
-            self._warm = None  # died while waiting: replace it, backing off if it keeps dying
-            self._warm_deaths += 1
-            self._respawn_after = time.monotonic() + min(300.0, 2.0 ** self._warm_deaths) - WARM_RESPAWN_DELAY[1]
-        if self._warm is not None or self._respawn_after is None:
-            return
-        waited = time.monotonic() - self._respawn_after
-        if waited >= WARM_RESPAWN_DELAY[1] or (waited >= WARM_RESPAWN_DELAY[0] and not self._procs):
-            self._respawn_after = None
-            self._spawn_warm()
+        self._procs[run_id] = ProcessLauncher(proc, partial(self.store.request_stop, run_id), keep=warm)
 
     def warm_state(self) -> str:
-        """``"ready"`` (warmed up, waiting), ``"starting"`` (importing) or ``"none"``
-        (handed over; the next one starts when the machine is idle)."""
-        warm = self._warm
-        if warm is None or not warm.process.is_alive():
-            return "none"
-        return "ready" if warm.ready.is_set() else "starting"
+        """The warm worker's :meth:`~fedcore.runner.warm.WarmWorker.state`."""
+        return self._warm.state()
 
     def warm_ready(self, timeout: float = 0.0) -> bool:
         """Whether the warm worker has finished warming up (waits up to ``timeout`` s)."""
-        warm = self._warm
-        return warm is not None and warm.ready.wait(timeout)
-
-    def _retire_warm(self, warm: _Warm) -> None:
-        try:
-            warm.jobs.put(None)
-        except (OSError, ValueError):
-            pass
-        warm.process.join(1.0)
-        if warm.process.is_alive():
-            warm.process.kill()
-            warm.process.join(1.0)
+        return self._warm.ready(timeout)
 
     def _watch(self) -> None:
         while not self._closed:
@@ -510,8 +431,8 @@ class Jobs:
             try:
                 self.poll()
                 with self._lock:
-                    if self._warm_enabled and not self._closed:
-                        self._maybe_respawn_warm()
+                    if not self._closed:
+                        self._warm.tick(busy=bool(self._procs))
             except Exception:  # noqa: BLE001  (the monitor must survive a bad poll)
                 pass
 
@@ -526,7 +447,7 @@ class Jobs:
             if record["status"] not in ACTIVE:
                 continue
             if pid_alive(record.get("pid")):
-                self._procs[job_id] = PidLauncher(self.store, job_id, record["pid"])
+                self._procs[job_id] = PidLauncher(record["pid"], partial(self.store.request_stop, job_id))
             elif record["status"] == QUEUED and not record.get("handed_over"):
                 self._queued.append(job_id)
             else:

@@ -36,10 +36,12 @@ class Launcher(Protocol):
 
 class ProcessLauncher:
     """A job's worker process. ``stop`` asks it to end soon (it reads the store's stop flag),
-    None: the job cannot stop early, :meth:`request_stop` terminates it."""
+    None: the job cannot stop early, :meth:`request_stop` terminates it. ``keep``: what must
+    live as long as the process (a warm worker's job queue)."""
 
-    def __init__(self, process: multiprocessing.Process, stop: Optional[Callable[[], None]] = None):
-        self.process, self.stop = process, stop
+    def __init__(self, process: multiprocessing.Process, stop: Optional[Callable[[], None]] = None,
+                 keep: object = None):
+        self.process, self.stop, self.keep = process, stop, keep
         self.pid = process.pid
 
     def alive(self) -> bool:
@@ -67,6 +69,22 @@ class ProcessLauncher:
                 name = f"signal {-code}"
             return f"the worker process was killed by {name} (exit code {code})"
         return f"the worker process exited with code {code} without finishing the run"
+
+
+class PidLauncher:
+    """A worker that a previous manager started and that still lives (taken up after a restart)."""
+
+    def __init__(self, pid: int, stop: Callable[[], None]):
+        self.pid, self.request_stop = int(pid), stop
+
+    def alive(self) -> bool:
+        return pid_alive(self.pid)
+
+    def terminate(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except OSError:
+            pass
 
 
 def load_entry(entry: str) -> Callable[..., Launcher]:
