@@ -15,11 +15,13 @@ from fedcore.catalog import METHODS
 from fedcore.errors import FedcoreError
 from fedcore.catalog import PRESETS
 from fedcore.sweep.papers import paper_points
+from fedcore.sweep.attack import DEFAULT_SHADOWS
 from fedcore.sweep.audit import DEFAULT_TRIALS, findings
 from fedcore.sweep.rows import rows_csv, summary_lines, trade_off
 from fedcore.sweep.scenarios import SCENARIOS
 from fedcore.sweep.shipped import shipped
 from fedcore.sweep.spec import SweepSpec
+from pages.components import attack_frontier as af
 from pages.components import frontier as fr
 from pages.components import pacing
 from pages.components import routing
@@ -81,7 +83,7 @@ picked = c1.select_slider(
          "under each paper's own ε the chart places each run at the ε it really spent. See the Mechanisms page.")
 step = c2.radio("Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
 seeds = c3.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
-t0, t1, t2 = st.columns([3, 1.2, 0.8], vertical_alignment="center")
+t0, t1, t_attack, t2 = st.columns([2.4, 1.2, 1.2, 0.8], vertical_alignment="center")
 t0.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
 audit = t1.toggle(
     "Audit each point (slower)", key="fr.audit",
@@ -89,12 +91,19 @@ audit = t1.toggle(
          "`python -m fedcore sweep --audit` does: one client's report for local DP (a few seconds per point), "
          "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
          f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
+attack = t_attack.toggle(
+    "Attack each point (slower)", key="fr.attack",
+    help="What ε buys: after training, attack every point as `python -m fedcore sweep --attack` does: "
+         "re-identify a client's image from its updates and infer membership from the model "
+         f"({DEFAULT_SHADOWS} shadow runs per point), each beside the cap the point's ε proves. A few seconds per "
+         "point on the demo.")
 low, high = picked if isinstance(picked, (tuple, list)) else (picked, picked)
 eps = fr.epsilons_in(low, high, step) or (low,)
 st.query_params.update(fr.to_link(preset, methods, eps, int(seeds), audit, match, scenario))
 if not audit and "audit" in st.query_params:
     del st.query_params["audit"]
 trials = DEFAULT_TRIALS if audit else 0
+shadows = DEFAULT_SHADOWS if attack else 0
 
 spec = error = None
 if not methods:
@@ -115,11 +124,11 @@ from pages.components import host  # noqa: E402
 
 manager = host.manager()
 ray = ray_installed() and t2.toggle(
-    "Train on Ray", key="fr.ray", disabled=audit,
+    "Train on Ray", key="fr.ray", disabled=audit or attack,
     help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host setting FEDCORE_RAY_ADDRESS; "
          "'local' starts Ray on this server). Stop cancels it. Not with auditing: the cluster's tasks do not "
-         "audit.") and not audit
-key = spec_key(spec, trials)
+         "audit or attack.") and not audit and not attack
+key = spec_key(spec, trials, shadows)
 stored = shipped(key)   # the default view is shipped, trained once (fedcore.sweep.shipped)
 
 
@@ -140,10 +149,12 @@ st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no priva
            "seed(s), trained together in batches in the background"
            + ("; each method's budget is first solved for, so it spends exactly the column's ε"
               if match == "headline" else "")
-           + ("; each run is then audited, one after another (slower)." if audit else "."))
+           + ("; each run is then audited, one after another (slower)" if audit else "")
+           + ("; each run is then attacked (slower)" if attack else "") + ".")
 if train:
     try:
-        start_sweep(manager, spec, owner=host.viewer().owner, audit=trials, ray=configured_address() if ray else None)
+        start_sweep(manager, spec, owner=host.viewer().owner, audit=trials, ray=configured_address() if ray else None,
+                    attack=shadows)
         st.rerun()
     except FedcoreError as exc:
         st.error(plain(exc), icon=":material/hourglass_top:")
@@ -176,6 +187,7 @@ def view():
     if trials:
         fr.audit_notes(rows, findings(rows))
     st.dataframe(pd.DataFrame(summary_lines(rows)), hide_index=True, width="stretch")
+    af.attack_section(rows, key)
     if paper:
         st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "
                    "for this preset's experiment.")

@@ -27,7 +27,11 @@ def nearest(recon: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
 
 def psnr(recon: torch.Tensor, truth: torch.Tensor, peak: float) -> float:
     """Peak signal-to-noise ratio in dB (capped at 100 dB for an exact copy)."""
-    mse = float(((recon.double() - truth.double()) ** 2).mean())
+    return psnr_from_mse(float(((recon.double() - truth.double()) ** 2).mean()), peak)
+
+
+def psnr_from_mse(mse: float, peak: float) -> float:
+    """``10 log10(peak² / mse)`` dB, capped at 100 dB for an exact copy."""
     return 100.0 if mse <= peak * peak * 1e-10 else 10.0 * math.log10(peak * peak / mse)
 
 

@@ -126,10 +126,11 @@ def _match_kept(w, trials: dict, budget_s: float) -> None:
         m = match_gradient(s.model, item["params"], item["vector"], item["label"], tuple(s.x_train.shape[1:]), box,
                            budget_s=budget_s)
         image = m.image.reshape(1, -1)
-        rows = s.padded[item["client"], : int(s.counts[item["client"]])]
+        c, mask = item["client"], item["used"]
+        rows = s.padded[c, : int(s.counts[c])]
+        used = s.padded[c, : len(mask)][mask]
         guess = int(rows[nearest(image, w.x[rows])[0]])
-        used = torch.as_tensor(sorted(item["used"]), device=rows.device)
         closest = int(used[nearest(image, w.x[used])[0]])
-        item["row"].update(reidentified=guess in item["used"], psnr=round(psnr(image[0], w.x[closest], w.peak), 2),
+        item["row"].update(reidentified=guess in set(used.tolist()), psnr=round(psnr(image[0], w.x[closest], w.peak), 2),
                            matching_seconds=round(m.seconds, 2), matching_iterations=m.iterations)
 

@@ -30,7 +30,7 @@ from .attackers import attackers_for
 from .caps import reconstruction_cap, swap_privacy
 from .informed import candidate_updates, match_candidates
 from .inversion import first_linear, invert_linear, last_bias, recover_label
-from .metrics import nearest, psnr
+from .metrics import psnr_from_mse
 
 SHOW = 6
 """Clients whose images travel in the event (the Playground's per-client sliders go up to 6)."""
@@ -49,6 +49,10 @@ class AttackWatch:
         self.attackers = attackers_for(setup.mechanism.threat_model)
         x = setup.x_train.reshape(len(setup.x_train), -1)
         self.x = x
+        self.index = {c: i for i, c in enumerate(self.clients)}
+        pad = setup.padded[self.clients] if self.clients else setup.padded[:0]
+        self.valid = torch.arange(pad.shape[1], device=pad.device)[None, :] < setup.counts[self.clients][:, None]
+        self.images = x[pad]                       # [clients, n_max, pixels]: each watched client's images
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
         self._round: dict = {}
@@ -71,9 +75,10 @@ class AttackWatch:
             if c in rows:
                 r = rows[c]
                 live = plan.mask[r].bool() & plan.active[r].bool()[:, None]
-                images = set(plan.index[r][live].unique().tolist())
-                if images:  # a Poisson batch may draw nothing: that update holds no image to find
-                    used[c] = images
+                images = plan.index[r][live].unique()
+                if len(images):  # a Poisson batch may draw nothing: that update holds no image to find
+                    i = self.index[c]
+                    used[c] = torch.isin(self.s.padded[c, : self.images.shape[1]], images) & self.valid[i]
         self._round = {"rows": rows, "used": used, "raw": None, "upload": {}, "aggregate": None,
                        "params": self.s.params}
 
@@ -102,48 +107,65 @@ class AttackWatch:
         used = r.get("used") or {}
         r["candidates"] = self._candidates(r.get("params"), used)
         for attacker in self.attackers:
-            vectors = _received(attacker.source, r, used)
-            clients = [self._score(c, v, used[c], attacker, headline, deltas, r) for c, v in vectors]
+            clients = self._score(_received(attacker.source, r, used), used, attacker, headline, deltas, r)
             out["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
                                      "bounded": attacker.bounded, "clients": clients})
         return out
 
     def _candidates(self, params, used: dict) -> dict:
-        """Every watched client's candidates' own updates, computed in one batch."""
-        if not used:
+        """The candidates' own updates of every watched client that did not train on all its images
+        (for those, any guess is among the images used: chance is 1), computed in one batch."""
+        s = self.s
+        clients = [c for c in used if int(used[c].sum()) < int(s.counts[c])]
+        if not clients:
             return {}
-        s = self.s
-        rows = [s.padded[c, : int(s.counts[c])] for c in used]
+        rows = [s.padded[c, : int(s.counts[c])] for c in clients]
         every = candidate_updates(s.model, params, s.x_train[torch.cat(rows)], s.y_train[torch.cat(rows)])
-        return dict(zip(used, every.split([len(r) for r in rows])))
+        return dict(zip(clients, every.split([len(r) for r in rows])))
 
-    def _score(self, c: int, vector: torch.Tensor, used: set, attacker, headline, deltas, r: dict) -> dict:
+    def _score(self, received: list, used: dict, attacker, headline, deltas, r: dict) -> list[dict]:
+        """One row per client of ``received`` (``(client, vector)`` pairs), scored together."""
+        if not received:
+            return []
         s = self.s
-        label = int(recover_label(vector[None], self.label_slice)[0])
-        rows = s.padded[c, : int(s.counts[c])]
-        matched = int(rows[match_candidates(vector, r["candidates"][c])])
-        used_rows = torch.as_tensor(sorted(used), device=rows.device)
-        eps = float(headline[c]) if attacker.bounded and headline[c] is not None else math.inf
-        eps_swap, delta_swap = swap_privacy(s.mechanism.threat_model, eps, float(deltas[c]), len(used))
-        chance = len(used) / len(rows)
-        labels = set(s.y_train[used_rows].tolist())
-        row = {"client": c, "used": len(used), "n": len(rows), "chance": chance, "matched": matched in used,
-               "label_ok": label in labels, "label_chance": len(labels) / s.ctx.num_classes,
-               "epsilon": None if not math.isfinite(eps) else eps,
-               "cap": reconstruction_cap(eps_swap, delta_swap, chance)}
+        clients = [c for c, _ in received]
+        vectors = torch.stack([v.float() for _, v in received])
+        at = torch.as_tensor([self.index[c] for c in clients], device=vectors.device)
+        mask = torch.stack([used[c] for c in clients])                      # [k, n_max] images used
+        labels = recover_label(vectors, self.label_slice).tolist()
+        y = s.y_train[s.padded[clients, : mask.shape[1]]]
+        rows = []
+        for j, c in enumerate(clients):
+            k, n = int(mask[j].sum()), int(s.counts[c])
+            everything = c not in r["candidates"]   # trained on all its images: any guess is one of them
+            matched = everything or bool(mask[j, match_candidates(vectors[j], r["candidates"][c])])
+            eps = float(headline[c]) if attacker.bounded and headline[c] is not None else math.inf
+            eps_swap, delta_swap = swap_privacy(s.mechanism.threat_model, eps, float(deltas[c]), k)
+            label_set = set(y[j][mask[j]].tolist())
+            rows.append({"client": c, "used": k, "n": n, "chance": k / n, "matched": matched,
+                         "label_ok": labels[j] in label_set, "label_chance": len(label_set) / s.ctx.num_classes,
+                         "epsilon": None if not math.isfinite(eps) else eps,
+                         "cap": reconstruction_cap(eps_swap, delta_swap, k / n)})
         if self.layer is None:
-            if len(self.kept) < self.keep:
-                self.kept.append({"client": c, "vector": vector, "params": r["params"], "used": used,
-                                  "label": label, "row": row})
-            return row
-        recon = invert_linear(vector[None].float(), self.layer)[0]
-        guess = int(rows[nearest(recon[None], self.x[rows])[0]])
-        closest = int(used_rows[nearest(recon[None], self.x[used_rows])[0]])
-        row.update(reidentified=guess in used, psnr=round(psnr(recon, self.x[closest], self.peak), 2))
-        if c in self.show:
-            row["image"] = encode_image(recon)                      # its own range: noise shows as noise
-            row["truth"] = encode_image(self.x[closest], self.box)
-        return row
+            for j, row in enumerate(rows):
+                if len(self.kept) < self.keep:
+                    self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
+                                      "used": mask[j], "label": labels[j], "row": row})
+            return rows
+        recon = invert_linear(vectors, self.layer)                          # [k, pixels]
+        images = self.images[at]
+        dist = torch.cdist(recon[:, None].double(), images.double())[:, 0]  # [k, n_max]
+        guess = dist.masked_fill(~self.valid[at], math.inf).argmin(1)
+        closest = dist.masked_fill(~mask, math.inf).argmin(1)
+        found = mask.gather(1, guess[:, None])[:, 0].tolist()
+        truth = images[torch.arange(len(clients)), closest]
+        mse = ((recon.double() - truth.double()) ** 2).mean(1).tolist()
+        for j, row in enumerate(rows):
+            row.update(reidentified=row["used"] == row["n"] or bool(found[j]), psnr=round(psnr_from_mse(mse[j], self.peak), 2))
+            if clients[j] in self.show:
+                row["image"] = encode_image(recon[j])                     # its own range: noise shows as noise
+                row["truth"] = encode_image(truth[j], self.box)
+        return rows
 
 
 def encode_image(values: torch.Tensor, box: Optional[tuple] = None) -> str:
@@ -157,7 +179,7 @@ def encode_image(values: torch.Tensor, box: Optional[tuple] = None) -> str:
     v = values.detach().double().reshape(-1).cpu()
     lo, hi = box if box is not None else (float(v.min()), float(v.max()))
     scaled = ((v - lo) / ((hi - lo) or 1.0)).clamp(0, 1).mul(255).round().to(torch.uint8)
-    return base64.b64encode(bytes(scaled.tolist())).decode("ascii")
+    return base64.b64encode(scaled.numpy().tobytes()).decode("ascii")
 
 
 def decode_image(text: str, shape: Optional[list] = None):

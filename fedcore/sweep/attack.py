@@ -11,6 +11,7 @@ no privacy is where the attack does best.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..errors import FedcoreError
@@ -45,3 +46,44 @@ def attacked(rows: Iterable[dict], points: Iterable, shadows: int,
         if should_stop():
             return
         yield {**row, **attack_columns(by_hash[row["config_hash"]].config, shadows)}
+
+
+def attack_summary(rows: Iterable[dict]) -> list[dict]:
+    """The seed means of the attacked rows, one per (method, column ε, reference): ``headline``,
+    ``matched``, ``reidentified``, ``chance``, ``cap`` (re-identification's), ``mia_tpr``,
+    ``mia_cap``, ``mia_auc``, ``above_cap`` (any seed) and ``n`` (seeds); the Frontier's attack panels."""
+    groups: dict = {}
+    for r in rows:
+        if r.get("reidentified_cap") is None:
+            continue
+        groups.setdefault((r["method"], r["epsilon"], r.get("reference") or ""), []).append(r)
+
+    def mean(items, key):
+        values = [float(i[key]) for i in items if i.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    out = []
+    for (method, eps, ref), items in groups.items():
+        out.append({"method": method, "epsilon": eps, "reference": ref, "threat_model": items[0]["threat_model"],
+                    "headline": mean(items, "epsilon_accountant"), "matched": mean(items, "matched"),
+                    "reidentified": mean(items, "reidentified"), "chance": mean(items, "reidentified_chance"),
+                    "cap": mean(items, "reidentified_cap"), "mia_tpr": mean(items, "mia_tpr_at_1pct_fpr"),
+                    "mia_cap": mean(items, "mia_cap_tpr_at_1pct_fpr"), "mia_auc": mean(items, "mia_auc"),
+                    "above_cap": any(i.get("attack_above_cap") for i in items), "n": len(items)})
+    return out
+
+
+STORED = Path(__file__).resolve().parents[2] / "assets" / "frontier" / "attacks.json"
+"""The attacked frontier shipped with the app (the Frontier page shows it until a sweep is attacked)."""
+STORED_COMMAND = ("python -m fedcore sweep --preset demo --attack 16 --match headline --epsilons 1,10,100,1000,10000 "
+                  "--seeds 2 --set local.steps=1 --set local.batch_size=1 --out assets/frontier/attacks.json")
+
+
+def stored_rows() -> list[dict]:
+    """The rows of :data:`STORED` ([] when it cannot be read)."""
+    import json
+
+    try:
+        return list(json.loads(STORED.read_text(encoding="utf-8"))["rows"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []

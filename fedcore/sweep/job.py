@@ -36,10 +36,11 @@ SECONDS_PER_RUN = 2.0
 """The queue's guess of one sweep run's cost (an estimate, for the ETA of what waits behind)."""
 
 
-def spec_key(spec: SweepSpec, audit: int = 0) -> str:
-    """Stable 16-hex-digit key of a sweep spec, audited with ``audit`` draws per input (0 = not
-    audited: the key of the spec alone)."""
-    canon = json.dumps({**asdict(spec), **({"audit": int(audit)} if audit else {})}, sort_keys=True, default=list)
+def spec_key(spec: SweepSpec, audit: int = 0, attack: int = 0) -> str:
+    """Stable 16-hex-digit key of a sweep spec, audited with ``audit`` draws per input and attacked
+    with ``attack`` shadow runs (0 = not: the key of the spec alone)."""
+    extra = {**({"audit": int(audit)} if audit else {}), **({"attack": int(attack)} if attack else {})}
+    canon = json.dumps({**asdict(spec), **extra}, sort_keys=True, default=list)
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
@@ -61,9 +62,10 @@ def spec_from_dict(d: dict) -> SweepSpec:
 
 
 def sweep_fields(spec: SweepSpec, *, audit: int = 0, ray: Optional[str] = None,
-                 max_batch: int = DASHBOARD_BATCH) -> dict:
+                 max_batch: int = DASHBOARD_BATCH, attack: int = 0) -> dict:
     """What the job record of sweeping ``spec`` holds for its launcher and worker."""
-    return {"key": spec_key(spec, audit), "spec": spec_to_dict(spec), "audit": audit, "ray": ray,
+    return {"key": spec_key(spec, audit, attack), "spec": spec_to_dict(spec), "audit": audit, "attack": attack,
+            "ray": ray,
             "max_batch": max_batch, "done": 0, "total": spec.count()}
 
 
@@ -91,6 +93,7 @@ def sweep_main(store_dir: str, job_id: str) -> None:
         store.update_run(job_id, total=spec.count(), done=0)
         # group by group (a method's references, then its private points, calibrated when reached)
         for row in run_groups(spec.groups(), max_batch=record["max_batch"], audit=record["audit"],
+                              attack=record.get("attack", 0),
                               should_stop=lambda: store.stop_requested(job_id)):
             rows.append(row)
             write_atomic(rows_path(store_dir, record["key"]), dumps_frontier(rows))
@@ -115,8 +118,9 @@ def launch(store, record: dict):
 
 
 def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit: int = 0,
-                ray: Optional[str] = None, max_batch: int = DASHBOARD_BATCH) -> str:
-    """Queue ``spec`` as ``owner``'s job (each point audited with ``audit`` draws per input; on the
+                ray: Optional[str] = None, max_batch: int = DASHBOARD_BATCH, attack: int = 0) -> str:
+    """Queue ``spec`` as ``owner``'s job (each point audited with ``audit`` draws per input and
+    attacked with ``attack`` shadow runs, :mod:`fedcore.sweep.attack`; on the
     Ray cluster at ``ray`` when given) and return its key (:func:`spec_key`); a sweep that
     finished, or is queued or training, returns at once. Raises
     :class:`~fedcore.runner.limits.LimitError` naming the host limit it exceeds."""
@@ -125,7 +129,11 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
     from ..runner.store import ACTIVE, FINISHED
     from .audit import check_trials
 
-    fields = sweep_fields(spec, audit=check_trials(audit), ray=ray, max_batch=max_batch)
+    if attack:
+        from ..attacks.membership import check_shadows
+
+        check_shadows(attack)
+    fields = sweep_fields(spec, audit=check_trials(audit), ray=ray, max_batch=max_batch, attack=attack)
     key, total = fields["key"], fields["total"]  # invalid specs failed in SweepSpec(); points are built later
     if sweep_status(manager, key)["status"] in (FINISHED, *ACTIVE):
         return key

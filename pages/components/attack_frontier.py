@@ -1,0 +1,113 @@
+"""The Frontier's second measured axis: what an attacker gets, against the same headline ε as accuracy.
+
+Drawing only: the rows' attack columns come from ``sweep --attack`` (:mod:`fedcore.sweep.attack`)
+and their seed means from :func:`fedcore.sweep.attack.attack_summary`. One column per threat
+model (as the accuracy panels); the top row is re-identification by the informed adversary,
+the bottom row membership inference (LiRA, TPR at 1 % FPR); each beside the cap the point's ε
+proves (dashed) and, per method, its no-privacy value (dotted).
+"""
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from fedcore.sweep.attack import attack_summary
+
+from .charts import COLORS, layout
+from .frontier import FACETS, facets, threat_of
+
+ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"))
+
+
+def attacked(rows: list[dict]) -> bool:
+    """Whether any row carries the attack's columns."""
+    return any(r.get("reidentified_cap") is not None for r in rows)
+
+
+def attack_figure(rows: list[dict], revision: str) -> go.Figure:
+    """Attack success vs headline ε (log x), one column per threat model (see the module doc)."""
+    from plotly.subplots import make_subplots
+
+    stats = attack_summary(rows)
+    panels = facets(rows) or ["local"]
+    fig = make_subplots(rows=2, cols=len(panels), shared_yaxes=True, shared_xaxes="columns", vertical_spacing=0.08,
+                        horizontal_spacing=0.04, subplot_titles=[f"<b>{FACETS[t][0]}</b>" for t in panels])
+    methods = list(dict.fromkeys(s["method"] for s in stats))
+    for col, threat in enumerate(panels, start=1):
+        xs = [s["headline"] for s in stats if s["reference"] == "" and s["headline"]
+              and threat_of(rows, s["method"]) == threat]
+        low, high = (min(xs) / 2.5, max(xs) * 1.6) if xs else (0.1, 10.0)
+        for i, m in enumerate(methods):
+            if threat_of(rows, m) != threat:
+                continue
+            for r, (value, cap, _) in enumerate(ROWS, start=1):
+                _traces(fig, stats, m, COLORS[i % len(COLORS)], value, cap, r, col, first=(col == 1 and r == 1))
+        for r in (1, 2):
+            fig.update_xaxes(type="log", range=[math.log10(low), math.log10(high)], row=r, col=col)
+        fig.update_xaxes(title_text="headline ε spent (log)", row=2, col=col)
+    for r, (_, _, title) in enumerate(ROWS, start=1):
+        fig.update_yaxes(title_text=title, row=r, col=1, range=[0, 1.02], tickformat=".0%")
+        fig.update_yaxes(range=[0, 1.02], row=r)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="the most ε allows (cap)",
+                             line=dict(color="#555", dash="dash")))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no privacy",
+                             line=dict(color="#555", dash="dot")))
+    fig.update_annotations(font=dict(size=13))
+    layout(fig, "", revision, height=560, legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.12, yanchor="top"))
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def _traces(fig, stats, method, color, value, cap, row, col, first) -> None:
+    pts = sorted((s for s in stats if s["method"] == method and s["reference"] == "" and s["headline"]
+                  and s[value] is not None), key=lambda s: s["headline"])
+    where = dict(row=row, col=col)
+    if pts:
+        x = [s["headline"] for s in pts]
+        fig.add_trace(go.Scatter(x=x, y=[s[value] for s in pts], name=method, mode="lines+markers",
+                                 legendgroup=method, showlegend=row == 1,
+                                 line=dict(color=color, width=2.5), marker=dict(size=8),
+                                 customdata=[[s[cap], s["n"]] for s in pts],
+                                 hovertemplate=(f"{method}<br>headline ε %{{x:.3g}}<br>measured %{{y:.1%}} "
+                                                "(cap %{customdata[0]:.1%}, %{customdata[1]} seeds)<extra></extra>")),
+                      **where)
+        fig.add_trace(go.Scatter(x=x, y=[s[cap] for s in pts], mode="lines", legendgroup=method, showlegend=False,
+                                 line=dict(color=color, dash="dash", width=1.2), hoverinfo="skip"), **where)
+        above = [s for s in pts if s["above_cap"]]
+        if above:
+            fig.add_trace(go.Scatter(x=[s["headline"] for s in above], y=[s[value] for s in above], mode="markers",
+                                     marker=dict(symbol="x", size=14, color="#b00020"), name="above the cap (a bug)",
+                                     legendgroup="above"), **where)
+    ref = next((s for s in stats if s["method"] == method and s["reference"] == "no_privacy" and s[value] is not None),
+               None)
+    if ref is not None:
+        fig.add_trace(go.Scatter(x=[1e-300, 1e300], y=[ref[value]] * 2, mode="lines", legendgroup=method,
+                                 showlegend=False, line=dict(color=color, dash="dot", width=1.2),
+                                 hovertemplate=f"{method}, no privacy: {ref[value]:.1%}<extra></extra>"), **where)
+
+
+CAPTION = ("Top: how often an attacker who knows a client's images picks the one its update was computed from "
+           "(Balle et al. 2022), one image and one step per update (FedSGD: the attack's best case). Bottom: "
+           "membership inference on the trained model (LiRA with shadow runs, Carlini et al. 2022), true positives "
+           "at 1 % false positives. Dashed: the most the point's ε allows any attacker (e^ε·k/n + δ; "
+           "TPR ≤ e^ε·FPR + δ); dotted: the same attack without privacy. A point above its dashed line is a bug.")
+
+
+def attack_section(rows: list[dict], key: str) -> None:
+    """The attack panels of ``rows`` when they were attacked, else of the stored attacked frontier."""
+    import streamlit as st
+
+    from fedcore.sweep.attack import STORED_COMMAND, stored_rows
+
+    st.subheader("What ε buys: what an attacker gets", anchor=False)
+    shown, stored = (rows, False) if attacked(rows) else (stored_rows(), True)
+    if not shown:
+        st.caption("Attack the points with `python -m fedcore sweep --attack` to draw this panel.")
+        return
+    st.plotly_chart(attack_figure(shown, f"attacks-{key}"), key=f"fr-attack-chart-{'stored' if stored else key}",
+                    width="stretch", config={"displaylogo": False})
+    st.caption(CAPTION)
+    if stored:
+        st.caption(f"Stored with the app, for the demo's methods: made by `{STORED_COMMAND}`. "
+                   "Attack your own sweep's points with `--attack` on the command line.")
