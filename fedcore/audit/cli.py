@@ -57,7 +57,7 @@ def check_args(args, cfg) -> tuple[str, int, int]:
     before any data is loaded; ``(kind, trials, canaries)`` with the defaults filled in.
     Raises :class:`ConfigError` naming the option."""
     from ..data import dataset_facts
-    from ..runner.limits import model_parameters
+    from ..models import model_parameters
     from .distinguish import MAX_ELEMENTS, PROBES
     from .run import threat_model_of
 

@@ -28,6 +28,7 @@ Registered models (``name``: architecture; paper):
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from fedcore.errors import ConfigError
@@ -77,6 +78,12 @@ def has_batch_norm(model: nn.Module) -> bool:
 def num_parameters(model: nn.Module) -> int:
     """Number of scalar parameters ``d`` (the dimension a mechanism perturbs)."""
     return sum(p.numel() for p in model.parameters())
+
+
+@lru_cache(maxsize=64)
+def model_parameters(model: str, input_shape: tuple[int, ...], classes: int) -> int:
+    """Parameters of model ``model`` for that input (built once on the CPU, then cached)."""
+    return num_parameters(build_model(model, input_shape, classes))
 
 
 def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:

@@ -230,6 +230,8 @@ def check_limits(cfg, limits: HostLimits) -> None:
         _at_most("training samples" + ("" if cfg.train_size else f" (all of {cfg.dataset}; set train_size)"),
                  samples, limits.max_train_samples, "max_train_samples")
         if limits.max_model_params is not None:
+            from ..models import model_parameters
+
             params = model_parameters(cfg.model, facts.input_shape, facts.num_classes)
             _at_most(f"model {cfg.model} on {cfg.dataset}: parameters", params, limits.max_model_params,
                      "max_model_params")
@@ -255,14 +257,6 @@ def check_submission(cfg, limits: HostLimits) -> None:
     """Everything a submitted run must pass before it is queued: the host, then the limits."""
     check_host(cfg)
     check_limits(cfg, limits)
-
-
-@lru_cache(maxsize=64)
-def model_parameters(model: str, input_shape: tuple[int, ...], classes: int) -> int:
-    """Parameters of ``model`` for that input (built once on the CPU, then cached)."""
-    from ..models import build_model, num_parameters
-
-    return num_parameters(build_model(model, input_shape, classes))
 
 
 @lru_cache(maxsize=1)
