@@ -7,7 +7,7 @@ code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is o
 
 - ``run:<id>``    the job record (:meth:`RunStore.create_job`), whatever its kind: id,
   ``kind`` (``run``, ``sweep``, ``audit``; an attack is one more), owner, label, created,
-  ``status`` (one of :data:`STATUSES`), progress (a run's ``rounds_done`` of ``rounds``,
+  ``status`` (:data:`ACTIVE` or :data:`TERMINAL`), progress (a run's ``rounds_done`` of ``rounds``,
   another kind's ``done`` of ``total``), error, pid, and the kind's own fields. A run keeps
   the config it was asked for (``requested``, hashed in ``config_hash``) apart from the one
   it trains (``config``: the same, or with the budget solved for its ``match``,
@@ -76,9 +76,7 @@ QUEUED, RUNNING, FINISHED, STOPPED, FAILED = "queued", "running", "finished", "s
 ACTIVE = (QUEUED, RUNNING)
 """Statuses of a job waiting for a worker slot or holding one."""
 TERMINAL = (FINISHED, STOPPED, FAILED)
-"""Statuses after which a job never changes again."""
-STATUSES = ACTIVE + TERMINAL
-"""The one set of status words, for every kind of job."""
+"""Statuses after which a job never changes again: with :data:`ACTIVE`, every kind's status words."""
 
 
 @dataclass(frozen=True)
