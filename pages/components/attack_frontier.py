@@ -25,15 +25,16 @@ def attacked(rows: list[dict]) -> bool:
     return any(r.get("reidentified_cap") is not None for r in rows)
 
 
-def attack_figure(rows: list[dict], revision: str) -> go.Figure:
-    """Attack success vs headline ε (log x), one column per threat model (see the module doc)."""
+def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figure:
+    """Attack success vs headline ε (log x), one column per threat model (see the module doc);
+    ``order``: the methods in the accuracy figure's order, so a method keeps its colour."""
     from plotly.subplots import make_subplots
 
     stats = attack_summary(rows)
     panels = facets(rows) or ["local"]
     fig = make_subplots(rows=2, cols=len(panels), shared_yaxes=True, shared_xaxes="columns", vertical_spacing=0.08,
                         horizontal_spacing=0.04, subplot_titles=[f"<b>{FACETS[t][0]}</b>" for t in panels])
-    methods = list(dict.fromkeys(s["method"] for s in stats))
+    methods = list(dict.fromkeys([*order, *(s["method"] for s in stats)]))
     for col, threat in enumerate(panels, start=1):
         xs = [s["headline"] for s in stats if s["reference"] == "" and s["headline"]
               and threat_of(rows, s["method"]) == threat]
@@ -105,7 +106,10 @@ def attack_section(rows: list[dict], key: str) -> None:
     if not shown:
         st.caption("Attack the points with `python -m fedcore sweep --attack` to draw this panel.")
         return
-    st.plotly_chart(attack_figure(shown, f"attacks-{key}"), key=f"fr-attack-chart-{'stored' if stored else key}",
+    from fedcore.sweep.rows import summarize
+
+    order = tuple(dict.fromkeys(s["method"] for s in summarize(rows)))   # the accuracy figure's colours
+    st.plotly_chart(attack_figure(shown, f"attacks-{key}", order), key=f"fr-attack-chart-{'stored' if stored else key}",
                     width="stretch", config={"displaylogo": False})
     st.caption(CAPTION)
     if stored:
