@@ -13,7 +13,7 @@ after it (:func:`fedcore.engine.rounds.server_round`); after the ledger has reco
 
 ``image`` (what the attacker recovers, scaled to its own range) and ``truth`` (the used image
 nearest to it: for one example, the example itself, in the data's range) are kept for the first
-``show`` clients only, as 8-bit grey levels in base64 (:func:`encode_image`, :func:`decode_image`). ``reidentified``
+``show`` clients only, as 8-bit grey levels in base64 (:func:`encode_images`, :func:`decode_image`). ``reidentified``
 scores the analytic inversion (:mod:`.inversion`), ``matched`` the informed adversary of the
 cap's game (:mod:`.informed`). Models whose first layer is not linear get no inversion (an
 ``unsupported`` reason: gradient matching costs seconds per image, too slow for every round;
@@ -53,6 +53,10 @@ class AttackWatch:
         pad = setup.padded[self.clients] if self.clients else setup.padded[:0]
         self.valid = torch.arange(pad.shape[1], device=pad.device)[None, :] < setup.counts[self.clients][:, None]
         self.images = x[pad]                       # [clients, n_max, pixels]: each watched client's images
+        self.position = torch.zeros(len(x), dtype=torch.long, device=x.device)   # a row's place in its client's list
+        for c in self.clients:
+            n = int(setup.counts[c])
+            self.position[setup.padded[c, :n]] = torch.arange(n, device=x.device)
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
         self._round: dict = {}
@@ -68,17 +72,21 @@ class AttackWatch:
         return ""
 
     def plan(self, sel: torch.Tensor, plan) -> None:
-        """Round start: which row of the round each watched client is, and the images it uses."""
+        """Round start: which row of the round each watched client is, and which of its images it uses
+        (``used[c]``: a mask over the client's images; a Poisson batch that drew nothing holds none)."""
         rows = {int(c): i for i, c in enumerate(sel.tolist())}
+        watched = [c for c in self.clients if c in rows]
         used = {}
-        for c in self.clients:
-            if c in rows:
-                r = rows[c]
-                live = plan.mask[r].bool() & plan.active[r].bool()[:, None]
-                images = plan.index[r][live].unique()
-                if len(images):  # a Poisson batch may draw nothing: that update holds no image to find
-                    i = self.index[c]
-                    used[c] = torch.isin(self.s.padded[c, : self.images.shape[1]], images) & self.valid[i]
+        if watched:
+            at = torch.as_tensor([rows[c] for c in watched], device=plan.index.device)
+            live = (plan.mask[at] * plan.active[at][:, :, None]).flatten(1) > 0        # [k, S*B]
+            where = self.position[plan.index[at].flatten(1)]                            # [k, S*B] client positions
+            mask = torch.zeros(len(watched), self.images.shape[1] + 1, dtype=torch.bool, device=where.device)
+            mask.scatter_(1, torch.where(live, where, self.images.shape[1]), True)
+            mask = mask[:, :-1]
+            for c, m, any_used in zip(watched, mask, mask.any(1).tolist()):
+                if any_used:
+                    used[c] = m
         self._round = {"rows": rows, "used": used, "raw": None, "upload": {}, "aggregate": None,
                        "params": self.s.params}
 
@@ -86,8 +94,8 @@ class AttackWatch:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
         r = self._round
         if r.get("used") and any(a.source == "raw" for a in self.attackers):
-            rows = [r["rows"][c] for c in r["used"]]
-            r["raw"] = dict(zip(r["used"], updates[rows].detach().clone()))
+            rows = torch.as_tensor([r["rows"][c] for c in r["used"]], device=updates.device)
+            r["raw"] = dict(zip(r["used"], updates.index_select(0, rows).unbind(0)))
 
     def after(self, upload, step: Optional[torch.Tensor]) -> None:
         """What the mechanism uploaded (rows aligned with ``upload.clients``) and the global change."""
@@ -132,58 +140,68 @@ class AttackWatch:
         vectors = torch.stack([v.float() for _, v in received])
         at = torch.as_tensor([self.index[c] for c in clients], device=vectors.device)
         mask = torch.stack([used[c] for c in clients])                      # [k, n_max] images used
-        labels = recover_label(vectors, self.label_slice).tolist()
+        labels = recover_label(vectors, self.label_slice)
         y = s.y_train[s.padded[clients, : mask.shape[1]]]
+        classes = s.ctx.num_classes
+        present = torch.zeros(len(clients), classes + 1, device=y.device).scatter_(
+            1, torch.where(mask, y, classes), 1.0)[:, :classes]               # [k, classes] labels used
+        label_ok = present.gather(1, labels[:, None])[:, 0].bool().tolist()
+        label_count, counts = present.sum(1).tolist(), mask.sum(1).tolist()
         rows = []
         for j, c in enumerate(clients):
-            k, n = int(mask[j].sum()), int(s.counts[c])
+            k, n = int(counts[j]), int(s.counts[c])
             everything = c not in r["candidates"]   # trained on all its images: any guess is one of them
             matched = everything or bool(mask[j, match_candidates(vectors[j], r["candidates"][c])])
             eps = float(headline[c]) if attacker.bounded and headline[c] is not None else math.inf
             eps_swap, delta_swap = swap_privacy(s.mechanism.threat_model, eps, float(deltas[c]), k)
-            label_set = set(y[j][mask[j]].tolist())
             rows.append({"client": c, "used": k, "n": n, "chance": k / n, "matched": matched,
-                         "label_ok": labels[j] in label_set, "label_chance": len(label_set) / s.ctx.num_classes,
+                         "label_ok": label_ok[j], "label_chance": label_count[j] / classes,
                          "epsilon": None if not math.isfinite(eps) else eps,
                          "cap": reconstruction_cap(eps_swap, delta_swap, k / n)})
         if self.layer is None:
             for j, row in enumerate(rows):
                 if len(self.kept) < self.keep:
                     self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
-                                      "used": mask[j], "label": labels[j], "row": row})
+                                      "used": mask[j], "label": int(labels[j]), "row": row})
             return rows
         recon = invert_linear(vectors, self.layer)                          # [k, pixels]
         images = self.images[at]
-        dist = torch.cdist(recon[:, None].double(), images.double())[:, 0]  # [k, n_max]
+        dist = (images - recon[:, None]).square().sum(-1)                   # [k, n_max] squared L2
         guess = dist.masked_fill(~self.valid[at], math.inf).argmin(1)
         closest = dist.masked_fill(~mask, math.inf).argmin(1)
         found = mask.gather(1, guess[:, None])[:, 0].tolist()
         truth = images[torch.arange(len(clients)), closest]
-        mse = ((recon.double() - truth.double()) ** 2).mean(1).tolist()
+        mse = (recon - truth).square().mean(1).tolist()
+        shown = [j for j, c in enumerate(clients) if c in self.show]
+        pictures = dict(zip(shown, zip(encode_images(recon[shown]), encode_images(truth[shown], self.box))))
         for j, row in enumerate(rows):
             row.update(reidentified=row["used"] == row["n"] or bool(found[j]), psnr=round(psnr_from_mse(mse[j], self.peak), 2))
-            if clients[j] in self.show:
-                row["image"] = encode_image(recon[j])                     # its own range: noise shows as noise
-                row["truth"] = encode_image(truth[j], self.box)
+            if j in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
+                row["image"], row["truth"] = pictures[j]
         return rows
 
 
-def encode_image(values: torch.Tensor, box: Optional[tuple] = None) -> str:
-    """``values`` as base64 8-bit grey levels over ``box`` (default: their own min and max).
+def encode_images(values: torch.Tensor, box: Optional[tuple] = None) -> list[str]:
+    """Each row of ``values [k, pixels]`` as base64 8-bit grey levels over ``box`` (default: the
+    row's own min and max).
 
-    >>> decode_image(encode_image(torch.tensor([0.0, 0.5, 1.0]))).tolist()
-    [0, 128, 255]
+    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
+    [[0, 128, 255], [0, 0, 255]]
     """
     import base64
 
-    v = values.detach().double().reshape(-1).cpu()
-    lo, hi = box if box is not None else (float(v.min()), float(v.max()))
-    scaled = ((v - lo) / ((hi - lo) or 1.0)).clamp(0, 1).mul(255).round().to(torch.uint8)
-    return base64.b64encode(scaled.numpy().tobytes()).decode("ascii")
+    v = values.detach().float().reshape(len(values), -1).cpu()
+    if box is None:
+        lo, hi = v.min(1, keepdim=True).values, v.max(1, keepdim=True).values
+    else:
+        lo, hi = torch.full((len(v), 1), box[0]), torch.full((len(v), 1), box[1])
+    span = torch.where(hi > lo, hi - lo, torch.ones_like(hi))
+    scaled = ((v - lo) / span).clamp(0, 1).mul(255).round().to(torch.uint8).numpy()
+    return [base64.b64encode(row.tobytes()).decode("ascii") for row in scaled]
 
 
 def decode_image(text: str, shape: Optional[list] = None):
-    """The uint8 numpy array of :func:`encode_image`'s ``text`` (reshaped to ``shape``'s last two axes)."""
+    """The uint8 numpy array of one of :func:`encode_images`' texts (reshaped to ``shape``'s last two axes)."""
     import base64
 
     import numpy as np
