@@ -111,8 +111,8 @@ def test_an_exception_in_training_fails_the_run_with_one_line_and_keeps_rounds(t
 
     real_iter_run = fedcore.engine.iter_run
 
-    def crashing(cfg, should_stop=lambda: False):
-        for i, event in enumerate(real_iter_run(cfg, should_stop)):
+    def crashing(cfg, should_stop=lambda: False, watch=None):
+        for i, event in enumerate(real_iter_run(cfg, should_stop, watch=watch)):
             if i == 3:
                 raise RuntimeError("simulated crash in round 3\nsecond line")
             yield event
