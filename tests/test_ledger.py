@@ -111,3 +111,13 @@ def test_a_release_outside_every_bound_makes_the_client_infinite():
     eps = ledger.headline()
     assert math.isfinite(eps[0]) and math.isinf(eps[1])
     assert ledger.views()["rdp"][1] is None
+
+
+def test_a_noise_free_gaussian_step_is_infinite_not_free():
+    """z = 0 releases the exact clipped value: no RDP bound (ε = ∞), never "no release" (ε = 0)."""
+    ledger = Ledger(2, np.full(2, 1e-5), threat_model="local")
+    ledger.record(torch.tensor([0, 1]), None, GaussianRecord(torch.tensor([0.0, 1.0]), sample_rate=0.1, steps=3))
+    eps = ledger.headline()
+    assert math.isinf(eps[0]) and math.isfinite(eps[1]) and eps[1] > 0
+    assert math.isinf(ledger.headline_run())
+    assert ledger.views()["rdp"][0] is None

@@ -358,6 +358,20 @@ def test_dp_sgd_fixed_noise_multiplier_zero_is_clipping_only():
         make("dp_sgd", ctx, rounds="some")
 
 
+def test_a_dp_sgd_run_with_noise_multiplier_zero_proves_nothing():
+    """Clipping alone releases the exact clipped update: the run's headline is null (ε = ∞), never 0."""
+    from fedcore.config import RunConfig
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent
+
+    cfg = RunConfig.from_dict({"dataset": "digits", "model": "logreg", "num_clients": 4, "rounds": 2,
+                               "local": {"steps": 1, "batch_size": 16},
+                               "privacy": {"mechanism": "dp_sgd", "epsilon": [1.0], "delta": [1e-5],
+                                           "mechanism_options": {"noise_multiplier": 0.0}}})
+    last = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)][-1]
+    assert last.epsilon_headline_run is None and set(last.epsilon_headline) == {None}
+
+
 def test_dp_sgd_per_step_noise_reaches_the_trained_update():
     from fedcore.engine.local import train_clients
     from fedcore.engine.plan import make_plan, pad_client_indices
