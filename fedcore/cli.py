@@ -29,6 +29,10 @@ def cmd_run(args) -> int:
         from .runner.limits import HostLimits, check_submission, read_toml
 
         check_submission(cfg, HostLimits.from_mapping(read_toml(Path(args.limits)), source=args.limits))
+    if args.out and Path(args.out).is_dir():
+        raise FedcoreError(f"--out {args.out}: is a folder; give a file name, e.g. --out events.jsonl")
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise FedcoreError(f"--out {args.out}: the folder {Path(args.out).resolve().parent} does not exist")
     out = open(args.out, "w") if args.out else None
     headline, threat = None, ""
     try:

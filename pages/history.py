@@ -20,7 +20,7 @@ scope = history.scope_picker("hist.scope")
 records = history.visible_runs(store.list_runs(), scope)
 if not records:
     st.info("No runs yet: press Run in the Playground and they will be listed here.")
-    if not host.signed_in_email():
+    if host.signed_in() is None:
         st.caption("Started runs in another tab or on an earlier visit? Enter the code you saved under "
                    "**Keep my runs** in the sidebar to bring them here.")
     st.stop()

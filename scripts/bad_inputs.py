@@ -90,6 +90,14 @@ COMMAND_CASES = [
     ["sweep", "--preset", "demo", "--epsilons", ",".join(f"{1 + i / 100:g}" for i in range(10_000))],
     ["sweep", "--preset", "demo", "--seeds", BIG], ["sweep", "--preset", "demo", "--epsilons", "-1"],
     ["sweep", "--preset", "demo", "--audit", "3"], ["sweep", "--preset", "demo", "--set", "rounds=-3"],
+    ["sweep", "--preset", "demo", "--attack", "2"],
+    # issue 30: a binary limits file, rows that name nothing or 20,000 unknown ones, --out a folder
+    ["run", "--preset", "demo", "--limits", "/bin/ls"], ["run", "--preset", "demo", "--out", "/tmp"],
+    ["reproduce", "ldp_fl", "--quick", "--rows", ","],
+    ["reproduce", "ldp_fl", "--quick", "--rows", ",".join(f"row{i}" for i in range(20_000))],
+    # attack: shadows, budget and config checked before any training
+    ["attack", "--preset", "demo", "--shadows", "3"], ["attack", "--preset", "demo", "--budget", "0"],
+    ["attack", "--preset", "demo", "--set", "privacy.epsilon=-1"],
 ]
 """Bad input on the other commands; each writes (if it wrongly ran) into a scratch folder."""
 

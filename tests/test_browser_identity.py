@@ -147,6 +147,7 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_s
 
 # --- sign-in: a real OIDC provider (oidc-provider-mock) started by the test ----------------
 ADMIN_EMAIL = SIGNED_IN_HOST["FEDCORE_ADMINS"]
+IMPOSTOR = "mallory"
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +157,11 @@ def signed_in_server(tmp_path_factory):
     oidc = pytest.importorskip("oidc_provider_mock", reason="requirements-dev.txt: oidc-provider-mock")
     port = free_port()  # the redirect URI names it
     folder = tmp_path_factory.mktemp("auth")
-    with oidc.run_server_in_thread() as provider:
+    users = [oidc.User(sub=email, claims={"email": email, "email_verified": True})
+             for email in ("alice@example.org", "bob@example.org", ADMIN_EMAIL)]
+    # an account whose e-mail claim is the admin's address, unverified (issue 30)
+    users.append(oidc.User(sub=IMPOSTOR, claims={"email": ADMIN_EMAIL, "email_verified": False}))
+    with oidc.run_server_in_thread(user_claims=users) as provider:
         issuer = f"http://localhost:{provider.server_port}"
         (folder / "secrets.toml").write_text(
             "[auth]\n"
@@ -171,15 +176,16 @@ def signed_in_server(tmp_path_factory):
             yield url, store
 
 
-def signed_in(browser, url, email):
-    """A browser signed in as ``email`` through the provider's authorization form."""
+def signed_in(browser, url, sub, email=None):
+    """A browser signed in as subject ``sub`` (whose e-mail claim is ``email``, default ``sub``)
+    through the provider's authorization form."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = new_page(context)
     pg.goto(url + "/")
     pg.get_by_role("button", name="Log in").click()
-    pg.locator("input[name=sub]").fill(email)  # the provider's form: who signs in
+    pg.locator("input[name=sub]").fill(sub)  # the provider's form: who signs in
     pg.get_by_role("button", name="Authorize").click()
-    pg.get_by_text(signed_in_as(email)).wait_for()
+    pg.get_by_text(signed_in_as(email or sub)).wait_for()
     return pg
 
 
@@ -212,7 +218,8 @@ def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_i
     url, store = signed_in_server
     alice = signed_in(browser, url, "alice@example.org")
     link, run_id = start_run(alice, url, 81)
-    assert store_record(store, run_id)["owner"] == "user:alice@example.org"
+    owner = store_record(store, run_id)["owner"]
+    assert owner.startswith("user:") and "alice" not in owner   # the provider's issuer and subject, hashed
     assert "Stop" in controls(alice)
     assert alice.locator("[data-testid=stSidebar]").get_by_text("Keep my runs").count() == 0
 
@@ -229,11 +236,19 @@ def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_i
     press_stop(alice, "alice")
     wait_until(lambda: store_record(store, run_id)["status"] == "stopped", 30, "Alice could not stop her run")
 
-    # the host's admin (FEDCORE_ADMINS) may stop anybody's run
+    # an account that claims the admin's address without the provider verifying it is no admin
     link2, run2 = start_run(alice, url, 82)
+    mallory = signed_in(browser, url, IMPOSTOR, ADMIN_EMAIL)
+    mallory.get_by_text("e-mail not verified: no admin rights").wait_for()
+    mallory.goto(link2)
+    mallory.get_by_text("shared run, read-only").wait_for()
+    settle(mallory, 1.0)
+    assert controls(mallory) == [] and store_record(store, run2)["status"] in ("queued", "running")
+
+    # the host's admin (FEDCORE_ADMINS, verified) may stop anybody's run
     teacher = signed_in(browser, url, ADMIN_EMAIL)
     teacher.goto(link2)
     press_stop(teacher, "teacher")
     wait_until(lambda: store_record(store, run2)["status"] == "stopped", 30, "the admin could not stop the run")
-    for pg in (alice, bob, teacher):
+    for pg in (alice, bob, mallory, teacher):
         pg.context.close()

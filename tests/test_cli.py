@@ -117,3 +117,19 @@ def test_bad_inputs_classes_a_clear_line_apart_from_a_traceback():
     assert classify(2, "error: --canaries: got 5; must be an integer in [20, 10,000]\n") == "clear"
     assert classify(1, "Traceback (most recent call last):\n  ...\nRuntimeError: x") == "traceback"
     assert classify(0, "") == "accepted"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "--preset", "demo", "--limits", "__binary__"], "not a limits file"),
+    (["run", "--preset", "demo", "--out", "__folder__"], "is a folder"),
+    (["reproduce", "ldp_fl", "--quick", "--rows", ","], "names no row"),
+    (["reproduce", "ldp_fl", "--quick", "--rows", ",".join(f"row{i}" for i in range(20_000))], "and 19995 more"),
+])
+def test_hostile_cli_inputs_are_one_short_line_and_exit_2(args, message, tmp_path, capsys):
+    binary = tmp_path / "limits.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    args = [str(binary) if a == "__binary__" else str(tmp_path) if a == "__folder__" else a for a in args]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and len(err) < 2000 and "Traceback" not in err
+    assert not list(tmp_path.glob("*.jsonl"))

@@ -6,16 +6,28 @@ import pytest
 
 from fedcore.resolve import preset_config
 from fedcore.runner import Jobs
-from fedcore.runner.owners import NotYourRun, Viewer, can_control, describe_owner, listed
+from fedcore.errors import FedcoreError
+from fedcore.runner.owners import NotYourRun, SignedIn, Viewer, can_control, describe_owner, listed
 
 A, B = Viewer("session:a"), Viewer("session:b")
-ADMIN = Viewer.from_identity("Teacher@School.org", "s3", admins=["teacher@school.org"])
+TEACHER = {"iss": "https://id.school.org", "sub": "t-1", "email": "Teacher@School.org", "email_verified": True}
+ADMIN = SignedIn.from_claims(TEACHER).viewer(["teacher@school.org"])
 
 
-def test_signed_in_users_own_by_email_and_admins_come_from_the_host():
-    assert Viewer.from_identity("Ann@x.org", "s1") == Viewer("user:ann@x.org", admin=False)
-    assert Viewer.from_identity(None, "s1") == Viewer("session:s1")
-    assert ADMIN.admin and ADMIN.owner == "user:teacher@school.org"
+def test_signed_in_users_are_their_issuer_and_subject_and_admins_need_a_verified_email():
+    assert ADMIN.admin and ADMIN.owner.startswith("user:") and "teacher" not in ADMIN.owner
+    # the same address claimed, unverified, at the same provider: another owner, and no admin
+    impostor = SignedIn.from_claims({**TEACHER, "sub": "m-9", "email_verified": False})
+    assert impostor.owner != ADMIN.owner and not impostor.viewer(["teacher@school.org"]).admin
+    # the same subject at another provider is another person
+    assert SignedIn.from_claims({**TEACHER, "iss": "https://evil.example"}).owner != ADMIN.owner
+    # a provider without the claim: trusted only when the host says so (email_trust = "claimed")
+    silent = {k: v for k, v in TEACHER.items() if k != "email_verified"}
+    assert not SignedIn.from_claims(silent).viewer(["teacher@school.org"]).admin
+    assert SignedIn.from_claims(silent, "claimed").viewer(["teacher@school.org"]).admin
+    assert not SignedIn.from_claims({**TEACHER, "email_verified": "false"}, "claimed").verified
+    with pytest.raises(FedcoreError, match="no subject"):
+        SignedIn.from_claims({"email": "a@b.c"})
 
 
 def test_only_the_owner_or_an_admin_controls_a_run():
@@ -39,7 +51,7 @@ def test_lists_are_private_unless_the_host_makes_them_public(visibility, scope, 
 def test_other_visitors_are_never_named():
     assert describe_owner({"owner": A.owner}, A) == "you"
     assert describe_owner({"owner": A.owner}, B) == "another visitor"
-    assert describe_owner({"owner": "user:ann@x.org"}, ADMIN) == "ann@x.org"
+    assert describe_owner({"owner": "user:0123"}, ADMIN) == "a signed-in user"
     assert describe_owner({"owner": None}, B) == "a script"
 
 

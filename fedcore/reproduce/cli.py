@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..constraints import shorten
 from ..errors import FedcoreError
 
 
@@ -85,7 +86,12 @@ def cmd_reproduce(args) -> int:
             raise FedcoreError(f"--set {item[:60]!r}: expected key=value, e.g. --set rounds=2")
         extra[key.strip()] = parse_value(value.strip(), None)
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
-    rows = [r.strip() for r in args.rows.split(",") if r.strip()] if getattr(args, "rows", None) else None
+    rows = None
+    if getattr(args, "rows", None) is not None:
+        rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+        if not rows:
+            raise FedcoreError(f"--rows {shorten(args.rows)!r}: names no row; give comma-separated row keys "
+                               "(leave --rows out for every row)")
     # every setting, every run's config and --out checked before any training (local or Ray)
     check_request(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
                   rows=rows)

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..constraints import shorten
 from ..errors import ConfigError, FedcoreError
 from .presets import PAPERS
 from .spec import Paper, RowStats, Table
@@ -393,8 +394,9 @@ def check_request(paper_key: str, *, quick: bool = False, seeds: Optional[int] =
         known = {r.key for t in chosen for r in t.rows}
         unknown = [r for r in rows if r not in known]
         if unknown:
-            raise ConfigError("--rows", ",".join(rows), "unknown row(s) " + ", ".join(unknown) +
-                              "; the chosen tables have: " + ", ".join(sorted(known)))
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise ConfigError("--rows", shorten(",".join(rows)), "unknown row(s) " + ", ".join(
+                str(shorten(u, 40)) for u in unknown[:5]) + more + "; the chosen tables have: " + ", ".join(sorted(known)))
     for table in chosen:
         try:
             row_configs(table, quick=quick, extra=extra)

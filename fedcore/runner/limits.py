@@ -41,6 +41,7 @@ from ..errors import FedcoreError
 LIMITS_ENV = "FEDCORE_LIMITS"
 ENV_PREFIX = "FEDCORE_"
 VISIBILITIES = ("private", "public")
+EMAIL_TRUST = ("verified", "claimed")
 NO_LIMIT = ("", "0", "none", "unlimited", "off")
 """What a host writes for "no limit" (an empty list too)."""
 
@@ -116,6 +117,9 @@ class HostLimits:
     visibility: str = limit("private", Choice(VISIBILITIES), "who may list every run", unlimited="private")
     admins: tuple[str, ...] = limit((), Names(), "signed-in e-mails that may stop or delete any run",
                                     unlimited=())
+    email_trust: str = limit("verified", Choice(EMAIL_TRUST), "when a sign-in's e-mail counts (admins): verified = "
+                             "only with email_verified true; claimed = also when the provider sends no such claim",
+                             unlimited="verified")
     worker_nice: int = limit(10, Interval(int, 0, None), "nice increment of the workers", unlimited=0)
     worker_threads: Optional[int] = limit(1, COUNT, "torch threads per worker")
 
@@ -193,8 +197,12 @@ def read_toml(path: Path) -> dict:
         data = tomllib.loads(Path(path).read_text())
     except OSError as exc:
         raise FedcoreError(f"{LIMITS_ENV}={path}: cannot read the limits file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise FedcoreError(f"{LIMITS_ENV}={path}: not a limits file (not text; expected TOML)") from None
     except tomllib.TOMLDecodeError as exc:
-        raise FedcoreError(f"{LIMITS_ENV}={path}: not valid TOML ({exc})") from None
+        raise FedcoreError(f"{LIMITS_ENV}={path}: not valid TOML ({shorten(str(exc), 200)})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("limits", data), dict):
+        raise FedcoreError(f"{LIMITS_ENV}={path}: its [limits] is not a table")
     return data.get("limits", data)
 
 

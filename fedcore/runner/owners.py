@@ -1,7 +1,9 @@
 """Who may see and control a run on a shared dashboard.
 
-Every run started from the dashboard records its ``owner``: ``"user:<e-mail>"`` when the
-host configured sign-in (Streamlit's ``st.login``), else ``"visitor:<id>"``: an anonymous
+Every run started from the dashboard records its ``owner``: ``"user:<24 hex>"`` when the
+host configured sign-in (Streamlit's ``st.login``), a hash of the provider's issuer and subject
+(:class:`SignedIn`: never the e-mail, which a provider may let a user claim unverified), else
+``"visitor:<id>"``: an anonymous
 identity the server issued to the page's Streamlit session (:class:`Identities`). Nothing
 the browser stores or sends names it: the server keeps it in the session, so no other page
 (another port of the same host, a script reading cookies) can read or choose it. The
@@ -9,8 +11,9 @@ visitor may save its "keep my runs" code and claim the runs later from another p
 claim moves the identity there and issues a new code (:meth:`Identities.claim`). Runs
 started by scripts or the CLI have no owner.
 
-- Only the owner, or a host admin (``admins`` in :class:`~fedcore.runner.limits.HostLimits`),
-  may **stop** or **delete** a run; an ownerless run only an admin.
+- Only the owner, or a host admin (``admins`` in :class:`~fedcore.runner.limits.HostLimits`: a
+  signed-in user whose e-mail is listed *and verified*), may **stop** or **delete** a run; an
+  ownerless run only an admin.
 - Runs are **private**: lists (History, Compare) show a visitor's own runs. With host
   setting ``visibility = "public"`` a visitor may also list everybody's runs; admins always may.
 - A run's **link** (``?run=<id>``) shows it to whoever has the link, read-only.
@@ -43,14 +46,46 @@ class Viewer:
     owner: str
     admin: bool = False
 
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """A signed-in user, from the identity provider's claims (OpenID Connect Core 1.0, §5.1).
+
+    ``owner`` rests on the issuer and the subject, which the provider guarantees unique and
+    stable; the e-mail counts (for ``admins``) only when ``email_verified`` is true, or, with the
+    host's ``email_trust = "claimed"``, when the provider sends no such claim at all. A provider
+    that says ``email_verified: false`` is never trusted.
+
+    >>> alice = SignedIn.from_claims({"iss": "https://id.example", "sub": "42", "email": "T@x.org",
+    ...                                "email_verified": False})
+    >>> alice.email, alice.verified, alice.owner.startswith("user:")
+    ('t@x.org', False, True)
+    >>> alice.viewer(["t@x.org"]).admin
+    False
+    >>> SignedIn.from_claims({"iss": "i", "sub": "42", "email": "t@x.org", "email_verified": True}).viewer(["t@x.org"]).admin
+    True
+    """
+
+    owner: str
+    email: Optional[str]
+    verified: bool
+
     @classmethod
-    def from_identity(cls, email: Optional[str], session_id: str, admins: Iterable[str] = (),
-                      kind: str = "session") -> "Viewer":
-        """The signed-in user when there is one, else the browser (``kind="browser"``) or
-        page session (``kind="session"``) with key ``session_id``."""
-        if email:
-            return cls(f"user:{email.strip().lower()}", email.strip().lower() in {a.lower() for a in admins})
-        return cls(f"{kind}:{session_id}")
+    def from_claims(cls, claims, email_trust: str = "verified") -> "SignedIn":
+        sub = str(claims.get("sub") or "").strip()
+        if not sub:
+            raise FedcoreError("sign-in: the identity provider sent no subject ('sub' claim)")
+        iss = str(claims.get("iss") or "")
+        email = str(claims.get("email") or "").strip().lower() or None
+        said = claims.get("email_verified")
+        verified = email is not None and (said is True or str(said).lower() == "true"
+                                          or (said is None and email_trust == "claimed"))
+        return cls("user:" + hashlib.sha256(f"{iss}\n{sub}".encode()).hexdigest()[:24], email, verified)
+
+    def viewer(self, admins: Iterable[str] = ()) -> Viewer:
+        """The viewer this user is: an admin only with a trusted e-mail listed in ``admins``."""
+        return Viewer(self.owner, self.verified and self.email in {a.strip().lower() for a in admins})
 
 
 class NotYourRun(FedcoreError):
@@ -86,7 +121,7 @@ def describe_owner(record: dict, viewer: Viewer) -> str:
         return "a script"
     if owner == viewer.owner:
         return "you"
-    return owner.removeprefix("user:") if viewer.admin and owner.startswith("user:") else "another visitor"
+    return "a signed-in user" if viewer.admin and owner.startswith("user:") else "another visitor"
 
 
 CODE_PREFIX = "keep-"

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Optional
 
 import streamlit as st
 
-from fedcore.runner.owners import Viewer, can_control
+from fedcore.errors import FedcoreError
+from fedcore.runner.owners import SignedIn, Viewer, can_control
 
 from .plain import link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
 from .server import forget_events, identities, limits, manager  # host.limits: the same cached limits
@@ -79,19 +81,27 @@ def sign_in_configured() -> bool:
         return False
 
 
-def signed_in_email():
+def signed_in() -> Optional[SignedIn]:
+    """The signed-in user from the provider's claims (issuer and subject; the e-mail only when
+    verified, :class:`~fedcore.runner.owners.SignedIn`), or None."""
     if not sign_in_configured():
         return None
     info = st.user.to_dict()
-    return info.get("email") if info.get("is_logged_in") else None
+    if not info.get("is_logged_in"):
+        return None
+    try:
+        return SignedIn.from_claims(info, limits().email_trust)
+    except FedcoreError:
+        LOG.warning("sign-in without a subject claim: treated as not signed in")
+        return None
 
 
 def viewer() -> Viewer:
-    """Who is looking: ``user:<e-mail>`` when signed in, else the anonymous
+    """Who is looking: ``user:<hash of issuer and subject>`` when signed in, else the anonymous
     ``visitor:<id>`` the server issued to this session (:func:`_anonymous`)."""
-    email = signed_in_email()
-    if email:
-        return Viewer.from_identity(email, "", limits().admins)
+    user = signed_in()
+    if user is not None:
+        return user.viewer(limits().admins)
     return Viewer(_anonymous()[0])
 
 
@@ -126,14 +136,15 @@ def store_banner() -> None:
 def sign_in_controls() -> None:
     """Log in / log out in the sidebar when the host configured sign-in; "Keep my runs"
     for a visitor who is not signed in."""
-    if not signed_in_email():
+    user = signed_in()
+    if user is None:
         keep_my_runs()
     if not sign_in_configured():
         return
     with st.sidebar:
-        email = signed_in_email()
-        if email:
-            st.caption(f"Signed in as {plain(email)}")
+        if user is not None:
+            unverified = "" if user.verified else " (e-mail not verified: no admin rights)"
+            st.caption(f"Signed in as {plain(user.email or 'a user without e-mail')}{unverified}")
             st.button("Log out", on_click=st.logout, key="host.logout")
         else:
             st.caption("Sign in so your runs follow you across tabs and visits.")
