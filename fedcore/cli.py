@@ -20,7 +20,8 @@ def _bar(done: int, total: int, width: int = 20) -> str:
 
 
 def cmd_run(args) -> int:
-    from .accounting.headline import THREAT_MODEL_NAMES, format_epsilon
+    from .accounting.headline import THREAT_MODEL_NAMES, bound_words, format_epsilon
+    from .accounting.words import EMPTY_RUN_TEXT
     from .engine import iter_run
     from .events import RoundEvent, RunFinished, RunStarted, to_dict
 
@@ -34,13 +35,14 @@ def cmd_run(args) -> int:
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise FedcoreError(f"--out {args.out}: the folder {Path(args.out).resolve().parent} does not exist")
     out = open(args.out, "w") if args.out else None
-    headline, threat = None, ""
+    headline, threat, caveat = None, "", ""
     try:
         for event in iter_run(cfg):
             if out:
                 out.write(json.dumps(to_dict(event), allow_nan=False) + "\n")
                 out.flush()
             if isinstance(event, RunStarted):
+                caveat = event.caveat
                 print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
                       f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}; threat model: "
                       f"{THREAT_MODEL_NAMES.get(event.threat_model, event.threat_model)}", flush=True)
@@ -54,7 +56,9 @@ def cmd_run(args) -> int:
                 print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
                       f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
                       f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
-                      "rigorous bound)", flush=True)
+                      f"{bound_words(caveat, headline)})", flush=True)
+                if event.aggregated_rounds == 0:
+                    print(EMPTY_RUN_TEXT, flush=True)
     finally:
         if out:
             out.close()

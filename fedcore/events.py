@@ -89,6 +89,10 @@ class RoundEvent:
     epsilon_headline_run: Optional[float] = None
     attack: dict = field(default_factory=dict)
     """What the threat model's attackers recover this round (:mod:`fedcore.attacks.watch`); {} when not watched."""
+    aggregated: Optional[bool] = None
+    """Whether the server aggregated at least one update this round (False: e.g. PLDP-FL rule C
+    selected nobody, the model did not move); None in records from before the field, read as
+    ``bool(uploaded)`` (:attr:`RunState.aggregated_rounds`)."""
     type: str = "round"
     schema: int = SCHEMA_VERSION
 
@@ -105,6 +109,9 @@ class RunFinished:
     final_accuracy: Optional[float] = None
     error: Optional[str] = None
     held_s: float = 0.0
+    aggregated_rounds: Optional[int] = None
+    """Rounds in which at least one update was aggregated (0: the model is the untrained one and
+    nothing was released); None in records from before the field."""
     type: str = "end"
     schema: int = SCHEMA_VERSION
 
@@ -180,6 +187,14 @@ class RunState:
     @property
     def rounds_done(self) -> int:
         return self.end.rounds_done if self.end else (self.last_round.round if self.rounds else 0)
+
+    @property
+    def aggregated_rounds(self) -> int:
+        """Rounds in which at least one update was aggregated: the end's count, else the rounds'
+        (a round from before ``RoundEvent.aggregated`` counts when it has uploads)."""
+        if self.end is not None and self.end.aggregated_rounds is not None:
+            return self.end.aggregated_rounds
+        return sum(bool(r.uploaded) if r.aggregated is None else r.aggregated for r in self.rounds)
 
     @property
     def final_accuracy(self) -> Optional[float]:

@@ -118,3 +118,16 @@ def format_epsilon(x: Optional[float], digits: int = 3) -> str:
     """``"∞"`` for None / inf, else the number with ``digits`` significant digits."""
     v = decode_epsilon(x)
     return "∞" if math.isinf(v) else f"{v:.{digits}g}"
+
+
+def bound_words(caveat: str, headline: Optional[float] = 0.0) -> str:
+    """How far a headline ε can be trusted, in one phrase: "rigorous bound" only when the run's
+    ``caveat`` is empty (the bound holds for what ran, METHODS section 8), else "not proven for
+    what ran: <caveat>"; "no guarantee" for ∞ (``headline`` None or inf).
+
+    >>> bound_words(""), bound_words("assumes Poisson sampling")
+    ('rigorous bound', 'not proven for what ran: assumes Poisson sampling')
+    """
+    if headline is None or math.isinf(float(headline)):
+        return "no guarantee"
+    return "rigorous bound" if not caveat else f"not proven for what ran: {caveat}"

@@ -32,6 +32,12 @@ PLAIN_THREAT_TEXT = {
 }
 
 
+EMPTY_RUN_TEXT = ("No update was aggregated in any round (e.g. PLDP-FL rule C selected nobody): the model is "
+                  "the untrained one and nothing was released, so its accuracy says nothing about the method "
+                  "and its ε of 0 is not a privacy result.")
+"""What a run with ``aggregated_rounds == 0`` says wherever it is shown (live view, CLI)."""
+
+
 def plain_threat_text(kind: str) -> str:
     """Who is trusted, in everyday words."""
     return PLAIN_THREAT_TEXT.get(kind, f"unknown threat model {kind!r}")

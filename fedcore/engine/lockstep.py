@@ -75,6 +75,8 @@ class LockstepResult:
     """With ``curves``: the accuracy after every round (None where ``eval_every`` skips it)."""
     signals: dict = field(default_factory=dict)
     """With ``curves``: each method signal's mean over the rounds that reported it."""
+    aggregated_rounds: int = 0
+    """Rounds in which at least one update was aggregated (``RunFinished.aggregated_rounds``)."""
 
 
 class _Run:
@@ -90,6 +92,7 @@ class _Run:
         self.offset = 0  # first row of this run's training data in the shared tensor
         self.accuracy: list = []
         self.signals: dict = {}  # name -> (sum, count)
+        self.aggregated_rounds = 0
 
     def note(self, signals: dict) -> None:
         for name, value in signals.items():
@@ -192,6 +195,7 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
             for r, sel, _ in parts:
                 res = server_round(r.s, r.global_flat, r.ledger, flat[row:row + len(sel)], sel, rnd, r.gen)
                 r.global_flat = res.global_flat
+                r.aggregated_rounds += res.aggregated
                 signals[id(r)].update(res.signals)
                 row += len(sel)
         for i, r in enumerate(runs):
@@ -208,5 +212,6 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                                             per_client.tolist(), r.ledger.threat_model, r.s.params,
                                             r.s.mechanism.caveat,
                                             accuracy=r.accuracy if curves else [],
-                                            signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {})
+                                            signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {},
+                                            aggregated_rounds=r.aggregated_rounds)
     return results

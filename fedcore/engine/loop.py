@@ -58,13 +58,15 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     workspace = Workspace()  # the clients' training buffer, kept across rounds
     watcher = watch(s) if watch is not None else None
     acc = loss = None
+    aggregated_rounds = 0
     for rnd in range(1, cfg.rounds + 1):
         if should_stop():
-            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc)
+            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
+                              aggregated_rounds=aggregated_rounds)
             return
         t0 = time.perf_counter()
         selected, events = choose_clients(s, rnd, rng)
-        signals, uploaded, weights = dict(s.aggregator.round_signals()), [], []
+        signals, uploaded, weights, aggregated = dict(s.aggregator.round_signals()), [], [], False
         if len(selected):
             sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
             plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, s.mechanism.poisson_batches)
@@ -84,7 +86,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             del stacked  # the buffer is the updates now (server_round); next round may reuse it
             res = server_round(s, global_flat, ledger, client_flat, sel, rnd, gen, tap=watcher)
             del client_flat
-            global_flat, uploaded, weights = res.global_flat, res.uploaded, res.weights
+            global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
             signals = {**signals, **res.signals}
             events += res.events
         if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
@@ -97,5 +99,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                          seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start,
                          threat_model=ledger.threat_model,
                          epsilon_headline=[encode_epsilon(e) for e in headline],
-                         epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack)
-    yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc)
+                         epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack,
+                         aggregated=aggregated)
+        aggregated_rounds += aggregated
+    yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
+                      aggregated_rounds=aggregated_rounds)

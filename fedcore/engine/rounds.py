@@ -59,6 +59,8 @@ class ServerResult:
     signals: dict = field(default_factory=dict)
     uploaded: list = field(default_factory=list)
     weights: list = field(default_factory=list)
+    aggregated: bool = False
+    """Whether the aggregator combined at least one update and the server stepped."""
 
 
 def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor, sel: torch.Tensor,
@@ -90,4 +92,4 @@ def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor
     ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
                   upload.pure_count)
     return ServerResult(global_flat, upload.events + result.events, {**upload.signals, **result.signals},
-                        upload.clients.tolist(), result.weights.tolist())
+                        upload.clients.tolist(), result.weights.tolist(), result.delta is not None)

@@ -14,7 +14,9 @@ The search is a bisection on ``log(scale)``: the headline grows with every mecha
 budget. A mechanism whose headline is infinite (nothing noised) cannot be matched and
 raises :class:`~fedcore.errors.FedcoreError` naming the method. One that spends less than the
 target even at the largest budget ``privacy.epsilon`` accepts (a floor on its noise) runs at
-that budget, ``reached=False``: its headline, below the target, is what it can spend.
+that budget, ``reached=False``: its headline, below the target, is what it can spend. One that
+releases nothing at any budget (PLDP-FL rule C selecting nobody in every round of a short run)
+has no budget to solve: it keeps its configured budgets, ``released=False`` and ``knob=None``.
 
 >>> from fedcore.layering import build_config
 >>> cfg = build_config("demo", None, ["method=pldp_b"])
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 from ..errors import FedcoreError
 
@@ -43,9 +46,10 @@ class Matched:
     config: object       # RunConfig with the solved privacy.epsilon
     target: float
     headline: float      # replayed headline ε of ``config``
-    knob: float          # the largest solved per-client privacy.epsilon
+    knob: Optional[float]  # the largest solved per-client privacy.epsilon (None: nothing released)
     scale: float         # solved budgets / configured budgets
     reached: bool = True  # False: even its largest budget spends less than the target (it runs at that)
+    released: bool = True  # False: the replay released nothing at any budget; no budget was solved
 
 
 def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess: float = 1 - TOLERANCE / 2) -> Matched:
@@ -91,6 +95,9 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
         log_s = _next_guess(lo, hi, aim, lo_limit, hi_limit)
         if log_s is None:
             break
+    if lo is not None and lo[0] >= hi_limit - 1e-9 and lo[1] == -math.inf:
+        # headline 0 at the largest budget: no round released anything, so no budget is "solved"
+        return Matched(cfg, target, 0.0, None, 1.0, reached=False, released=False)
     if lo is not None and lo[0] >= hi_limit - 1e-9:
         # the largest budget it accepts still spends less (e.g. DP-SGD's smallest noise
         # multiplier): it cannot spend more, so it runs at its most and says so in its headline

@@ -24,7 +24,10 @@
 - ``accuracy``: final test accuracy; ``seconds``: the run's wall time (for runs trained
   together in one batch, the batch's time divided by its number of runs).
 - extra keys: ``config_hash`` (the run's cache key), ``rounds``, ``batched`` (trained in a
-  lockstep batch).
+  lockstep batch), ``aggregated_rounds`` (rounds in which at least one update was aggregated;
+  0: nothing was released and the model is the untrained one, e.g. PLDP-FL rule C selected
+  nobody; null in files from before the key). A summary leaves the 0 rows out of its cells and
+  counts them (``empty``).
 - audited sweeps (``--audit``; :mod:`.audit`) add :data:`AUDIT_KEYS`: ``epsilon_audited`` (the
   empirical ε lower bound, holding with confidence ``audit_confidence``), ``paper_claim``,
   ``audit_kind`` / ``audit_scope`` (what was attacked: one report, or one client / record of the
@@ -48,7 +51,7 @@ from ..errors import FedcoreError
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
 CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "rounds",
-                            "batched", "config_hash")
+                            "aggregated_rounds", "batched", "config_hash")
 AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
               "audit_accountant", "audit_ceiling", "audit_seconds")
 """The columns an audited sweep adds to every row (see the module doc)."""
@@ -61,7 +64,7 @@ def _finite(x: Optional[float]) -> Optional[float]:
 def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optional[float],
              headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
              rounds: int = 0, batched: bool = False, reference: str = "", match: str = "target",
-             knob: Optional[float] = None, caveat: str = "") -> dict:
+             knob: Optional[float] = None, caveat: str = "", aggregated_rounds: Optional[int] = None) -> dict:
     """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
     infinite = headline is None or math.isinf(float(headline))
     return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
@@ -69,7 +72,14 @@ def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optiona
             "accuracy": _finite(accuracy), "seconds": round(float(seconds), 4), "config_hash": config_hash,
             "rounds": int(rounds), "batched": bool(batched),
             "reference": reference or ("no_privacy" if epsilon is None else ""), "match": match,
-            "knob": _finite(knob), "caveat": caveat}
+            "knob": _finite(knob), "caveat": caveat,
+            "aggregated_rounds": None if aggregated_rounds is None else int(aggregated_rounds)}
+
+
+def is_empty(row: dict) -> bool:
+    """A run in which no update was ever aggregated (``aggregated_rounds`` 0): its accuracy is
+    the untrained model's and its ε is that of no release, so no cell averages it."""
+    return row.get("aggregated_rounds") == 0
 
 
 def reference_of(row: dict) -> str:
@@ -163,8 +173,10 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 def summarize(rows: Iterable[dict]) -> list[dict]:
     """Mean ± std (sample std, n - 1) of accuracy and headline ε per (method, target ε).
 
+    Runs that aggregated nothing (:func:`is_empty`) are left out and counted in ``empty`` (a group of
+    only such runs is left out: :func:`empty_runs` counts them).
     One dict per group: ``method``, ``epsilon`` (None = a reference line), ``reference``, ``n``, ``accuracy_mean``,
-    ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``, and for
+    ``accuracy_std``, ``headline_mean`` (None if any run had ∞), ``threat_model``, ``empty``, and for
     audited rows ``audited_min``: the smallest audited ε lower bound over the group's seeds
     (each seed's bound holds on its own; the smallest is the conservative summary), None when
     no row of the group was audited.
@@ -178,7 +190,8 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         groups[key].append(r)
     out = []
     for key in order:
-        rs = [r for r in groups[key] if r.get("accuracy") is not None]
+        empty = sum(map(is_empty, groups[key]))
+        rs = [r for r in groups[key] if r.get("accuracy") is not None and not is_empty(r)]
         if not rs:
             continue
         mean, std = _mean_std([r["accuracy"] for r in rs])
@@ -187,8 +200,19 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         audits = [r["epsilon_audited"] for r in rs if r.get("epsilon_audited") is not None]
         out.append({"method": key[0], "epsilon": key[1], "reference": key[2], "n": len(rs), "accuracy_mean": mean,
                     "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"],
-                    "audited_min": min(audits) if audits else None})
+                    "audited_min": min(audits) if audits else None, "empty": empty})
     return out
+
+
+def empty_runs(rows: Iterable[dict]) -> dict[tuple, tuple[int, int]]:
+    """``{(method, column ε or reference kind): (runs that aggregated nothing, runs)}`` for the
+    cells with at least one such run."""
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        c = counts[(r["method"], r["epsilon"] if r["epsilon"] is not None else reference_of(r))]
+        c[0] += is_empty(r)
+        c[1] += 1
+    return {k: (e, n) for k, (e, n) in counts.items() if e}
 
 
 REFERENCE_LABELS = {"clip_only": "clip only", "no_privacy": "no privacy"}
@@ -201,14 +225,14 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
     over more than one seed), the headline ε spent in brackets (``ε ≤`` the accountant's bound
     when an audit gives ``≥`` its smallest lower bound over the seeds)."""
     rows = list(rows)
-    stats = summarize(rows)
-    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None})
-    refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats)]
+    stats, empty = summarize(rows), empty_runs(rows)
+    eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None} | {c for _, c in empty if not isinstance(c, str)})
+    refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats) or any(c == r for _, c in empty)]
     match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
     head = "headline ε" if match == "headline" else "configured ε"
     cell = {(s["method"], s["epsilon"] if s["epsilon"] is not None else s["reference"]): s for s in stats}
     out = []
-    for m in dict.fromkeys(s["method"] for s in stats):
+    for m in dict.fromkeys([s["method"] for s in stats] + [k[0] for k in empty]):
         threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
         line = {"method": m, "threat model": threat}
         for c in eps + refs:
@@ -221,6 +245,8 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
                     else f" (spent {bound})"
             elif s is not None and s["audited_min"] is not None:
                 text += f" (ε ≥ {s['audited_min']:.3g})"
+            if (m, c) in empty:
+                text += (" " if text else "") + "[{} of {} runs aggregated nothing: left out]".format(*empty[(m, c)])
             line[REFERENCE_LABELS[c] if ref else f"{head} {c:g}"] = text
         out.append(line)
     return out

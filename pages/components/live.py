@@ -14,7 +14,7 @@ import streamlit as st
 
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
-from fedcore.accounting.words import epsilon_unit, people, plain_threat_text, why_they_differ
+from fedcore.accounting.words import EMPTY_RUN_TEXT, epsilon_unit, people, plain_threat_text, why_they_differ
 from fedcore.events import RunState
 from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
@@ -148,6 +148,8 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
                 if held else f"{end.elapsed:.1f} s")
         st.success(f"Finished {done} rounds in {took}"
                    + (f" · final test accuracy {acc:.3f}" if acc is not None else ""))
+        if not run.aggregated_rounds:
+            st.warning(EMPTY_RUN_TEXT, icon=":material/block:")
     table = rounds_table(run)
     if not len(table):
         return
@@ -189,7 +191,11 @@ def epsilon_explained(record: dict, spent) -> None:
     if mech == "none":
         st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞.")
         return
-    if note and "knob" not in note:
+    if note and note.get("released") is False:
+        text = (f"**No budget was solved:** you asked for ε = {people(note['target'])} in total, but this run "
+                "releases nothing at any budget (no update is ever aggregated), so it spends ε = 0 and its model "
+                "stays untrained.")
+    elif note and "knob" not in note:
         text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
                 f"Run is solving this method's own budget ({epsilon_unit(mech)}) to spend exactly that.")
     elif note:
