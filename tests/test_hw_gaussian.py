@@ -100,3 +100,35 @@ def test_step_placement_reads_sigma_as_a_dp_sgd_multiplier():
         acc.compose(event, 40)
         assert acc.get_epsilon(1e-5) == pytest.approx(eps, rel=0.02)
     assert make_mechanism().threat_model == "local"
+
+
+def test_per_step_noise_draws_poisson_batches_and_shuffled_batches_carry_the_caveat():
+    """HW-DPFL per step is accounted at q = b / n_k: proven for Poisson batches (the default and the
+    papers' presets), a caveat on shuffled ones (how the stored records trained)."""
+    from fedcore.mechanisms import caveat_of
+    from fedcore.resolve import preset_config
+
+    cfg = preset_config("hw_dpfl_mnist_noniid")
+    assert caveat_of(cfg.to_dict()["privacy"]) == ""
+    poisson = make_mechanism(placement="step", noise="level", sigma=1.0)
+    shuffle = make_mechanism(placement="step", noise="level", sigma=1.0, batching="shuffle")
+    assert poisson.poisson_batches and poisson.caveat == ""
+    assert not shuffle.poisson_batches and "assumes Poisson sampling" in shuffle.caveat
+    assert not make_mechanism(batching="shuffle").poisson_batches           # round placement: no batches to draw
+
+
+def test_the_stored_records_say_their_per_step_headline_assumes_poisson_sampling():
+    import json
+    from pathlib import Path
+
+    from fedcore.reproduce.report import caveat, epsilon_cell, table_rows
+
+    record = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/hw_dpfl.json").read_text())
+    noisy = [r for t in record["tables"] for r in t["rows"] if r["config"]["privacy"]["mechanism"] == "hw_gaussian"]
+    assert noisy and all("assumes Poisson sampling" in caveat(r) and epsilon_cell(r).split(" ")[0].endswith("*")
+                         for r in noisy)
+    uldp = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/uldp.json").read_text())
+    rows = {r["preset"]: r for t in uldp["tables"] for r in table_rows(t)}
+    ddp = rows["uldp_mnist_ddp"]
+    assert "2.81× its target 10" in ddp["headline ε (threat model)"]
+    assert next(v for k, v in ddp.items() if k.startswith("our gain")).endswith("(unequal privacy)")

@@ -109,6 +109,13 @@ def participation_rounds(rounds: int, participation: float, clients: int) -> int
     return int(rounds)
 
 
+SHUFFLE_CAVEAT = ("assumes Poisson sampling: the record-level bound is for Poisson-sampled batches, and these "
+                  "batches are shuffled (batching=shuffle)")
+"""The caveat of per-step DP-SGD noise on shuffled batches (DP-SGD's and HW-DPFL's per-step placement): the
+ledger composes each step at q = B / n, which holds for Poisson sampling (Abadi et al. 2016; Mironov et
+al. 2019), not for a shuffle."""
+
+
 @MECHANISMS.register("dp_sgd", summary="DP-SGD local training: per-sample clipping and Gaussian noise at every "
                      "step (KDP-FL client; option: the literal Eq. 3, noise once per round).",
                      paper="KDP-FL (seed 003), Alg. 1; Abadi et al. 2016")
@@ -196,10 +203,7 @@ class DpSgdMechanism(Mechanism):
 
     @classmethod
     def caveat_for(cls, options) -> str:
-        if options.placement == "step" and options.batching == "shuffle":
-            return ("assumes Poisson sampling: the record-level bound is for Poisson-sampled batches, and these "
-                    "batches are shuffled (batching=shuffle)")
-        return ""
+        return SHUFFLE_CAVEAT if options.placement == "step" and options.batching == "shuffle" else ""
 
     def step_noise_std(self, clients):
         """``z_i M`` per client (noise on the clipped gradient sum), or None for Eq. 3."""

@@ -43,7 +43,10 @@ Placement (option ``placement``; METHODS section 3, revised reading):
   per-sample gradients before dividing by b (``noise="level"``: sigma as given;
   ``"calibrated"``: the smallest multiplier for which ``T * E`` steps at
   ``q = b / n_k`` are ``(eps_k, delta_k)``-DP, RDP accountant). Threat model *record*;
-  the ledger composes each client's steps at ``q = b / n_k``. Needs ``clip_gradients``.
+  the ledger composes each client's steps at ``q = b / n_k``, which holds for Poisson-sampled
+  batches: option ``batching`` ``"poisson"`` (default, as DP-SGD's) draws them; ``"shuffle"``
+  (how records made before the option trained) keeps fixed-size shuffled batches and carries
+  the caveat that the bound assumes Poisson sampling. Needs ``clip_gradients``.
   The measured gap to the paper at lambda = 0.05, 50 rounds comes from clipping (no
   noise: 78.8 %), not from sigma; see docs/reproduction.md.
 
@@ -61,6 +64,7 @@ from ..constraints import Boolean, Choice, Interval, setting
 from ..accounting.ledger import GaussianRecord
 from ..errors import ConfigError
 from .base import Mechanism, Traits, Upload
+from .dp_sgd import BATCHINGS, SHUFFLE_CAVEAT
 from .registry import MECHANISMS
 
 NOISE_MODES = ("calibrated", "level")
@@ -131,6 +135,10 @@ class HwGaussianMechanism(Mechanism):
         placement: str = setting("round", Choice(PLACEMENTS),
                                  "round: N(0, sigma^2) once on the uploaded model (Thm 1); step: sigma is a DP-SGD "
                                  "noise multiplier, N(0, sigma^2 G^2) on every step's clipped gradient sum")
+        batching: str = setting("poisson", Choice(BATCHINGS),
+                                "placement=step only: poisson: each sample joins each step's batch with probability "
+                                "b/n (what the record-level bound assumes); shuffle: fixed-size shuffled batches "
+                                "(the bound then assumes Poisson sampling it does not have)")
 
         def validate(self, prefix: str) -> None:
             if self.placement == "step" and not self.clip_gradients:
@@ -140,6 +148,10 @@ class HwGaussianMechanism(Mechanism):
     @classmethod
     def threat_model_for(cls, options) -> str:
         return "record" if options.placement == "step" else "local"
+
+    @classmethod
+    def caveat_for(cls, options) -> str:
+        return SHUFFLE_CAVEAT if options.placement == "step" and options.batching == "shuffle" else ""
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
@@ -159,6 +171,7 @@ class HwGaussianMechanism(Mechanism):
         self.round_epsilon_ = hw_dpfl_epsilon(self.sigma_, delta, self.gamma_, self.sensitivity_)
         self.participations_ = torch.zeros(ctx.num_clients, dtype=torch.float64, device=ctx.device)
         self.per_step = options.placement == "step"
+        self.poisson_batches = self.per_step and options.batching == "poisson"
         if self.per_step:
             self.steps_ = steps
             self.sample_rate_ = (local.batch_size / n).clamp(max=1.0)

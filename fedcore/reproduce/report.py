@@ -25,21 +25,81 @@ def ours(entry: dict) -> str:
     return f"{100 * entry['mean']:.2f} ± {100 * (entry.get('std') or 0):.2f} (n={n})"
 
 
+def caveat(entry: dict) -> str:
+    """What the row's headline ε does not prove for what ran ("" = a rigorous bound): the record's
+    own ``caveat``, else the one its stored config implies (records from before the key)."""
+    if "caveat" in entry:
+        return entry["caveat"] or ""
+    from ..mechanisms import caveat_of
+
+    try:
+        return caveat_of((entry.get("config") or {}).get("privacy") or {})
+    except Exception:   # a record whose options no longer parse: nothing to add
+        return ""
+
+
+def headline(entry: dict) -> Optional[float]:
+    """The row's headline ε: the largest over its seeds (None = ∞ or not recorded)."""
+    values = entry.get("epsilon_headline")
+    return None if not values or any(v is None for v in values) else max(values)
+
+
+TARGETED = {"dp_sgd": lambda o: o.get("noise_multiplier", -1) == -1 and o.get("placement", "step") == "step",
+            "uldp_gaussian": lambda o: o.get("reading") == "central" and o.get("noise", "auto") in ("auto", "accountant")}
+"""Mechanisms (and options) whose ``privacy.epsilon`` is the whole run's headline ε they calibrate to:
+DP-SGD per step (Abadi et al. 2016) and ULDP-FED's central reading (its accountant)."""
+
+
+def over_target(entry: dict) -> Optional[float]:
+    """``headline / target`` when the row spends more than the whole-run ε it was calibrated to
+    (by more than 1 %), else None: such a row is not at the privacy its ε says."""
+    privacy = (entry.get("config") or {}).get("privacy") or {}
+    rule, head = TARGETED.get(privacy.get("mechanism")), headline(entry)
+    if rule is None or head is None or not rule(privacy.get("mechanism_options") or {}):
+        return None
+    target = max(privacy.get("epsilon") or [0.0])
+    return head / target if target > 0 and head > 1.01 * target else None
+
+
 def epsilon_cell(entry: dict) -> str:
-    """The row's headline epsilon (largest over its seeds; ∞ when nothing is noised) and threat model."""
+    """The row's headline epsilon (largest over its seeds; ∞ when nothing is noised) and threat model;
+    ``*`` when a caveat says it is not proven for what ran, and how far it exceeds its target."""
     from ..accounting.headline import THREAT_MODEL_NAMES, format_epsilon
 
-    values = entry.get("epsilon_headline")
-    if not values:
+    if not entry.get("epsilon_headline"):
         return "–"
-    worst = None if any(v is None for v in values) else max(values)
     threat = THREAT_MODEL_NAMES.get(entry.get("threat_model", ""), entry.get("threat_model", ""))
-    return f"{format_epsilon(worst)} ({threat})" if threat else format_epsilon(worst)
+    text = format_epsilon(headline(entry)) + ("*" if caveat(entry) else "")
+    over = over_target(entry)
+    if over:
+        target = max(entry["config"]["privacy"]["epsilon"])
+        text += f", {over:.2f}× its target {target:g}"
+    return f"{text} ({threat})" if threat else text
+
+
+def unequal(entry: dict, ref: Optional[dict]) -> bool:
+    """Whether ``entry`` and the reference row ``ref`` are *not* at equal privacy: either spends more
+    than its target, or their headlines differ by more than 1 %."""
+    if ref is None or over_target(entry) or over_target(ref):
+        return bool(ref is not None)
+    a, b = headline(entry), headline(ref)
+    return a is not None and b is not None and abs(a - b) > 0.01 * max(a, b)
+
+
+def caveat_notes(table: dict) -> list[str]:
+    """One line per distinct caveat of the table's rows (the ``*`` of :func:`epsilon_cell`)."""
+    notes: dict[str, list[str]] = {}
+    for r in table["rows"]:
+        if r.get("epsilon_headline") and caveat(r):
+            notes.setdefault(caveat(r), []).append(r.get("short") or r["label"])
+    return [f"\\* {', '.join(rows)}: the headline ε is not proven for what ran: {text}."
+            for text, rows in notes.items()]
 
 
 def table_rows(table: dict) -> list[dict]:
     """One dict per row: the columns of the comparison table (strings)."""
-    ref = next((r.get("short") or r["label"] for r in table["rows"] if r["key"] == table.get("reference")), None)
+    ref_row = next((r for r in table["rows"] if r["key"] == table.get("reference")), None)
+    ref = ref_row and (ref_row.get("short") or ref_row["label"])
     target = table.get("target")
     out = []
     for r in table["rows"]:
@@ -48,7 +108,9 @@ def table_rows(table: dict) -> list[dict]:
         if ref is not None and any(x.get("paper_gain") is not None or x.get("gain") is not None
                                    for x in table["rows"]):
             row[f"paper gain vs {ref}"] = pct(r.get("paper_gain"), signed=True)
-            row[f"our gain vs {ref}"] = pct(r.get("gain"), signed=True) if r.get("gain") is not None else "–"
+            row[f"our gain vs {ref}"] = (("–" if r.get("gain") is None else pct(r.get("gain"), signed=True))
+                                         + (" (unequal privacy)" if r.get("gain") is not None and unequal(r, ref_row)
+                                            else ""))
         if target is not None:
             rt = r.get("rounds_to_target")
             paper_target = table.get("paper_target") or target
@@ -131,6 +193,8 @@ def table_markdown(table: dict, level: str = "##") -> str:
     if table["status"] != "ran":
         parts += [f"*{table['status']}*", ""]
     parts += [_md_table(table_rows(table)), ""]
+    if caveat_notes(table):
+        parts += ["  \n".join(caveat_notes(table)), ""]
     claims = claim_lines(table)
     if claims:
         parts += ["Claims:", "", *claims, ""]

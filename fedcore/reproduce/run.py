@@ -91,19 +91,21 @@ def train_lockstep(configs: list, memo: dict, log: Callable[[str], None] = print
             memo[cfg.config_hash()] = {
                 "rounds": list(range(1, cfg.rounds + 1)), "accuracy": res.accuracy, "final": res.final_accuracy,
                 "seconds": share, "load_average": load, "nice": _nice(), "threat_model": res.threat_model,
-                "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk),
+                "epsilon": encode_epsilon(res.headline), "lockstep": len(chunk), "caveat": res.caveat,
                 "signals": {k: v for k, v in res.signals.items() if k in SIGNALS}}
 
 
 def _train(cfg) -> dict:
     from ..engine import iter_run
-    from ..events import RoundEvent, RunFinished
+    from ..events import RoundEvent, RunFinished, RunStarted
 
     rounds, accuracy, final, t0 = [], [], None, time.perf_counter()
-    privacy = {"threat_model": "", "epsilon": None, "signals": {}}
+    privacy = {"threat_model": "", "epsilon": None, "signals": {}, "caveat": ""}
     sums: dict = {}
     for event in iter_run(cfg):
-        if isinstance(event, RoundEvent):
+        if isinstance(event, RunStarted):
+            privacy["caveat"] = event.caveat
+        elif isinstance(event, RoundEvent):
             rounds.append(event.round)
             accuracy.append(event.accuracy)
             privacy["threat_model"], privacy["epsilon"] = event.threat_model, event.epsilon_headline_run
@@ -166,6 +168,7 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
     batch, nice = entry.get("lockstep") or [1] * n, entry.get("nice") or [0] * n
     return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
                 "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {}),
+                "caveat": entry.get("caveat", ""),
                 "load_average": la, "lockstep": k, "nice": ni}
             for s, f, c, t, e, la, k, ni in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads,
                                                 batch, nice)}
@@ -252,6 +255,8 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           # headline epsilon of each seed (None = infinity), its threat model, and
                           # the seed-mean of the method signals
                           "threat_model": runs[0].get("threat_model", ""),
+                          # what the headline does not prove for what ran ("" = a rigorous bound)
+                          "caveat": runs[0].get("caveat", ""),
                           "epsilon_headline": [r.get("epsilon") for r in runs],
                           "signals": {k: sum(r["signals"][k] for r in runs) / len(runs)
                                       for k in runs[0].get("signals", {})
