@@ -165,6 +165,7 @@ live = state["status"] in ACTIVE
 def view():
     now, rows = status_and_rows()
     if now["status"] in ACTIVE:
+        host.keep_alive(now)  # its owner's page keeps it going; closed, it stops after the grace period
         fr.job_line(key, now, len(rows), total, bool(trials))
     elif now["status"] == "failed":
         st.error(f"The sweep failed: {plain(now.get('error') or 'unknown error')}", icon=":material/error:")

@@ -255,3 +255,39 @@ def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
     assert last.round == 3 and 9.9 <= last.epsilon_headline_run <= 10.0 + 1e-9
     assert manager.start(cfg, owner=A.owner, match=True) == run_id
     assert manager.start(cfg, owner=A.owner) != run_id
+
+
+def test_sweeps_yield_to_another_visitor_and_stop_when_their_owner_leaves(tmp_path):
+    """Issue 30: A's two sweeps hold both slots; B's run starts at once (A's youngest sweep pauses
+    between two rounds of its batch, as a run would); A closes the page (no more heartbeats) and
+    both sweeps stop within the grace period plus one batch, saying why."""
+    grace = 6.0
+    m = Jobs(tmp_path, warm=False, max_running=2, limits=HostLimits(owner_grace_s=grace, max_active_per_owner=3))
+    try:
+        def spec(n):
+            return SweepSpec(preset="demo", methods=("pldp_b", "dp_fedavg"), match="target", seeds=2,
+                             epsilons=tuple(float(e) for e in range(1 + 50 * n, 41 + 50 * n)))
+        sweeps = [f"sweep:{start_sweep(m, spec(n), owner=A.owner)}" for n in range(2)]
+
+        def page_open():  # A's Frontier page polls: it refreshes the sweeps' heartbeats
+            for s in sweeps:
+                m.store.touch(s)
+            return all(m.store.get_run(s)["status"] == "running" for s in sweeps)
+
+        wait_for(page_open)
+        b = m.start(DEMO.replace(rounds=2), owner=B.owner, background=True)
+        assert m.queue_info(b) is None and m.is_alive(b)  # a slot at once: A's youngest sweep yields
+        assert read_tempo(m.store, sweeps[1])["preempted"]
+        deadline = time.monotonic() + 180
+        while m.store.get_run(b)["status"] != "finished":
+            assert time.monotonic() < deadline, "B's run did not finish while A's sweeps were paused"
+            page_open()
+            time.sleep(0.2)
+        wait_for(lambda: page_open() or not read_tempo(m.store, sweeps[1])["preempted"])  # it resumes
+        left = time.monotonic()  # A closes the page: nobody refreshes the heartbeats any more
+        wait_for(lambda: all(m.store.get_run(s)["status"] == "stopped" for s in sweeps), timeout=grace + 90)
+        assert time.monotonic() - left < grace + 90
+        for s in sweeps:
+            assert "owner's page was closed" in (m.store.get_run(s).get("reason") or ""), m.store.get_run(s)
+    finally:
+        m.close()

@@ -37,7 +37,7 @@ from .labels import run_label
 from .launchers import Launcher, PidLauncher, ProcessLauncher, load_entry, pid_alive, spawn
 from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
-from .policy import next_move
+from .policy import lifetime_over, next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
 from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, cache_key
 from .warm import WarmWorker
@@ -65,6 +65,8 @@ class Job:
     label: str = ""
     seconds: Optional[float] = None
     fields: dict = field(default_factory=dict)
+    pausable: bool = False
+    """It yields its slot for fair share between points (the preempt flag, as runs between rounds)."""
 
 
 class Jobs:
@@ -98,7 +100,9 @@ class Jobs:
         self._lock = threading.RLock()
         self._procs: dict[str, Launcher] = {}  # jobs holding a slot
         self._queued: list[str] = []  # runs and jobs, in order
-        self._runs: set[str] = set()  # which queued / training jobs are runs (they can pause)
+        self._runs: set[str] = set()  # which queued / training jobs are runs
+        self._pausable: set[str] = set()  # runs and the jobs that yield between points (local sweeps)
+        self._reasons: dict[str, str] = {}  # why the manager stopped a job (its owner left, its time was up)
         self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
         self._preempted: dict[str, Launcher] = {}  # runs paused for fair share
         self._stopping: dict[str, float] = {}
@@ -148,16 +152,20 @@ class Jobs:
                     self.store.update_run(hit, last_opened=time.time())
                     return hit
             self.capacity_left(owner, refuse=True)
-            extra = {"owner": owner, "background": background,
-                     "max_seconds": self.limits.max_run_seconds if self.limits else None}
-            if background:
-                extra["grace_s"] = None
-            elif self.limits is not None and self.limits.owner_grace_s:
-                extra["grace_s"] = self.limits.owner_grace_s
+            extra = {"owner": owner, "background": background, **self._lifetime(background)}
             record = self.store.create_run(cfg.to_dict(), cfg.config_hash(), label=label or run_label(cfg),
                                            match=exact, **extra)
             self._enqueue(record["id"], owner, "run")
             return record["id"]
+
+    def _lifetime(self, background: bool = False) -> dict:
+        """A job's ``max_seconds`` and (unless ``background``) ``grace_s``, from the host's limits."""
+        extra = {"max_seconds": self.limits.max_run_seconds if self.limits else None}
+        if background:
+            extra["grace_s"] = None
+        elif self.limits is not None and self.limits.owner_grace_s:
+            extra["grace_s"] = self.limits.owner_grace_s
+        return extra
 
     def submit(self, job: Job, cfg: Optional[RunConfig] = None) -> str:
         """Record ``job`` (a sweep, an audit, a Ray sweep) and queue it under the same limits, queue
@@ -169,19 +177,22 @@ class Jobs:
             self.poll()  # one that just ended is gone
             if job.id not in self._owner:
                 self.capacity_left(job.owner, refuse=True)
+                lifetime = self._lifetime(background=job.owner is None)
                 self.store.create_job(job.id, job.kind, owner=job.owner, label=job.label, entry=job.entry,
-                                      seconds=job.seconds, **job.fields)
-                self._enqueue(job.id, job.owner, job.kind)
+                                      seconds=job.seconds, pausable=job.pausable, **lifetime, **job.fields)
+                self._enqueue(job.id, job.owner, job.kind, job.pausable)
         return job.id
 
     def job(self, job_id: str) -> Optional[dict]:
         """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
         return self.store.get_run(job_id) if job_id in self._owner else None
 
-    def _enqueue(self, job_id: str, owner: Optional[str], kind: str) -> None:
+    def _enqueue(self, job_id: str, owner: Optional[str], kind: str, pausable: bool = False) -> None:
         self._owner[job_id] = owner
         if kind == "run":
             self._runs.add(job_id)
+        if kind == "run" or pausable:
+            self._pausable.add(job_id)
         self._queued.append(job_id)
         self._dispatch()
 
@@ -322,6 +333,7 @@ class Jobs:
     def poll(self) -> None:
         """Detect dead workers, enforce stop deadlines, start queued jobs."""
         with self._lock:
+            self._expire()
             for run_id, launcher in [*self._procs.items(), *self._preempted.items()]:
                 if launcher.alive():
                     started = self._stopping.get(run_id)
@@ -330,7 +342,7 @@ class Jobs:
                     launcher.terminate()
                     self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
                 if run_id in self._stopping:
-                    self.store.finish(run_id, "stopped", reason="stopped by the user")
+                    self.store.finish(run_id, "stopped", reason=self._reasons.get(run_id, "stopped by the user"))
                 else:
                     why = getattr(launcher, "why_ended", lambda: "its worker ended without saying how")()
                     self.store.finish(run_id, "failed", why)
@@ -358,9 +370,24 @@ class Jobs:
 
     # --- internals --------------------------------------------------------------------
     def _forget(self, job_id: str) -> None:
-        for table in (self._procs, self._preempted, self._stopping, self._owner):
+        for table in (self._procs, self._preempted, self._stopping, self._owner, self._reasons):
             table.pop(job_id, None)
         self._runs.discard(job_id)
+        self._pausable.discard(job_id)
+
+    def _expire(self) -> None:
+        """Stop the sweeps and audits whose owner left or whose time is up
+        (:func:`~fedcore.runner.policy.lifetime_over`; a run's own worker checks the same)."""
+        now = time.time()
+        for job_id in [*self._procs, *self._preempted]:
+            if job_id in self._runs or job_id in self._stopping:
+                continue
+            record = self.store.get_run(job_id)
+            why = record and lifetime_over(record, self.store.last_beat(job_id), now)
+            if why:
+                self._reasons[job_id] = why
+                self.store.update_run(job_id, reason=why)  # its worker may record the stop itself
+                self.stop(job_id)
 
     def _dispatch(self) -> None:
         """Start waiting jobs while slots are free, in the order and shares of
@@ -374,7 +401,7 @@ class Jobs:
 
         while not self._closed:
             move = next_move(self._queued, list(self._preempted), list(self._procs), self._owner,
-                             pausable=self._runs, slots=self.max_running, stopping=self._stopping)
+                             pausable=self._pausable, slots=self.max_running, stopping=self._stopping)
             if move is None:
                 return
             if move.pause is not None:
@@ -394,6 +421,12 @@ class Jobs:
                 self._launch(record)
 
     def _launch(self, record: dict) -> None:
+        why = lifetime_over({**record, "started": None}, self.store.last_beat(record["id"]), time.time())
+        if why:  # its owner left while it waited
+            self._forget(record["id"])
+            self.store.finish(record["id"], "stopped", reason=f"its owner left before it started ({why})")
+            return
+        self.store.touch(record["id"])  # time spent waiting never counts against it
         try:
             launcher = load_entry(record["entry"])(self.store, record)
         except Exception as exc:  # noqa: BLE001  (one job that cannot start must not stop the queue)
@@ -456,4 +489,6 @@ class Jobs:
             self._owner[job_id] = record.get("owner")
             if kind == "run":
                 self._runs.add(job_id)
+            if kind == "run" or record.get("pausable"):
+                self._pausable.add(job_id)
                 preempt(self.store, job_id, False)  # one paused for fair share gets its turn again

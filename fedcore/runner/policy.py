@@ -4,8 +4,8 @@
 first) whose owner trains fewer than their share (``slots`` // owners with jobs training or
 waiting, at least 1). When every slot is busy it gets one by pausing the youngest run of
 an owner over their share (paused after its current round; it resumes, first in line, when
-a slot frees). Only runs can pause: one owner's other jobs (sweeps, audits) hold at most
-half the slots (at least 1).
+a slot frees). Only runs and local sweeps (between two rounds of a batch) can pause: one owner's
+other jobs (audits, Ray sweeps) hold at most half the slots (at least 1).
 
 >>> owners = {"a1": "A", "a2": "A", "b": "B"}
 >>> next_move(["b"], [], ["a1", "a2"], owners, pausable={"a1", "a2", "b"}, slots=2)
@@ -47,3 +47,22 @@ def next_move(waiting: list[str], paused: list[str], training: list[str], owners
         return Move((under or candidates)[0])
     over = [i for i in training if running[owners.get(i)] > share and i in pausable and i not in stopping]
     return Move(under[0], over[-1]) if under and over else None
+
+
+def lifetime_over(record: dict, last_beat: float, now: float) -> Optional[str]:
+    """Why a job of ``record`` must stop now, or None: its owner's page stopped refreshing its
+    heartbeat for the record's ``grace_s`` (the host's ``owner_grace_s``), or it has been training
+    longer than its ``max_seconds`` (``max_run_seconds``). Runs check the same in their worker;
+    the job manager checks it for sweeps and audits.
+
+    >>> lifetime_over({"grace_s": 120, "started": 0.0}, last_beat=10.0, now=200.0)
+    "its owner's page was closed: nobody watched it for 120 s"
+    >>> lifetime_over({"max_seconds": 60, "started": 0.0}, last_beat=99.0, now=100.0)
+    "it reached the server's limit of 60 s per job (host limit max_run_seconds)"
+    """
+    grace, cap, started = record.get("grace_s"), record.get("max_seconds"), record.get("started")
+    if cap and started is not None and now - started > cap:
+        return f"it reached the server's limit of {cap:g} s per job (host limit max_run_seconds)"
+    if grace and now - last_beat > grace:
+        return f"its owner's page was closed: nobody watched it for {grace:g} s"
+    return None

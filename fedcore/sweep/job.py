@@ -93,8 +93,7 @@ def sweep_main(store_dir: str, job_id: str) -> None:
         store.update_run(job_id, total=spec.count(), done=0)
         # group by group (a method's references, then its private points, calibrated when reached)
         for row in run_groups(spec.groups(), max_batch=record["max_batch"], audit=record["audit"],
-                              attack=record.get("attack", 0),
-                              should_stop=lambda: store.stop_requested(job_id)):
+                              attack=record.get("attack", 0), should_stop=lambda: yield_or_stop(store, job_id)):
             rows.append(row)
             write_atomic(rows_path(store_dir, record["key"]), dumps_frontier(rows))
             store.update_run(job_id, done=len(rows))
@@ -104,6 +103,16 @@ def sweep_main(store_dir: str, job_id: str) -> None:
                          else f"{type(exc).__name__}: {exc}", finished=time.time())
     finally:
         store.close()
+
+
+def yield_or_stop(store, job_id: str) -> bool:
+    """Between two rounds of a batch (or two points): wait while the job manager paused the sweep
+    for another visitor's job (fair share, :func:`fedcore.runner.tempo.between_rounds`), then
+    whether it was asked to stop (by its owner, an admin, or the manager when its owner left)."""
+    from ..runner.tempo import between_rounds
+
+    between_rounds(store, job_id, lambda: store.stop_requested(job_id))
+    return store.stop_requested(job_id)
 
 
 def launch(store, record: dict):
@@ -141,7 +150,7 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
         check_sweep(total, manager.limits)
     entry = "fedcore.distributed.jobs:launch" if ray else "fedcore.sweep.job:launch"
     manager.submit(Job(sweep_id(key), "sweep", entry, owner, label=f"sweep of {total} runs",
-                       seconds=total * SECONDS_PER_RUN, fields=fields))
+                       seconds=total * SECONDS_PER_RUN, fields=fields, pausable=not ray))
     return key
 
 

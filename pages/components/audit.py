@@ -156,12 +156,13 @@ def _audit_state(cfg, trials: int, key: str) -> None:
     from fedcore.runner.audits import audit_id, audit_result
     from fedcore.runner.owners import can_control
 
-    from .host import manager, stop_run, viewer
+    from .host import keep_alive, manager, stop_run, viewer
     from .live import queue_text
 
     done, job_id = audit_result(manager().store_dir, cfg, trials), audit_id(cfg, trials)
     job = manager().job(job_id)
     if done is None and job is not None:
+        keep_alive(job)  # its owner's page keeps it going; closed, it stops after the grace period
         queue = manager().queue_info(job_id)
         st.info(queue_text(queue) if queue else "Auditing in the background… this page stays live.",
                 icon=":material/hourglass_top:")
