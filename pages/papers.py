@@ -28,23 +28,35 @@ def open_in_playground(name: str) -> None:
     st.switch_page(state.PLAYGROUND, query_params={"preset": name})
 
 
+def clip_only(row: dict) -> bool:
+    """A table's clipping-only reference row (negligible noise: its ε, e.g. 1.65e+20, is no privacy)."""
+    return row["key"].startswith("clip")
+
+
 def privacy_summary(paper_key: str, tables: list[dict]) -> None:
-    """Who is trusted, our rigorous headline ε, and the paper's own figure, labelled."""
+    """Who is trusted, our headline ε ("rigorous" only where no caveat applies; the clipping-only
+    references left out), and the paper's own figure, labelled."""
     threats = {}
     for t in tables:
         for r in t["rows"]:
-            if r.get("threat_model") and r["threat_model"] != "none" and r.get("epsilon_headline"):
+            if r.get("threat_model") and r["threat_model"] != "none" and r.get("epsilon_headline") and not clip_only(r):
                 threats.setdefault(r["threat_model"], []).append(r)
     lines = []
     for kind, rows in threats.items():
         values = [v for r in rows for v in r["epsilon_headline"]]
-        finite = [v for v in values if v is not None]   # None: a clip-only row, nothing noised
+        finite = [v for v in values if v is not None]   # None: nothing noised
         low, high = (min(finite), max(finite)) if finite else (None, None)
         span = format_epsilon(high) if low == high else f"{format_epsilon(low)} – {format_epsilon(high)}"
         if finite and len(finite) < len(values):
             span += " (∞ for the rows that add no noise)"
+        caveats = list(dict.fromkeys(report.caveat(r) for r in rows if report.caveat(r)))
+        over = [r.get("short") or r["label"] for r in rows if report.over_target(r)]
+        how = ("dp-accounting; largest over clients; **not proven for what ran in every row**: "
+               + "; ".join(caveats) if caveats else "rigorous for what ran, dp-accounting; largest over clients")
         lines.append(f"- **{THREAT_MODEL_NAMES[kind]}**: {threat_model_text(kind)} "
-                     f"Headline ε of our runs (rigorous, dp-accounting; largest over clients): **{span}**.")
+                     f"Headline ε of our runs ({how}): **{span}**"
+                     + (f"; spending more than their target (not equal privacy): {', '.join(over)}" if over else "")
+                     + ". Clipping-only reference rows are left out.")
     if not lines:
         lines.append("- Headline ε: not recorded for these runs (rerun `python -m fedcore reproduce` to add it).")
     lines.append(f"- **Paper's claim** (not a rigorous bound unless it matches the headline): "
@@ -78,6 +90,8 @@ def show_table(paper_key: str, table: dict) -> None:
         if table.get("command"):
             st.caption(f"`{plain_text(table['command'], 400)}`")
     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
+    for note in report.caveat_notes(table):
+        st.caption(f"caveat {note}")
     for c in table["claims"]:
         v = report.verdict(c, table)
         icon = ICONS[None] if v == "inconclusive" else ICONS[c["holds"]]
@@ -142,3 +156,5 @@ for tab, paper in zip(tabs, PAPERS.values()):
                 for table in rest:
                     st.markdown(f"**{table['title']}**")
                     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
+    for note in report.caveat_notes(table):
+        st.caption(f"caveat {note}")

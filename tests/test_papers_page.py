@@ -114,12 +114,13 @@ def test_the_verdict_follows_the_record_not_the_page(papers_page, tmp_path, monk
 
 def test_the_headline_range_counts_the_noised_rows_and_names_the_clip_only_ones(papers_page):
     """KDP-FL's record-level rows include clip-only runs (ε = ∞): the range is that of the DP
-    rows' headline ε, and the ∞ is said separately rather than swallowing the range."""
+    rows' headline ε, and the clip-only rows are said to be left out rather than swallowing the range."""
     at = papers_page()
     rows = [r for t in results.load("kdp_fl")["tables"] for r in t["rows"] if r.get("threat_model") == "record"]
     finite = [e for r in rows for e in r["epsilon_headline"] if e is not None]
     assert finite and len(finite) < sum(len(r["epsilon_headline"]) for r in rows)
     from fedcore.accounting.headline import format_epsilon
 
-    span = f"**{format_epsilon(min(finite))} – {format_epsilon(max(finite))} (∞ for the rows that add no noise)**"
+    span = (f"**{format_epsilon(min(finite))} – {format_epsilon(max(finite))}**. Clipping-only reference rows "
+            "are left out.")
     assert any(span in ln for ln in verdict_lines(at).splitlines() if "Record-level DP" in ln), span

@@ -30,11 +30,12 @@ def caveat(entry: dict) -> str:
     own ``caveat``, else the one its stored config implies (records from before the key)."""
     if "caveat" in entry:
         return entry["caveat"] or ""
+    from ..errors import FedcoreError
     from ..mechanisms import caveat_of
 
     try:
         return caveat_of((entry.get("config") or {}).get("privacy") or {})
-    except Exception:   # a record whose options no longer parse: nothing to add
+    except FedcoreError:   # a record whose options no longer parse: nothing to add
         return ""
 
 

@@ -71,24 +71,24 @@ def _decode(x) -> float:
 
 
 def privacy_summary(run: RunState) -> dict:
-    """The run's privacy: ``threat_model``, ``headline`` (largest client's rigorous ε after the
-    last round; ``inf`` = no guarantee; None = unknown) and ``claims`` (each paper's own
-    figure, largest client, labelled).
+    """The run's privacy: ``threat_model``, ``headline`` (largest client's ε after the last round;
+    ``inf`` = no guarantee; None = unknown), ``caveat`` (what that headline does not prove for what
+    ran; "" = a rigorous bound) and ``claims`` (each paper's own figure, largest client, labelled).
 
     >>> from fedcore.events import RoundEvent, summarize
     >>> privacy_summary(summarize([RoundEvent(1, None, None, [], [], [], [0.0], threat_model="none",
     ...                                       epsilon_headline=[None])]))
-    {'threat_model': 'none', 'headline': inf, 'claims': {}}
+    {'threat_model': 'none', 'headline': inf, 'caveat': '', 'claims': {}}
     """
     last = run.last_round
     if last is None:
-        return {"threat_model": "", "headline": None, "claims": {}}
+        return {"threat_model": "", "headline": None, "caveat": run.caveat, "claims": {}}
     claims = {}
     for label, values in last.epsilon_accountant.items():
         finite = [v for v in values if v is not None]
         if label.startswith(PAPER_PREFIX) and finite:
             claims[label] = max(finite)
-    return {"threat_model": last.threat_model, "headline": _headline_of(last), "claims": claims}
+    return {"threat_model": last.threat_model, "headline": _headline_of(last), "caveat": run.caveat, "claims": claims}
 
 
 def accountant_views(run: RunState) -> list[str]:

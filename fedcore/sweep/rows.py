@@ -223,7 +223,9 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
     a column per ε (headed by what it means: ``headline ε`` under equal privacy, ``configured ε``
     otherwise), then the clip-only and no-privacy references. A cell is the mean accuracy (± std
     over more than one seed), the headline ε spent in brackets (``ε ≤`` the accountant's bound
-    when an audit gives ``≥`` its smallest lower bound over the seeds)."""
+    when an audit gives ``≥`` its smallest lower bound over the seeds), ``*`` when the method's
+    caveat (column ``* caveat``, present when any method has one) says the bound is not proven for
+    what ran, and "over its target" when an equal-privacy cell spent more than its column."""
     rows = list(rows)
     stats, empty = summarize(rows), empty_runs(rows)
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None} | {c for _, c in empty if not isinstance(c, str)})
@@ -235,12 +237,15 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
     for m in dict.fromkeys([s["method"] for s in stats] + [k[0] for k in empty]):
         threat = next((s["threat_model"] for s in stats if s["method"] == m and s["epsilon"] is not None), "none")
         line = {"method": m, "threat model": threat}
+        caveats = method_caveat(rows, m)
         for c in eps + refs:
             s, ref = cell.get((m, c)), isinstance(c, str)
             text = "" if s is None else \
                 f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
             if s is not None and not ref:
-                bound = "∞" if s["headline_mean"] is None else f"{s['headline_mean']:.3g}"
+                bound = ("∞" if s["headline_mean"] is None else f"{s['headline_mean']:.3g}") + ("*" if caveats else "")
+                if match == "headline" and s["headline_mean"] is not None and s["headline_mean"] > 1.01 * c:
+                    bound += f", over its target {c:g}: not equal privacy"
                 text += f" (ε ≤ {bound}, ≥ {s['audited_min']:.3g})" if s["audited_min"] is not None \
                     else f" (spent {bound})"
             elif s is not None and s["audited_min"] is not None:
@@ -248,8 +253,17 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
             if (m, c) in empty:
                 text += (" " if text else "") + "[{} of {} runs aggregated nothing: left out]".format(*empty[(m, c)])
             line[REFERENCE_LABELS[c] if ref else f"{head} {c:g}"] = text
+        if any(method_caveat(rows, k) for k in dict.fromkeys(r["method"] for r in rows)):
+            line["* caveat"] = caveats
         out.append(line)
     return out
+
+
+def method_caveat(rows: list[dict], method: str) -> str:
+    """What the headline ε of ``method``'s private rows does not prove for what ran ("" = a rigorous
+    bound; distinct caveats joined by "; ")."""
+    return "; ".join(dict.fromkeys(r.get("caveat") for r in rows
+                                   if r["method"] == method and r.get("epsilon") is not None and r.get("caveat")))
 
 
 def summary_table(rows: Iterable[dict]) -> str:

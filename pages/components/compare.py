@@ -89,7 +89,8 @@ def build(run_ids: list[str], *, group: bool, view: str):
                 points.append({"group": name, "label": r["label"], "epsilon": eps, "accuracy": acc})
             summary.append({"run": r["label"], "status": r["status"], "seed": r["config"].get("seed"),
                             "rounds": f"{r['rounds_done']}/{r['rounds']}", "final accuracy": acc,
-                            "final ε (largest)": eps, "id": r["id"]})
+                            "final ε (largest)": eps, "caveat": history.caveat(r["config"].get("privacy") or {}),
+                            "id": r["id"]})
         series.append({"name": name, "band": mean_band(tables), "n": len(members)})
     return series, pd.DataFrame(points), summary
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedcore.errors import FedcoreError
 from fedcore.sweep.shipped import DEFAULT_SPEC
-from fedcore.sweep.rows import summarize
+from fedcore.sweep.rows import method_caveat, summarize
 
 from .charts import COLORS, layout
 
@@ -266,11 +266,14 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
                                  legendgroup=m), **where)
         match = next((r.get("match") for r in rows if r["method"] == m and r["epsilon"] is not None), "target")
         column = "equal-privacy target" if match == "headline" else "configured ε"
+        caveat = method_caveat(rows, m)
+        note = f"<br>caveat: {_wrap(caveat)}" if caveat else ""
         fig.add_trace(go.Scatter(
             x=x, y=mean, name=m, mode="lines+markers", legendgroup=m, line=dict(color=color, width=2.5),
             marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"]] for s in pts],
             hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} ({column} %{{customdata[0]:g}})<br>"
-                           "accuracy %{y:.3f} ± %{customdata[1]:.3f} (%{customdata[2]} seeds)<extra></extra>")),
+                           f"accuracy %{{y:.3f}} ± %{{customdata[1]:.3f}} (%{{customdata[2]}} seeds){note}"
+                           "<extra></extra>")),
             **where)
     dots = [r for r in rows if r["method"] == m and r["epsilon"] is not None
             and r["epsilon_accountant"] and r["accuracy"] is not None]

@@ -6,6 +6,7 @@ import time
 import streamlit as st
 
 from fedcore.config import RunConfig
+from fedcore.errors import FedcoreError
 from fedcore.runner.labels import epsilon_summary
 from fedcore.runner.owners import describe_owner, listed, may_list_everyone
 
@@ -46,8 +47,19 @@ def overview(records: list[dict]) -> list[dict]:
             "final accuracy": r.get("final_accuracy"), "dataset": c.get("dataset"),
             "clients": c.get("num_clients"),
             "privacy": f"{p.get('mechanism')} + {p.get('aggregator')}, {epsilon_summary(p.get('epsilon') or [1])}",
+            "caveat": caveat(p),
             "started by": describe_owner(r, host.viewer()), "error": r.get("error") or "", "id": r["id"]})
     return rows
+
+
+def caveat(privacy: dict) -> str:
+    """What the run's headline ε does not prove for what ran ("" = a rigorous bound), from its config."""
+    from fedcore.mechanisms import caveat_of
+
+    try:
+        return caveat_of(privacy)
+    except FedcoreError:       # a stored config whose options no longer parse
+        return ""
 
 
 def title(record: dict) -> str:

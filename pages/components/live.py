@@ -160,10 +160,11 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
     cols = st.columns(4)
     cols[0].metric("Test accuracy", _fmt(last["accuracy"]))
     cols[1].metric("ε you set", people(set_eps), help=f"Read by this method {unit}.", border=False)
-    cols[2].metric("ε spent, whole run", people(spent),
-                   help="Proven for the whole run so far, for the largest client: the tightest rigorous bound "
-                        "for this threat model, from dp-accounting (the 'headline ε'; ∞: nothing is noised, "
-                        "no guarantee).")
+    cols[2].metric("ε spent, whole run", people(spent) + ("*" if privacy["caveat"] else ""),
+                   help="For the whole run so far, for the largest client: the tightest bound for this threat "
+                        "model from dp-accounting (the 'headline ε'; ∞: nothing is noised, no guarantee)"
+                        + (f". *Not proven for what ran: {privacy['caveat']}." if privacy["caveat"]
+                           else ", rigorous for what ran."))
     cols[3].metric("Test loss" if compact else "Seconds per round",
                    _fmt(last["loss"]) if compact else _fmt(table["seconds"].median()))
     if caption:
@@ -216,6 +217,8 @@ def privacy_caption(privacy: dict, device) -> None:
 
     kind = privacy["threat_model"]
     parts = []
+    if privacy.get("caveat"):
+        parts.append(f"**\\* Caveat: the ε spent is not proven for what ran:** {privacy['caveat']}.")
     if kind and widgets.student_mode():
         parts.append(f"**Who is trusted:** {plain_threat_text(kind)} *(the exact term: "
                      f"{THREAT_MODEL_NAMES.get(kind, kind)}; switch off Plain words for the details)*")

@@ -304,9 +304,12 @@ def threat_caption(mech: str, options: dict) -> None:
         return
     cls = MECHANISMS.get(mech)
     try:
-        kind = cls.threat_model_for(cls.parse_options(options, "privacy.mechanism_options"))
+        parsed = cls.parse_options(options, "privacy.mechanism_options")
     except FedcoreError:
         return  # the config names the bad option
+    kind, caveat = cls.threat_model_for(parsed), cls.caveat_for(parsed)
+    if caveat:
+        st.caption(f"**\\* Caveat: the ε this run spends is not proven for what runs:** {caveat}.")
     if student_mode():
         st.caption(f"**Who is trusted:** {plain_threat_text(kind)}")
         with st.popover("Exact terms", width="content"):

@@ -1,0 +1,63 @@
+"""Every caveat on screen (issue 29): the Playground's settings say what a preset's headline ε does not
+prove before it runs (ULDP-FED's decaying clip; HW-DPFL per step on shuffled batches), and the Papers
+page marks the stored rows whose headline is not proven for what ran or spends more than its target."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def offline_mnist(store_dir, tmp_path, monkeypatch):
+    """An offline server whose data root holds MNIST (the papers' presets are offered, nothing trains)."""
+    from pages.components import server
+
+    (tmp_path / "data" / "MNIST" / "raw").mkdir(parents=True)
+    (tmp_path / "data" / "MNIST" / "raw" / "train-images-idx3-ubyte.gz").write_bytes(b"")
+    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
+    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "data"))
+    server.limits.clear()
+    yield
+    server.limits.clear()
+
+
+def page_text(at) -> str:
+    return "\n".join(str(e.value) for kind in ("markdown", "caption", "warning", "info") for e in at.get(kind))
+
+
+def playground(**query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_a_uldp_ddp_preset_shows_its_caveat_before_it_runs(offline_mnist):
+    text = page_text(playground(preset="uldp_mnist_ddp"))
+    assert "Caveat" in text and "may exceed its figure" in text
+
+
+def test_an_hw_dpfl_per_step_preset_is_proven_on_poisson_batches_and_caveated_on_shuffled_ones(offline_mnist):
+    assert "Caveat" not in page_text(playground(preset="hw_dpfl_mnist_noniid"))
+    options = {"placement": "step", "noise": "level", "sigma": 1.0, "grad_bound": 1.0, "batching": "shuffle"}
+    text = page_text(playground(preset="hw_dpfl_mnist_noniid", **{"privacy.mechanism_options": json.dumps(options)}))
+    assert "Caveat" in text and "assumes Poisson sampling" in text
+
+
+def test_the_papers_page_marks_caveated_and_over_target_rows(offline_mnist):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/papers.py").run()
+    assert not at.exception
+    text = page_text(at)
+    assert "assumes Poisson sampling" in text and "may exceed its figure" in text
+    assert "spending more than their target (not equal privacy): DDP" in text
+    assert "1.65e+20" not in text and "7.26e+19" not in text            # clip-only rows left out of the range
+    tables = "\n".join(df.value.to_csv() for df in at.dataframe)
+    assert "2.81× its target 10" in tables and "(unequal privacy)" in tables
