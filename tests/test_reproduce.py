@@ -140,9 +140,13 @@ def test_claim_with_missing_results_is_not_checked():
     assert r["holds"] is None and "C" in r["detail"]
 
 
-def test_row_stats_mean_and_population_std():
+def test_row_stats_mean_and_sample_std():
+    """One std convention (issue 29): the sample std (n - 1), as the sweeps' cells."""
+    from fedcore.sweep.rows import mean_std
+
     s = RowStats([0.5, 0.7])
-    assert s.mean == pytest.approx(0.6) and s.std == pytest.approx(0.1)
+    assert s.mean == pytest.approx(0.6) and s.std == pytest.approx(0.1 * math.sqrt(2))
+    assert (s.mean, s.std) == mean_std([0.5, 0.7])
     assert RowStats([0.4]).std == 0.0
     assert math.isclose(RowStats([0.4], curve=[None, 0.4], rounds=[1, 2]).rounds_to(0.3), 2)
 

@@ -24,7 +24,7 @@ def frontier(tmp_path_factory):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         code = main(["sweep", "--preset", "demo", "--methods", "pldp_b,ldp_fl", "--epsilons", "10,1",
-                     "--seeds", "2", *TINY, "--out", str(out)])
+                     "--seeds", "2", "--match", "target", *TINY, "--out", str(out)])
     return code, buf.getvalue(), out
 
 
@@ -171,7 +171,7 @@ def test_sweep_audit_adds_the_lower_bound_beside_the_accountants_epsilon(tmp_pat
 
     out = tmp_path / "f.json"
     assert main(["sweep", "--preset", "demo", "--methods", "ldp_fl", "--epsilons", "1", "--seeds", "1",
-                 "--no-reference", "--set", "rounds=1", "--audit", "400", "--out", str(out)]) == 0
+                 "--no-reference", "--set", "rounds=1", "--audit", "400", "--match", "target", "--out", str(out)]) == 0
     assert "each audited with 400 draws per input" in capsys.readouterr().out
     row = json.loads(out.read_text())["rows"][0]
     assert set(AUDIT_KEYS) <= set(row)
@@ -266,3 +266,15 @@ def test_an_out_file_that_is_not_a_frontier_is_refused_and_kept(tmp_path, capsys
     stdout, err = capsys.readouterr()
     assert len(err.strip().splitlines()) == 1 and "not a frontier file" in err and "--out" in err
     assert not stdout and out.read_text() == "my notes\n"
+
+
+def test_the_cli_defaults_to_equal_privacy_like_the_page():
+    """``sweep`` without ``--match`` matches the headline ε (the Frontier page's default); target stays an option."""
+    import argparse
+
+    from fedcore.sweep.cli import add_sweep_parser
+
+    parser = argparse.ArgumentParser()
+    add_sweep_parser(parser.add_subparsers())
+    assert parser.parse_args(["sweep"]).match == "headline"
+    assert parser.parse_args(["sweep", "--match", "target"]).match == "target"

@@ -1,7 +1,7 @@
 """The "paper vs ours" tables of a reproduction record, as Markdown and as plain rows.
 
 Percentages are accuracy points (0.887 -> ``88.70``); ours are ``mean ± std`` over the
-seeds (population std). The same rows feed the CLI's Markdown file, docs/reproduction.md
+seeds (sample std, n - 1). The same rows feed the CLI's Markdown file, docs/reproduction.md
 and the dashboard's Papers page.
 """
 from __future__ import annotations

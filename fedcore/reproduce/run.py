@@ -143,17 +143,16 @@ def _load_average() -> Optional[float]:
 
 
 def _mean_curve(curves: list[list]) -> tuple[list, list]:
-    """Per-round mean and population std over seeds (None where a round has no value)."""
+    """Per-round mean and sample std over seeds (:func:`fedcore.sweep.rows.mean_std`; None where a
+    round has no value)."""
+    from ..sweep.rows import mean_std
+
     means, stds = [], []
     for values in zip(*curves):
         vals = [v for v in values if v is not None]
-        if not vals:
-            means.append(None)
-            stds.append(None)
-            continue
-        m = sum(vals) / len(vals)
+        m, s = mean_std(vals) if vals else (None, None)
         means.append(m)
-        stds.append((sum((v - m) ** 2 for v in vals) / len(vals)) ** 0.5)
+        stds.append(s)
     return means, stds
 
 

@@ -67,11 +67,10 @@ class RowStats:
 
     @property
     def std(self) -> Optional[float]:
-        """Population std over seeds (0 for one seed), None without runs."""
-        if not self.finals:
-            return None
-        m = self.mean
-        return math.sqrt(sum((x - m) ** 2 for x in self.finals) / len(self.finals))
+        """Sample std over seeds (n - 1; 0 for one seed; :func:`fedcore.sweep.rows.mean_std`), None without runs."""
+        from ..sweep.rows import mean_std
+
+        return mean_std(list(self.finals))[1] if self.finals else None
 
     def rounds_to(self, target: float) -> Optional[int]:
         """First round at which the seed-mean accuracy reaches ``target`` (None: never)."""

@@ -168,13 +168,14 @@ def seed_group(config: dict) -> str:
 
 
 def mean_band(tables: list[pd.DataFrame], column: str = "accuracy") -> pd.DataFrame:
-    """Per round across runs: ``mean``, ``std``, ``low``/``high`` (min / max) and ``n`` of ``column``."""
+    """Per round across runs: ``mean``, ``std`` (sample std, n - 1, 0 for one run: the project's convention,
+    :func:`fedcore.sweep.rows.mean_std`), ``low``/``high`` (min / max) and ``n`` of ``column``."""
     frames = [t[["round", column]].dropna() for t in tables if column in t and len(t)]
     if not frames:
         return pd.DataFrame(columns=["round", "mean", "std", "low", "high", "n"])
     stacked = pd.concat(frames)
     g = stacked.groupby("round")[column]
-    out = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=0), "low": g.min(), "high": g.max(),
+    out = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1).fillna(0.0), "low": g.min(), "high": g.max(),
                         "n": g.count()}).reset_index()
     return out
 

@@ -30,7 +30,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
                    help="comma-separated methods (default: the scenario's; iid: ldp_fl,pldp_b,hw_dpfl,kdp_fl,dp_fedavg)")
     p.add_argument("--scenario", default="iid", choices=list(SCENARIOS),
                    help="where each paper's idea matters: " + "; ".join(f"{k}: {v.title}" for k, v in SCENARIOS.items()))
-    p.add_argument("--match", default="target", choices=list(MATCHES),
+    p.add_argument("--match", default="headline", choices=list(MATCHES),
                    help="headline: solve each method's budget so its proven (headline) ε equals the column's ε "
                         "(equal privacy); target: write the column's ε into privacy.epsilon, each method reading "
                         "it its own way (default %(default)s)")

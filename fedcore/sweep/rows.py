@@ -163,7 +163,9 @@ def rows_csv(rows: Iterable[dict]) -> str:
     return buf.getvalue()
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and **sample** std (n - 1; 0 for one value) of ``values``: the project's one convention for
+    a spread over seeds (sweeps, reproduction records, the Compare page's bands)."""
     n = len(values)
     mean = sum(values) / n
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
@@ -194,7 +196,7 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         rs = [r for r in groups[key] if r.get("accuracy") is not None and not is_empty(r)]
         if not rs:
             continue
-        mean, std = _mean_std([r["accuracy"] for r in rs])
+        mean, std = mean_std([r["accuracy"] for r in rs])
         heads = [r["epsilon_accountant"] for r in rs]
         head = None if any(h is None for h in heads) else sum(heads) / len(heads)
         audits = [r["epsilon_audited"] for r in rs if r.get("epsilon_audited") is not None]
