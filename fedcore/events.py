@@ -112,6 +112,9 @@ class RunFinished:
     aggregated_rounds: Optional[int] = None
     """Rounds in which at least one update was aggregated (0: the model is the untrained one and
     nothing was released); None in records from before the field."""
+    epsilon_pld: Optional[float] = None
+    """The run's ε with its Gaussian releases composed by the PLD accountant instead of RDP
+    (:meth:`fedcore.accounting.Ledger.pld_run`); None = ∞ or not computed (records from before the field)."""
     type: str = "end"
     schema: int = SCHEMA_VERSION
 

@@ -278,3 +278,13 @@ def test_the_cli_defaults_to_equal_privacy_like_the_page():
     add_sweep_parser(parser.add_subparsers())
     assert parser.parse_args(["sweep"]).match == "headline"
     assert parser.parse_args(["sweep", "--match", "target"]).match == "target"
+
+
+def test_a_cell_shows_the_pld_epsilon_where_it_differs_from_the_rdp_headline_by_more_than_ten_percent():
+    from fedcore.sweep.rows import make_row
+
+    rows = [make_row("kdp_fl", 100.0, 0, 0.9, 99.4, "record", 0.1, match="headline", epsilon_pld=66.8),
+            make_row("kdp_fl", 10.0, 0, 0.9, 9.95, "record", 0.1, match="headline", epsilon_pld=9.5)]
+    table = summary_table(rows)
+    assert "spent 99.4; PLD 66.8" in table and "PLD 9.5" not in table and "RDP accountant" in table
+    assert "epsilon_pld" in rows_csv(rows).splitlines()[0]

@@ -10,6 +10,9 @@ Records *what happened* each round (the Opacus accountant lesson) and derives, p
   bound for the mechanism's threat model, per client and per run; infinity when nothing
   was noised. Pure-eps releases are kept as ``{eps: count}`` per client and composed by
   their privacy loss distribution (:mod:`.pure`), which is tighter than their sum;
+- ``pld_run``: the run's ε under dp-accounting's privacy loss distribution (PLD) accountant for
+  the same releases, to show beside the headline where the two accountants differ (the headline,
+  and so "equal privacy", is RDP's for Gaussian records);
 - any labelled *claim* a mechanism reports (e.g. LDP-FL's "per-weight eps with
   shuffling" vs "composed eps without shuffling", a paper's closed-form total), so a
   paper's figure and the accountant's are shown side by side.
@@ -59,6 +62,11 @@ enough that a headline ε (which grows like 1/z² at large ε) moves in steps of
 an equal-privacy calibration (:mod:`fedcore.sweep.calibrate`, 1 % tolerance) can land on it."""
 
 
+PLD_LIMIT = 1e4
+"""Above this headline ε the PLD view is not computed (its discretised PLD grows with ε, and the gap
+between two accountants of an ε that large teaches nothing)."""
+
+
 def _numpy(x) -> np.ndarray:
     return x.detach().double().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, np.float64)
 
@@ -80,6 +88,7 @@ class Ledger:
         self.pure_valid = np.ones(num_clients, dtype=bool)    # every release has a pure-eps bound
         self.exposed = np.zeros(num_clients, dtype=bool)      # released something with no bound
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
+        self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps, for the PLD
         self.claims: dict[str, np.ndarray] = {}
 
     def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
@@ -130,6 +139,8 @@ class Ledger:
             unit = gaussian_rdp(value, min(1.0, rate)) if value > 0 else np.full(len(ORDERS), np.inf)
             np.add.at(self.rdp, ids[sel], steps[sel, None] * unit[None, :])
             np.add.at(self.steps, ids[sel], steps[sel])
+            for c, k in zip(ids[sel], steps[sel]):
+                self.tally[c][(value, min(1.0, rate))] = self.tally[c].get((value, min(1.0, rate)), 0.0) + float(k)
 
     def rdp_epsilon(self) -> np.ndarray:
         """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
@@ -148,6 +159,27 @@ class Ledger:
 
     def headline_run(self) -> float:
         return run_headline(self.headline().tolist())
+
+    def pld_run(self) -> Optional[float]:
+        """The run's ε (largest over clients) with every client whose releases are all Gaussian composed
+        by dp-accounting's PLD accountant instead of RDP (:func:`.pure.gaussian_pld_epsilon`); the other
+        clients keep their headline (pure releases are already composed by their PLD). None where it is
+        not computed: a headline above :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
+        from .pure import gaussian_pld_epsilon
+
+        head = self.headline()
+        if self.threat_model == NO_PRIVACY:
+            return math.inf
+        if run_headline(head.tolist()) > PLD_LIMIT:
+            return None
+        out = head.copy()
+        for c in np.flatnonzero(np.isfinite(head) & self.rdp_valid & (self.pure == 0)):
+            if self.tally[c]:
+                value = gaussian_pld_epsilon(tuple(sorted(self.tally[c].items())), float(self.delta[c]))
+                if value is None:
+                    return None
+                out[c] = value
+        return run_headline(out.tolist())
 
     def views(self) -> dict[str, list]:
         """Named per-client cumulative figures, for the event stream (strict JSON: no inf)."""

@@ -114,3 +114,25 @@ def exact_rr_delta(epsilon: float, k: int, eps_prime: float) -> float:
         log_c = lgamma(k + 1) - lgamma(i + 1) - lgamma(k - i + 1)
         out += exp(log_c + (k - i) * epsilon - log_norm) * (1 - exp(eps_prime - loss))
     return max(out, 0.0)
+
+
+@lru_cache(maxsize=512)
+def gaussian_pld_epsilon(tally: tuple, delta: float) -> float:
+    """ε at ``delta`` of ``tally`` = ``((z, q), steps), ...``: that many Poisson(q)-subsampled Gaussian
+    steps of noise multiplier z (Abadi et al. 2016), composed by dp-accounting's PLD accountant
+    (pessimistic discretisation at 1e-3: an upper bound); inf for a z = 0 step; None where dp-accounting
+    cannot build the PLD (tiny multipliers: astronomically large ε, where the two accountants' gap
+    teaches nothing)."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    if any(z <= 0 for (z, _), _ in tally):
+        return math.inf
+    try:
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
+        for (z, q), steps in tally:
+            event = dp_accounting.GaussianDpEvent(z)
+            acc.compose(event if q >= 1 else dp_accounting.PoissonSampledDpEvent(q, event), int(round(steps)))
+        return float(acc.get_epsilon(delta))
+    except (OverflowError, ValueError, MemoryError):
+        return None

@@ -77,6 +77,8 @@ class LockstepResult:
     """With ``curves``: each method signal's mean over the rounds that reported it."""
     aggregated_rounds: int = 0
     """Rounds in which at least one update was aggregated (``RunFinished.aggregated_rounds``)."""
+    epsilon_pld: Optional[float] = None
+    """The run's ε under the PLD accountant (``RunFinished.epsilon_pld``; inf = no guarantee, None = not computed)."""
 
 
 class _Run:
@@ -213,5 +215,6 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                                             r.s.mechanism.caveat,
                                             accuracy=r.accuracy if curves else [],
                                             signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {},
-                                            aggregated_rounds=r.aggregated_rounds)
+                                            aggregated_rounds=r.aggregated_rounds,
+                                            epsilon_pld=r.ledger.pld_run())
     return results

@@ -27,7 +27,9 @@
   lockstep batch), ``aggregated_rounds`` (rounds in which at least one update was aggregated;
   0: nothing was released and the model is the untrained one, e.g. PLDP-FL rule C selected
   nobody; null in files from before the key). A summary leaves the 0 rows out of its cells and
-  counts them (``empty``).
+  counts them (``empty``). ``epsilon_pld``: the same run's ε under dp-accounting's PLD accountant
+  (null: ∞, or a file from before the key): the headline, and so equal privacy, is RDP's for
+  Gaussian releases; a summary cell shows the PLD value where the two differ by more than 10 %.
 - audited sweeps (``--audit``; :mod:`.audit`) add :data:`AUDIT_KEYS`: ``epsilon_audited`` (the
   empirical ε lower bound, holding with confidence ``audit_confidence``), ``paper_claim``,
   ``audit_kind`` / ``audit_scope`` (what was attacked: one report, or one client / record of the
@@ -50,8 +52,8 @@ from typing import Iterable, Optional, Union
 from ..errors import FedcoreError
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
-CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "rounds",
-                            "aggregated_rounds", "batched", "config_hash")
+CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "epsilon_pld",
+                            "rounds", "aggregated_rounds", "batched", "config_hash")
 AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
               "audit_accountant", "audit_ceiling", "audit_seconds")
 """The columns an audited sweep adds to every row (see the module doc)."""
@@ -64,7 +66,8 @@ def _finite(x: Optional[float]) -> Optional[float]:
 def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optional[float],
              headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
              rounds: int = 0, batched: bool = False, reference: str = "", match: str = "target",
-             knob: Optional[float] = None, caveat: str = "", aggregated_rounds: Optional[int] = None) -> dict:
+             knob: Optional[float] = None, caveat: str = "", aggregated_rounds: Optional[int] = None,
+             epsilon_pld: Optional[float] = None) -> dict:
     """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
     infinite = headline is None or math.isinf(float(headline))
     return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
@@ -73,7 +76,8 @@ def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optiona
             "rounds": int(rounds), "batched": bool(batched),
             "reference": reference or ("no_privacy" if epsilon is None else ""), "match": match,
             "knob": _finite(knob), "caveat": caveat,
-            "aggregated_rounds": None if aggregated_rounds is None else int(aggregated_rounds)}
+            "aggregated_rounds": None if aggregated_rounds is None else int(aggregated_rounds),
+            "epsilon_pld": _finite(epsilon_pld)}
 
 
 def is_empty(row: dict) -> bool:
@@ -199,10 +203,12 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
         mean, std = mean_std([r["accuracy"] for r in rs])
         heads = [r["epsilon_accountant"] for r in rs]
         head = None if any(h is None for h in heads) else sum(heads) / len(heads)
+        plds = [r.get("epsilon_pld") for r in rs]
+        pld = None if any(p is None for p in plds) else sum(plds) / len(plds)
         audits = [r["epsilon_audited"] for r in rs if r.get("epsilon_audited") is not None]
         out.append({"method": key[0], "epsilon": key[1], "reference": key[2], "n": len(rs), "accuracy_mean": mean,
                     "accuracy_std": std, "headline_mean": head, "threat_model": rs[0]["threat_model"],
-                    "audited_min": min(audits) if audits else None, "empty": empty})
+                    "audited_min": min(audits) if audits else None, "empty": empty, "pld_mean": pld})
     return out
 
 
@@ -246,6 +252,8 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
                 f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
             if s is not None and not ref:
                 bound = ("∞" if s["headline_mean"] is None else f"{s['headline_mean']:.3g}") + ("*" if caveats else "")
+                if pld_differs(s):
+                    bound += f"; PLD {s['pld_mean']:.3g}"
                 if match == "headline" and s["headline_mean"] is not None and s["headline_mean"] > 1.01 * c:
                     bound += f", over its target {c:g}: not equal privacy"
                 text += f" (ε ≤ {bound}, ≥ {s['audited_min']:.3g})" if s["audited_min"] is not None \
@@ -259,6 +267,16 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
             line["* caveat"] = caveats
         out.append(line)
     return out
+
+
+PLD_GAP = 0.10
+"""A cell shows its PLD ε beside the (RDP) headline when they differ by more than this fraction."""
+
+
+def pld_differs(cell: dict) -> bool:
+    """Whether a :func:`summarize` cell's PLD ε differs from its headline by more than :data:`PLD_GAP`."""
+    head, pld = cell.get("headline_mean"), cell.get("pld_mean")
+    return head is not None and pld is not None and head > 0 and abs(pld - head) > PLD_GAP * head
 
 
 def method_caveat(rows: list[dict], method: str) -> str:
@@ -276,8 +294,9 @@ def summary_table(rows: Iterable[dict]) -> str:
         return "(no finished points)"
     cols = list(lines[0])
     equal = any(c.startswith("headline ε") for c in cols)
-    out = ["Columns: " + ("headline ε (equal privacy: every point spent the column's proven ε)" if equal
-                          else "configured ε (each method reads ε its own way)"),
+    out = ["Columns: " + ("headline ε (equal privacy: every point spent the column's proven ε, equal under "
+                          "dp-accounting's RDP accountant; 'PLD x': the PLD accountant's ε where it differs by > 10 %)"
+                          if equal else "configured ε (each method reads ε its own way)"),
            "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     out += ["| " + " | ".join(line[c] or "–" for c in cols) + " |" for line in lines]
     return "\n".join(out)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedcore.errors import FedcoreError
 from fedcore.sweep.shipped import DEFAULT_SPEC
-from fedcore.sweep.rows import method_caveat, summarize
+from fedcore.sweep.rows import method_caveat, pld_differs, summarize
 
 from .charts import COLORS, layout
 
@@ -229,7 +229,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
                 continue
             _method_traces(fig, rows, stats, m, COLORS[i % len(COLORS)], x_low * 1.25, col)
         fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], row=1, col=col,
-                         title_text="headline ε spent (log)")
+                         title_text="headline ε spent (log; RDP accountant)")
     _paper_traces(fig, paper)
     if audited_points(rows):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
@@ -270,8 +270,8 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
         note = f"<br>caveat: {_wrap(caveat)}" if caveat else ""
         fig.add_trace(go.Scatter(
             x=x, y=mean, name=m, mode="lines+markers", legendgroup=m, line=dict(color=color, width=2.5),
-            marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"]] for s in pts],
-            hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} ({column} %{{customdata[0]:g}})<br>"
+            marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"], pld_text(s)] for s in pts],
+            hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} (RDP; {column} %{{customdata[0]:g}})%{{customdata[3]}}<br>"
                            f"accuracy %{{y:.3f}} ± %{{customdata[1]:.3f}} (%{{customdata[2]}} seeds){note}"
                            "<extra></extra>")),
             **where)
@@ -292,6 +292,11 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
                 x=[1e-300, 1e300], y=[ref["accuracy_mean"]] * 2, mode="lines", legendgroup=m, showlegend=False,
                 line=dict(color=color, dash=dash, width=1.2), name=f"{m} {label}",
                 hovertemplate=f"{m}, {label}: accuracy {ref['accuracy_mean']:.3f}<extra></extra>"), **where)
+
+
+def pld_text(cell: dict) -> str:
+    """`` · PLD x`` when the cell's PLD ε differs from its (RDP) headline by more than 10 %, else ""."""
+    return f" · PLD {cell['pld_mean']:.3g}" if pld_differs(cell) else ""
 
 
 def _paper_traces(fig: go.Figure, paper: list[dict]) -> None:
