@@ -288,3 +288,10 @@ def test_a_cell_shows_the_pld_epsilon_where_it_differs_from_the_rdp_headline_by_
     table = summary_table(rows)
     assert "spent 99.4; PLD 66.8" in table and "PLD 9.5" not in table and "RDP accountant" in table
     assert "epsilon_pld" in rows_csv(rows).splitlines()[0]
+
+
+def test_each_scenarios_default_columns_reach_where_its_idea_shows():
+    """docs/benchmarks.md (issue 29): PLDP-FL's B over A shows from ε ≈ 100-1,000, HW-DPFL's weights at 10⁴."""
+    assert SweepSpec(scenario="personalized", epsilons=None).epsilons[-2:] == (1000.0, 10000.0)
+    assert SweepSpec(scenario="mixed_noniid", epsilons=None).epsilons[-1] == 10000.0
+    assert SweepSpec(epsilons=None).epsilons == SweepSpec().epsilons

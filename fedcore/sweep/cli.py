@@ -34,8 +34,10 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
                    help="headline: solve each method's budget so its proven (headline) ε equals the column's ε "
                         "(equal privacy); target: write the column's ε into privacy.epsilon, each method reading "
                         "it its own way (default %(default)s)")
-    p.add_argument("--epsilons", default=",".join(f"{e:g}" for e in DEFAULT_EPSILONS),
-                   help="comma-separated target ε values (default: %(default)s)")
+    p.add_argument("--epsilons", default=None,
+                   help="comma-separated target ε values (default: the scenario's; iid: "
+                        + ",".join(f"{e:g}" for e in DEFAULT_EPSILONS) + "; personalized and mixed_noniid: "
+                        + ",".join(f"{e:g}" for e in SCENARIOS["personalized"].epsilons) + ")")
     p.add_argument("--seeds", default="3", help="number of seeds (from the config's seed up) or a list, e.g. 0,1,2")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field in every run")
     p.add_argument("--no-reference", action="store_true", help="skip the no-privacy and clip-only reference rows")

@@ -25,6 +25,8 @@ from typing import Optional
 
 from ..errors import ConfigError
 
+DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+"""The ε columns of a sweep whose scenario names none."""
 DEFAULT_METHODS = ("ldp_fl", "pldp_b", "hw_dpfl", "kdp_fl", "dp_fedavg")
 """The five one-click private methods of the dashboard (one per paper)."""
 
@@ -32,13 +34,16 @@ DEFAULT_METHODS = ("ldp_fl", "pldp_b", "hw_dpfl", "kdp_fl", "dp_fedavg")
 @dataclass(frozen=True)
 class Scenario:
     """``sets``: ``--set`` overrides every run gets (after the method's recipe);
-    ``tiers``: (fractions of the column's ε, shares of clients), None = one ε for all."""
+    ``tiers``: (fractions of the column's ε, shares of clients), None = one ε for all; ``epsilons``: the
+    default columns, reaching where the scenario's idea shows (measured: docs/benchmarks.md, "Each paper's
+    idea where it shows")."""
 
     title: str
     exercises: str
     methods: tuple[str, ...]
     sets: tuple[str, ...] = ()
     tiers: Optional[tuple[tuple[float, ...], tuple[float, ...]]] = None
+    epsilons: tuple[float, ...] = DEFAULT_EPSILONS
 
     def budgets(self, epsilon: float, num_clients: int) -> list[float]:
         """The per-client ``privacy.epsilon`` of a point whose column is ``epsilon``."""
@@ -57,11 +62,12 @@ SCENARIOS: dict[str, Scenario] = {
     "personalized": Scenario(
         "Personalized budgets in tiers", "PLDP-FL's aggregation rules A, B and C, and the B-IVW and C-max "
         "ablations: clients hold 10 %, 50 % or 100 % of the column's ε (30/40/30)",
-        ("pldp_a", "pldp_b", "pldp_c", "pldp_b_ivw", "pldp_c_max"), tiers=((0.1, 0.5, 1.0), (0.3, 0.4, 0.3))),
+        ("pldp_a", "pldp_b", "pldp_c", "pldp_b_ivw", "pldp_c_max"), tiers=((0.1, 0.5, 1.0), (0.3, 0.4, 0.3)),
+        epsilons=(1.0, 10.0, 100.0, 1000.0, 10000.0)),
     "mixed_noniid": Scenario(
         "Mixed non-IID clients", "HW-DPFL's Hellinger weights: 80 % of clients IID, the rest two classes each; "
         "HW-DPFL against the same noise averaged by FedAvg", ("hw_dpfl", "hw_fedavg"),
-        sets=("partition.kind=mixed",)),
+        sets=("partition.kind=mixed",), epsilons=(1.0, 10.0, 100.0, 1000.0, 10000.0)),
 }
 
 

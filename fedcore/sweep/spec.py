@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence, Union
 
 from ..errors import ConfigError, FedcoreError
-from .scenarios import DEFAULT_METHODS, SCENARIOS, get_scenario
+from .scenarios import DEFAULT_EPSILONS, DEFAULT_METHODS, SCENARIOS, get_scenario  # noqa: F401 (re-exported)
 
-DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 MAX_POINTS = 5000
 """Largest sweep (points incl. references) one command may ask for."""
 MAX_SEEDS = 100
@@ -74,7 +73,7 @@ class SweepSpec:
 
     preset: str = "demo"
     methods: tuple[str, ...] = ()
-    epsilons: tuple[float, ...] = DEFAULT_EPSILONS
+    epsilons: Optional[Union[str, tuple[float, ...]]] = DEFAULT_EPSILONS   # None: the scenario's columns
     seeds: Union[int, tuple[int, ...]] = 3
     sets: tuple[str, ...] = field(default_factory=tuple)
     reference: bool = True
@@ -87,7 +86,8 @@ class SweepSpec:
             raise ConfigError("match", self.match, "must be one of: " + ", ".join(MATCHES))
         methods = self.methods if _split(self.methods) else scenario.methods
         object.__setattr__(self, "methods", parse_methods(methods))
-        object.__setattr__(self, "epsilons", parse_epsilons(self.epsilons))
+        object.__setattr__(self, "epsilons", parse_epsilons(scenario.epsilons if self.epsilons is None
+                                                            else self.epsilons))
         object.__setattr__(self, "seeds", parse_seeds(self.seeds))
         object.__setattr__(self, "sets", tuple(self.sets))
         check_sets(self.sets)
