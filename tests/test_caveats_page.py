@@ -6,24 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
+from test_papers_page import papers_page as offline_mnist  # noqa: F401 (the fixture: offline, MNIST's files present)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def offline_mnist(store_dir, tmp_path, monkeypatch):
-    """An offline server whose data root holds MNIST (the papers' presets are offered, nothing trains)."""
-    from pages.components import server
-
-    (tmp_path / "data" / "MNIST" / "raw").mkdir(parents=True)
-    (tmp_path / "data" / "MNIST" / "raw" / "train-images-idx3-ubyte.gz").write_bytes(b"")
-    monkeypatch.setenv("FEDCORE_OFFLINE", "1")
-    monkeypatch.setenv("FEDCORE_DATA", str(tmp_path / "data"))
-    server.limits.clear()
-    yield
-    server.limits.clear()
 
 
 def page_text(at) -> str:
@@ -52,9 +38,7 @@ def test_an_hw_dpfl_per_step_preset_is_proven_on_poisson_batches_and_caveated_on
 
 
 def test_the_papers_page_marks_caveated_and_over_target_rows(offline_mnist):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page("pages/papers.py").run()
-    assert not at.exception
+    at = offline_mnist()
     text = page_text(at)
     assert "assumes Poisson sampling" in text and "may exceed its figure" in text
     assert "spending more than their target (not equal privacy): DDP" in text

@@ -375,3 +375,24 @@ def test_papers_page_filters_what_runs_here_and_shows_each_tables_verdict(tiny_r
     at.toggle(key="papers.here").set_value(False).run()
     options = at.selectbox(key="papers.pldp.preset").options
     assert any("needs mnist (not on this server)" in o for o in options) and len(options) > len(pldp.options)
+
+
+def test_accounting_is_replayed_for_stored_rows_without_a_headline(tmp_path):
+    """``reproduce PAPER --accounting`` (issue 29): a record from before the headline field gets each
+    row's headline ε, threat model and caveat from a replay of its accounting, equal to what training gave."""
+    from fedcore.reproduce.run import replay_accounting
+
+    record = reproduce("pldp", quick=True, tables=["digits_iid"], seeds=1, extra={"rounds": 1}, out=tmp_path,
+                       log=lambda _: None, rows=["a", "b"])
+    trained = {r["key"]: r["epsilon_headline"] for r in record["tables"][0]["rows"] if r.get("finals")}
+    assert trained and all(trained.values())
+    stored = json.loads((tmp_path / "pldp.json").read_text())
+    for row in stored["tables"][0]["rows"]:
+        for key in ("epsilon_headline", "threat_model", "caveat"):
+            row.pop(key, None)
+    (tmp_path / "pldp.json").write_text(json.dumps(stored, indent=1))
+    assert replay_accounting("pldp", tmp_path, log=lambda _: None) == len(trained)
+    replayed = {r["key"]: r for r in json.loads((tmp_path / "pldp.json").read_text())["tables"][0]["rows"]}
+    for key, heads in trained.items():
+        assert replayed[key]["epsilon_headline"] == pytest.approx(heads, rel=1e-9)
+        assert replayed[key]["threat_model"] == "local" and replayed[key]["caveat"] == ""

@@ -21,6 +21,9 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="with --report: write nothing, exit 1 when docs/reproduction.md differs from what "
                         "the records generate")
+    p.add_argument("--accounting", action="store_true",
+                   help="with a paper: fill in the headline ε of the stored rows that lack it by replaying "
+                        "each seed's accounting without training (needs the rows' dataset); trains nothing")
     p.add_argument("--doc", default=None, help="with --report: the document (default docs/reproduction.md)")
     p.add_argument("--quick", action="store_true",
                    help="CPU-sized: reduced rounds / clients / data, fewer tables and seeds; "
@@ -78,6 +81,13 @@ def cmd_reproduce(args) -> int:
     if not args.paper:
         raise FedcoreError("name a paper (" + ", ".join(sorted(__import__("fedcore.reproduce.presets",
                            fromlist=["PAPERS"]).PAPERS)) + ") or use --report")
+    if args.accounting:
+        from .run import replay_accounting
+
+        filled = replay_accounting(args.paper, args.out, log=lambda line: print(line, flush=True))
+        print(f"{args.paper}: {filled} row(s) given their headline ε; run `python -m fedcore reproduce --report` "
+              "to update docs/reproduction.md")
+        return 0
 
     extra = {}
     for item in args.set or []:

@@ -370,6 +370,47 @@ def reproduce(paper_key: str, *, quick: bool = False, seeds: Optional[int] = Non
     return record
 
 
+def replay_accounting(paper_key: str, out: str | Path = DEFAULT_OUT, log: Callable[[str], None] = print) -> int:
+    """Fill in the headline ε (and threat model and caveat) of every stored row of ``paper_key``'s record
+    that has runs but no ``epsilon_headline`` (records from before the field), by replaying each seed's
+    accounting without training (:func:`fedcore.engine.replay.replay_headline`: the same client sampling,
+    mechanism and ledger; exact for every mechanism whose releases do not follow the update values).
+    Writes the record and its Markdown; returns the number of rows filled. A row whose dataset cannot be
+    loaded here is left as it is, and the log says why."""
+    from ..accounting import encode_epsilon
+    from ..config import RunConfig
+    from ..engine.replay import replay_headline
+    from ..errors import DatasetUnavailable
+    from ..mechanisms import MECHANISMS, caveat_of
+
+    path = Path(out) / f"{paper_key}.json"
+    if not path.is_file():
+        raise FedcoreError(f"{path}: no stored record of {paper_key} to replay")
+    record, filled, missing = json.loads(path.read_text()), 0, set()
+    for table in record["tables"]:
+        for entry in table["rows"]:
+            if entry.get("epsilon_headline") or not entry.get("finals") or not entry.get("config"):
+                continue
+            if entry["config"]["dataset"] in missing:
+                continue
+            privacy = entry["config"]["privacy"]
+            mech = MECHANISMS.get(privacy["mechanism"])
+            try:
+                heads = [replay_headline(RunConfig.from_dict({**entry["config"], "seed": seed, "device": "cpu"}))
+                         for seed in entry["seeds"]]
+            except DatasetUnavailable as exc:
+                missing.add(entry["config"]["dataset"])
+                log(f"  {entry['config']['dataset']}: not replayed here ({str(exc).splitlines()[0][:160]})")
+                continue
+            entry.update(epsilon_headline=[encode_epsilon(h) for h in heads], caveat=caveat_of(privacy),
+                         threat_model=mech.threat_model_for(mech.parse_options(privacy.get("mechanism_options") or {},
+                                                                                "privacy.mechanism_options")))
+            filled += 1
+            log(f"  {table['key']}/{entry['key']}: headline ε {max(heads):.4g} (replayed, {len(heads)} seeds)")
+    _write(Path(out), paper_key, record)
+    return filled
+
+
 def _write(out: Path, key: str, record: dict) -> None:
     """Write ``<out>/<key>.json`` and ``.md`` (each through a temporary file, then renamed)."""
     from .report import markdown
