@@ -141,8 +141,60 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_s
     b.get_by_label("Claim runs with a saved code").fill(code)
     b.get_by_role("button", name="Claim my runs").click()
     b.get_by_text("not valid").wait_for()
+    # A's page is told that its runs moved (when it next reruns: here, as the run it shows ended)
+    a.get_by_text("This browser's runs moved").wait_for()
     a_ctx.close()
     b_ctx.close()
+
+
+def shown_run(pg) -> str:
+    """The run the page shows, from its address (read in the page: ``page.url`` can lag)."""
+    query = "new URLSearchParams(location.search).get('run') || ''"
+    wait_until(lambda: pg.evaluate(query), 90, "the page's address never named its run")
+    return pg.evaluate(query)
+
+
+def test_a_reload_and_a_second_tab_are_the_same_visitor(browser, shared_server, thief):
+    """Issue 30: the browser keeps its visitor across a reload (Stop stays, History lists the run)
+    and a second tab shares it, and its per-owner cap; a page on another port of the same host,
+    in the same browser, reads no cookie or storage that gives control."""
+    url, store = shared_server
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    a = new_page(ctx)
+    a.goto(url + SLOW.replace("seed=71", "seed=91"))
+    settle(a, 1.0)
+    a.get_by_role("button", name="Run").click()
+    run_id = shown_run(a)
+    owner = store_record(store, run_id)["owner"]
+
+    a.reload()                                         # F5: the same visitor
+    press_ready = a.get_by_role("button", name="Stop", exact=True)
+    press_ready.wait_for(timeout=90_000)
+    wait_until(press_ready.is_enabled, 60, "Stop is gone after a reload")
+    a.get_by_role("link", name="History").click()
+    a.get_by_role("button", name="Open in Playground").wait_for(timeout=60_000)
+
+    tab = new_page(ctx)                                # a second tab of the same browser
+    tab.goto(url + SLOW.replace("seed=71", "seed=92"))
+    settle(tab, 0.5)
+    tab.get_by_role("button", name="Run").click()
+    second = shown_run(tab)
+    assert store_record(store, second)["owner"] == owner          # one visitor, not one per tab
+    a.goto(url + SLOW.replace("seed=71", "seed=93"))              # a third job: over the per-owner cap of 2
+    settle(a, 0.5)
+    a.get_by_role("button", name="Run").click()
+    a.get_by_text("max_active_per_owner").first.wait_for(timeout=60_000)
+
+    other = new_page(ctx)                              # another port: no storage of this origin
+    other.goto(thief)
+    assert "keep-" not in other.locator("#jar").inner_text()
+    assert other.evaluate("Object.keys(window.localStorage)") == []
+    other.close()
+    from fedcore.runner import RunStore
+
+    for rid in (run_id, second):
+        RunStore(store).request_stop(rid)
+    ctx.close()
 
 
 # --- sign-in: a real OIDC provider (oidc-provider-mock) started by the test ----------------

@@ -154,6 +154,8 @@ class Identities:
     >>> owner, code = ids.issue()
     >>> ids.valid(owner, code), ids.claim("keep-guessed") is None
     (True, True)
+    >>> ids.owner_of(code) == owner, ids.owner_of("keep-guessed")
+    (True, None)
     >>> same, new_code = ids.claim(code)
     >>> same == owner, ids.valid(owner, code), ids.valid(owner, new_code)
     (True, False, True)
@@ -183,6 +185,15 @@ class Identities:
         with self._db() as db:
             db.execute("INSERT INTO codes VALUES (?, ?, ?)", (_digest(code), owner, time.time()))
         return owner, code
+
+    def owner_of(self, code: str) -> Optional[str]:
+        """The owner whose live code ``code`` is (nothing is spent), else None: a browser that kept
+        its code (a reload, a second tab) is the same visitor."""
+        if not isinstance(code, str) or not code.startswith(CODE_PREFIX) or len(code) > 200:
+            return None
+        with self._db() as db:
+            row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
+        return row[0] if row else None
 
     def valid(self, owner: str, code: str) -> bool:
         """Whether ``code`` is ``owner``'s live code (not spent by a claim)."""

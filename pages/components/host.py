@@ -43,8 +43,9 @@ def _session_id() -> str:
 
 
 def _anonymous() -> tuple[str, str]:
-    """This session's anonymous ``(owner, code)``: issued by the server on first use and kept
-    in the session (server-side); re-issued if a claim elsewhere spent its code."""
+    """This session's anonymous ``(owner, code)``: the browser's (:func:`visitor_from_browser`),
+    else issued by the server on first use and kept in the session (server-side); re-issued if a
+    claim elsewhere spent its code (the page then says its runs moved)."""
     held = st.session_state.get(IDENTITY_KEY)
     now = time.monotonic()
     try:
@@ -56,12 +57,57 @@ def _anonymous() -> tuple[str, str]:
             if ids.valid(owner, code):
                 st.session_state[IDENTITY_KEY] = (owner, code, now)
                 return owner, code
+            st.session_state[MOVED_KEY] = time.monotonic()  # its code was used in another browser
         owner, code = ids.issue()
     except Exception:  # noqa: BLE001  (no registry: this page session alone, no code to keep)
         LOG.exception("anonymous identities unavailable")
         return f"session:{_session_id()}", ""
     st.session_state[IDENTITY_KEY] = (owner, code, now)
     return owner, code
+
+
+BROWSER_KEY = "host.browser_code"
+"""The browser-code component's key: its value is the code this browser keeps (``""``: none yet;
+absent until the browser reported)."""
+SYNCED_KEY = "host.browser_synced"
+MOVED_KEY = "host.moved"
+MOVED_SHOWN_S = 60.0
+"""How long the page says its runs moved (it reruns at once when the browser stores its new code)."""
+_BROWSER = None
+
+
+def _browser_component():
+    global _BROWSER
+    if _BROWSER is None:
+        import streamlit.components.v1 as components
+        from pathlib import Path
+
+        _BROWSER = components.declare_component("browser_key", path=str(Path(__file__).parent / "browser_key"))
+    return _BROWSER
+
+
+def visitor_from_browser() -> None:
+    """One browser is one visitor, across reloads and tabs: its "keep my runs" code lives in the
+    page origin's localStorage (``browser_key/index.html``: per origin, so a page on another port
+    cannot read it, and never sent with a request, unlike a cookie). A code the browser reports
+    that the server knows makes this session that visitor (nothing is spent); the session's own
+    code (new, claimed, or re-issued) is written back. Called once per script run (app.py)."""
+    reported = st.session_state.get(BROWSER_KEY)
+    if reported and reported != st.session_state.get(SYNCED_KEY):
+        try:
+            owner = identities().owner_of(reported)
+        except Exception:  # noqa: BLE001  (no registry: the session's own identity)
+            owner = None
+        if owner is not None:
+            st.session_state[IDENTITY_KEY] = (owner, reported, time.monotonic())
+        else:  # its code was spent by a claim in another browser (or this server forgot it)
+            st.session_state[MOVED_KEY] = time.monotonic()
+        st.session_state[SYNCED_KEY] = reported
+    _, code = _anonymous()
+    write = code if reported is not None and code and code != reported else ""
+    if write:
+        st.session_state[SYNCED_KEY] = code
+    _browser_component()(store=write, key=BROWSER_KEY, default=None)
 
 
 def claim(code: str) -> bool:
@@ -138,6 +184,8 @@ def sign_in_controls() -> None:
     for a visitor who is not signed in."""
     user = signed_in()
     if user is None:
+        with st.sidebar:
+            visitor_from_browser()
         keep_my_runs()
     if not sign_in_configured():
         return
@@ -161,10 +209,14 @@ def keep_my_runs() -> None:
     _, code = _anonymous()
     if not code:
         return
+    if time.monotonic() - st.session_state.get(MOVED_KEY, -MOVED_SHOWN_S) < MOVED_SHOWN_S:
+        st.sidebar.warning("This browser's runs moved: their code was entered in another browser (or this "
+                           "server no longer knows it). This page starts afresh with a new code.",
+                           icon=":material/move_item:")
     with st.sidebar.expander("Keep my runs", icon=":material/key:"):
-        st.caption("Your runs belong to this browser tab. To reach them from another tab or a later "
-                   "visit, save this code and enter it there: the runs move to that tab and you get a "
-                   "new code (the old one stops working).")
+        st.caption("Your runs belong to this browser: a reload or another tab keeps them. To reach them "
+                   "from another browser or device, save this code and enter it there: the runs move "
+                   "there and you get a new code (the old one stops working).")
         st.code(code, language=None)
         with st.form("host.claim_form", clear_on_submit=True, border=False):
             st.text_input("Claim runs with a saved code", type="password", key="host.claim_code",
