@@ -291,3 +291,22 @@ def test_sweeps_yield_to_another_visitor_and_stop_when_their_owner_leaves(tmp_pa
             assert "owner's page was closed" in (m.store.get_run(s).get("reason") or ""), m.store.get_run(s)
     finally:
         m.close()
+
+
+def test_a_sweep_with_a_point_that_cannot_run_fails_before_any_trains(tmp_path):
+    """Issue 30: ε = 0.01 for DP-FedAvg cannot be reached; the sweep fails while checking its
+    points, naming the point and the ε as written, with no row trained."""
+    from fedcore.sweep.job import rows_path, spec_key
+
+    m = Jobs(tmp_path, warm=False, max_running=1)
+    try:
+        spec = SweepSpec(preset="demo", methods=("pldp_b", "dp_fedavg"), epsilons=(1.0, 0.01), seeds=1,
+                         match="target")
+        key = start_sweep(m, spec, owner=A.owner)
+        wait_for(lambda: sweep_status(m, key)["status"] in ("failed", "finished", "stopped"))
+        status = sweep_status(m, key)
+        assert status["status"] == "failed", status
+        assert "dp_fedavg ε=0.01 seed 0" in status["error"] and "got 0.01;" in status["error"]
+        assert status.get("done", 0) == 0 and not rows_path(m.store_dir, spec_key(spec)).exists()
+    finally:
+        m.close()

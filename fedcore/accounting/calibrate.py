@@ -64,7 +64,8 @@ def solve_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool
         lo = np.full(len(eps[sl]), math.log(Z_RANGE[0]))
         hi = np.full(len(eps[sl]), math.log(Z_RANGE[1]))
         if not np.all(private(np.exp(hi))):
-            raise ConfigError("privacy.epsilon", float(eps[sl].min()), "is too small to reach "
+            asked = float(f"{float(eps[sl].min()):.7g}")  # as written: budgets pass through float32 tensors
+            raise ConfigError("privacy.epsilon", asked, "is too small to reach "
                               f"with a noise multiplier up to {Z_RANGE[1]:g}; raise epsilon or delta")
         for _ in range(48):
             mid = (lo + hi) / 2

@@ -82,7 +82,7 @@ def sweep_main(store_dir: str, job_id: str) -> None:
     after every row; it stops after the batch in progress when its stop flag is set."""
     from ..runner.store import FAILED, FINISHED, STOPPED, RunStore
     from ..runner.worker import lower_priority
-    from .runner import run_groups
+    from .runner import run_sweep
 
     lower_priority(NICE)
     store = RunStore(store_dir)
@@ -90,10 +90,11 @@ def sweep_main(store_dir: str, job_id: str) -> None:
     rows: list = []
     try:
         spec = spec_from_dict(record["spec"])
-        store.update_run(job_id, total=spec.count(), done=0)
-        # group by group (a method's references, then its private points, calibrated when reached)
-        for row in run_groups(spec.groups(), max_batch=record["max_batch"], audit=record["audit"],
-                              attack=record.get("attack", 0), should_stop=lambda: yield_or_stop(store, job_id)):
+        store.update_run(job_id, total=spec.count(), done=0, phase="checking every point")
+        points = checked_points(spec)  # a point that cannot run fails the sweep now, not minutes in
+        store.update_run(job_id, phase=None)
+        for row in run_sweep(points, max_batch=record["max_batch"], audit=record["audit"],
+                             attack=record.get("attack", 0), should_stop=lambda: yield_or_stop(store, job_id)):
             rows.append(row)
             write_atomic(rows_path(store_dir, record["key"]), dumps_frontier(rows))
             store.update_run(job_id, done=len(rows))
@@ -103,6 +104,29 @@ def sweep_main(store_dir: str, job_id: str) -> None:
                          else f"{type(exc).__name__}: {exc}", finished=time.time())
     finally:
         store.close()
+
+
+def checked_points(spec: SweepSpec) -> list:
+    """Every point of ``spec``, calibrated, each prepared once (data split, model, mechanism and
+    aggregator built: no training) so that a point that cannot run raises before any trains: a
+    :class:`~fedcore.errors.FedcoreError` naming the point, e.g. ``dp_fedavg ε=0.01 seed 0:
+    privacy.epsilon: got 0.01; is too small to reach ...``."""
+    from ..engine.setup import prepare
+
+    points, groups = [], iter(spec.groups())
+    while True:
+        try:
+            group = next(groups)  # a method's points, their budgets solved (equal privacy)
+        except StopIteration:
+            return points
+        except FedcoreError as exc:
+            raise FedcoreError(f"solving a method's budget for {', '.join(spec.methods)}: {exc}") from None
+        for point in group:
+            try:
+                prepare(point.config.replace(device="cpu"))
+            except FedcoreError as exc:
+                raise FedcoreError(f"{point.label}: {exc}") from None
+            points.append(point)
 
 
 def yield_or_stop(store, job_id: str) -> bool:

@@ -42,7 +42,7 @@ def job_line(key: str, status: dict, done: int, total: int, audited: bool) -> No
         left.info(queue_text(status.get("queue")), icon=":material/hourglass_top:")
     else:
         left.progress(min(1.0, done / max(1, status.get("total") or total)),
-                      text=(f"Starting: {status['phase']}" if status.get("phase") and status["status"] == "starting"
+                      text=(f"Starting: {status['phase']}" if status.get("phase")
                             else f"{'Training and auditing' if audited else 'Training'}: "
                                  f"{done} of {status.get('total') or total} runs done"))
     if can_control(status, me):
