@@ -24,8 +24,10 @@ for name, title, icon in (("mechanisms", "Mechanisms", ":material/tune:"),
         pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
 pages.append(st.Page("pages/history.py", title="History", icon=":material/history:"))
 
-from pages.components.host import sign_in_controls  # noqa: E402  (after set_page_config)
+from pages.components.host import require_store, sign_in_controls  # noqa: E402  (after set_page_config)
 
-sign_in_controls()  # only when the host configured [auth] (st.login): runs then belong to the user
-
-st.navigation(pages, position="top").run()
+page = st.navigation(pages, position="top")
+if page.title not in ("Mechanisms", "Papers"):  # the pages that read no run store
+    require_store()  # a store that cannot be used: one message, never a blank page
+    sign_in_controls()  # only when the host configured [auth] (st.login): runs then belong to the user
+page.run()

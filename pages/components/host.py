@@ -167,6 +167,18 @@ def keep_alive(record: dict) -> None:
         beats[record["id"]] = now
 
 
+def require_store() -> None:
+    """Every page (app.py): a run store that cannot be used is one clear message, never a blank
+    page or a traceback (the Playground, Frontier and History all need it)."""
+    try:
+        manager()
+    except Exception as exc:  # noqa: BLE001
+        LOG.exception("run store unavailable")
+        st.error(f"The run store cannot be used: {plain(exc)}. Nothing can be trained or listed until the "
+                 "host fixes it (the folder FEDCORE_STORE names must be writable).", icon=":material/database:")
+        st.stop()
+
+
 def store_banner() -> None:
     """A banner when the run store had to be recreated or replaced (never a traceback)."""
     try:
