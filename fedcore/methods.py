@@ -43,8 +43,31 @@ def apply_method(config, name: str | None = None, extra: dict | None = None, pre
     from .presets import preset_method_settings
 
     tuned = preset_method_settings(preset, name) if preset and name else {}
-    overrides = {**method_overrides(name), "method": name, **tuned, **(extra or {})}
+    overrides = {**_undo(config, name, preset), **method_overrides(name), "method": name, **tuned, **(extra or {})}
     return consistent_method(config.with_overrides(overrides))
+
+
+def _undo(config, name: str, preset: str | None) -> dict:
+    """Overrides that take back what ``config``'s own method (and its preset settings) set, when
+    another method ``name`` replaces it: the preset's values (the defaults without one), and empty
+    options for a mechanism or aggregator the new recipe changes, so that picking hw_dpfl after
+    dp_fedavg carries neither dp_fedavg's ``noise='auto'`` nor its Poisson sampling at 0.1."""
+    from .config import RunConfig, flatten
+    from .presets import preset_method_settings
+    from .resolve import preset_config
+
+    old = config.method
+    if not old or old == name or old not in METHODS:
+        return {}
+    base = flatten((preset_config(preset) if preset else RunConfig()).to_dict())
+    set_by_old = {**method_overrides(old), **(preset_method_settings(preset, old) if preset else {})}
+    undo = {key: base[key] for key in set_by_old if key in base}
+    recipe = method_overrides(name)
+    for part in ("mechanism", "aggregator"):
+        if recipe.get(f"privacy.{part}", getattr(config.privacy, part)) != getattr(config.privacy, part) \
+                or f"privacy.{part}_options" in set_by_old:
+            undo[f"privacy.{part}_options"] = {}
+    return undo
 
 
 IDENTITY = ("privacy.mechanism", "privacy.aggregator")
