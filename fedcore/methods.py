@@ -53,13 +53,14 @@ def _undo(config, name: str, preset: str | None) -> dict:
     options for a mechanism or aggregator the new recipe changes, so that picking hw_dpfl after
     dp_fedavg carries neither dp_fedavg's ``noise='auto'`` nor its Poisson sampling at 0.1."""
     from .config import RunConfig, flatten
-    from .presets import preset_method_settings
-    from .resolve import preset_config
+    from .presets import AFTER_METHOD, PRESETS, preset_method_settings
 
     old = config.method
     if not old or old == name or old not in METHODS:
         return {}
-    base = flatten((preset_config(preset) if preset else RunConfig()).to_dict())
+    base = flatten(RunConfig().to_dict())  # the defaults under the preset's own settings
+    if preset and preset in PRESETS:
+        base.update({k: v for k, v in PRESETS.get(preset).items() if k not in ("method", AFTER_METHOD)})
     set_by_old = {**method_overrides(old), **(preset_method_settings(preset, old) if preset else {})}
     undo = {key: base[key] for key in set_by_old if key in base}
     recipe = method_overrides(name)

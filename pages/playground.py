@@ -112,12 +112,12 @@ with tab_run:
         if not present:
             attack_view.attack_panel(run_id, key="pg")
         if record["status"] == "finished" and not present:
+            preview.your_run_on_frontier(record, state.run(run_id))
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:
         if run_id:
             host.link_warning("No such run here (deleted, or a mistyped link):", run_id)
-        st.info("Press **Run** to train this configuration: the charts fill in round by round.")
-        preview.first_screen_tradeoff()  # the trade-off before any click
+        preview.first_screen_tradeoff()  # the trade-off before any click (it says to press Run)
 
 if present:
     st.stop()

@@ -457,7 +457,7 @@ def test_the_first_screen_shows_a_trade_off_and_a_private_default(store_dir):
     charts = at.get("plotly_chart")
     assert charts, "no figure on the first screen"
     assert len(epsilon_points(figure_spec(charts[0]))) >= 3   # accuracy at >= 3 values of ε
-    assert "What you are looking at" in texts(at)
+    assert "Each dot is a model trained on the bundled digits" in texts(at)
     assert by_label(at.selectbox, "Mechanism (client side)").value != "none"
     link = {k: qp(at, k) for k in at.query_params}
     from fedcore.runner.links import config_from_params

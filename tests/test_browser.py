@@ -241,7 +241,7 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
     url, _ = server
     with fresh_page(page.context.browser, 1280, 720) as pg:
         pg.goto(url + "/")                                   # the first screen: a trade-off, no click
-        pg.get_by_text("What you are looking at").wait_for()
+        pg.get_by_text("Each dot is a model trained on the bundled digits by 10 clients").wait_for()
         pg.locator("[data-testid=stPlotlyChart]").first.wait_for()
         settle(pg, 2.0)
         shoot(pg, "first-screen-1280x720")

@@ -49,6 +49,7 @@ def test_the_playground_shows_each_clients_digit_beside_the_attackers(browser, s
         pg.get_by_text("Round 20 / 20 · finished").wait_for()
         pg.get_by_text("How often it found the image, all rounds so far").wait_for()
         view = pg.locator("[data-testid=stImage]")
+        view.nth(5).wait_for()
         assert view.count() == 6                                   # one pair per client
         assert pg.get_by_text("Anyone, the server included, sees each client's noised upload.").count() == 1
         captions = " ".join(view.all_inner_texts()) or pg.inner_text("body")
@@ -66,7 +67,7 @@ def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
         pg.goto(url + "/frontier")
         pg.get_by_text("What ε buys: what an attacker gets").wait_for()
         charts = pg.locator("[data-testid=stPlotlyChart]")
-        assert charts.count() >= 2                                  # accuracy, then attack success
+        charts.nth(1).wait_for()                                    # accuracy, then attack success
         attack = charts.nth(1)
         attack.locator(".scatterlayer .trace").first.wait_for()
         assert attack.locator(".scatterlayer .trace .points path").count() >= 10

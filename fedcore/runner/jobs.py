@@ -340,7 +340,8 @@ class Jobs:
                     if started is None or time.monotonic() - started <= STOP_GRACE:
                         continue
                     launcher.terminate()
-                    self.store.finish(run_id, "stopped", reason="terminated after the stop grace period")
+                    self.store.finish(run_id, "stopped",
+                                      reason=self._reasons.get(run_id, "terminated after the stop grace period"))
                 if run_id in self._stopping:
                     self.store.finish(run_id, "stopped", reason=self._reasons.get(run_id, "stopped by the user"))
                 else:

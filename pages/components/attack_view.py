@@ -98,8 +98,12 @@ def _big(pixels: np.ndarray, size: int = 96) -> np.ndarray:
 
 
 def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool) -> None:
-    stats = per_client(records, chosen["key"])
+    stats = {c: s for c, s in per_client(records, chosen["key"]).items() if s["chance"] < 1}
     if not stats:
+        st.caption("Every update so far was computed from all of its client's images, so pointing at one of "
+                   "them is no achievement (a blind guess does as well): the pictures show the blend the "
+                   "attacker gets instead. To watch single images come back, train one image per step "
+                   "(Local training: steps 1, batch size 1) or load the preset `attack_digits`.")
         return
     clients = [f"client {c}" for c in stats]
     fig = go.Figure()

@@ -65,10 +65,11 @@ def split_preview(cfg: RunConfig, key: str) -> None:
 FIRST_SCREEN = Path(__file__).resolve().parents[2] / "assets" / "first_screen_frontier.json"
 """An equal-privacy frontier of the demo, shipped with the code (the file names the command
 that made it; ``tests/test_teaching.py`` retrains one of its points and compares)."""
-FIRST_SCREEN_SENTENCE = ("**What you are looking at:** each dot is a model trained on the bundled handwritten "
-                         "digits by 10 clients; left means more privacy (a smaller ε spent over the whole run), "
-                         "up means a more accurate model. Privacy costs accuracy, and how much depends on whom "
-                         "you trust (one panel each).")
+FIRST_SCREEN_SENTENCE = ("**Each dot is a model trained on the bundled digits by 10 clients**: left = more "
+                         "privacy, up = more accurate; **Run** adds yours.")
+FIRST_SCREEN_HEIGHT = 330
+"""The first screen's figure, sized so that it fits, axes and legend included, under the Playground's
+controls at 1280x720 (a projector): panel titles without subtitles, the references in a caption."""
 
 
 @st.cache_resource(show_spinner=False)
@@ -78,7 +79,14 @@ def _first_screen_figure():
     from .frontier import figure
 
     rows = read_frontier(FIRST_SCREEN)
-    return figure(rows, [], "first-screen")
+    fig = figure(rows, [], "first-screen")
+    for note in fig.layout.annotations:   # the panel titles: the threat model, large, no fine print
+        note.text = note.text.split("<br>")[0]
+        note.font.size = 15
+    fig.update_layout(height=FIRST_SCREEN_HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
+    fig.update_xaxes(title_standoff=4)
+    return fig
 
 
 def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
@@ -89,5 +97,38 @@ def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
         return
     st.markdown(FIRST_SCREEN_SENTENCE)
     st.plotly_chart(fig, key=key, width="stretch")
-    st.caption("Stored with the app (`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page "
-               "trains your own. Press **Run** to train one point of it yourself and watch it round by round.")
+    st.caption("One panel per threat model: who you trust decides how much privacy costs. Per method, **dashed** = "
+               "no privacy, **dotted** = its clipping alone (no noise). Stored with the app "
+               "(`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page trains your own.")
+
+
+def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
+    """After Run, the first screen's frontier again, with this run marked where it landed (its
+    headline ε spent and final accuracy, in its threat model's panel): a demo run on digits only."""
+    import plotly.graph_objects as go
+
+    from fedcore.accounting.headline import decode_epsilon
+    from fedcore.sweep.rows import read_frontier
+
+    from .frontier import facets
+
+    last = run.last_round
+    eps = decode_epsilon(last.epsilon_headline_run) if last else None
+    acc = run.end.final_accuracy if run.end else None
+    if record.get("config", {}).get("dataset") != "digits" or acc is None or eps is None or eps != eps:
+        return
+    try:
+        panels = facets(read_frontier(FIRST_SCREEN))
+        fig = go.Figure(_first_screen_figure())
+    except FedcoreError:
+        return
+    if run.threat_model not in panels or not 0 < eps < float("inf"):
+        return
+    col = panels.index(run.threat_model) + 1
+    axis = "" if col == 1 else str(col)
+    fig.add_trace(go.Scatter(x=[eps], y=[acc], mode="markers+text", text=["your run"], textposition="top center",
+                             name="your run", xaxis=f"x{axis}", yaxis=f"y{axis}",
+                             marker=dict(symbol="star", size=18, color="#111", line=dict(color="white", width=1)),
+                             hovertemplate="your run<br>ε spent %{x:.3g}<br>accuracy %{y:.3f}<extra></extra>"))
+    st.markdown("**Where your run landed** on the stored frontier (★, in the panel of its threat model):")
+    st.plotly_chart(fig, key=key, width="stretch")
