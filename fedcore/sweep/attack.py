@@ -12,7 +12,7 @@ no privacy is where the attack does best.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterable
 
 from ..errors import FedcoreError
 
@@ -36,16 +36,6 @@ def attack_columns(cfg, shadows: int) -> dict:
             "mia_tpr_at_1pct_fpr": mia.get("tpr_at_1pct_fpr"),
             "mia_cap_tpr_at_1pct_fpr": mia.get("dp_cap_tpr_at_1pct_fpr"), "attack_above_cap": r["above_cap"],
             "attack_seconds": r["seconds"]}
-
-
-def attacked(rows: Iterable[dict], points: Iterable, shadows: int,
-             should_stop: Callable[[], bool] = lambda: False) -> Iterator[dict]:
-    """Each row of ``rows`` with its attack's columns (the point found by the row's ``config_hash``)."""
-    by_hash = {p.config.config_hash(): p for p in points}
-    for row in rows:
-        if should_stop():
-            return
-        yield {**row, **attack_columns(by_hash[row["config_hash"]].config, shadows)}
 
 
 def attack_summary(rows: Iterable[dict]) -> list[dict]:

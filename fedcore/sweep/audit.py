@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..config import RunConfig
 from ..errors import ConfigError, FedcoreError
-from .rows import AUDIT_KEYS
+from .rows import AUDIT_KEYS, with_columns
 
 DEFAULT_TRIALS = 5000
 """Draws per input of a distinguishing audit when ``--audit`` (or the page's option) gives none."""
@@ -53,13 +53,8 @@ def audit_columns(cfg: RunConfig, trials: int) -> dict:
 
 def audited(rows: Iterable[dict], points: Iterable, trials: int,
             should_stop: Callable[[], bool] = lambda: False) -> Iterator[dict]:
-    """Each row of ``rows`` with its audit's columns added (the point is found by the row's
-    ``config_hash``); stops before the next audit when ``should_stop()`` says so."""
-    by_hash = {p.config.config_hash(): p for p in points}
-    for row in rows:
-        if should_stop():
-            return
-        yield {**row, **audit_columns(by_hash[row["config_hash"]].config, trials)}
+    """Each row of ``rows`` with its audit's columns added (``trials`` draws per input)."""
+    return with_columns(rows, points, lambda cfg: audit_columns(cfg, trials), should_stop)
 
 
 def findings(rows: Iterable[dict]) -> list[dict]:

@@ -333,3 +333,14 @@ def trade_off(rows: Iterable[dict]) -> dict[str, dict]:
                   "inflation": None if head is None or not low["epsilon"] else head / low["epsilon"],
                   "threat_model": low["threat_model"]}
     return out
+
+
+def with_columns(rows: Iterable[dict], points: Iterable, columns, should_stop=lambda: False):
+    """Each row of ``rows`` with ``columns(config)`` of its point's config added (the point is found
+    by the row's ``config_hash``); stops before the next row when ``should_stop()`` says so. The
+    audit's and the attack's columns (:mod:`.audit`, :mod:`.attack`)."""
+    by_hash = {p.config.config_hash(): p for p in points}
+    for row in rows:
+        if should_stop():
+            return
+        yield {**row, **columns(by_hash[row["config_hash"]].config)}

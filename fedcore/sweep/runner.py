@@ -66,9 +66,10 @@ def run_sweep(points: Iterable[SweepPoint], *, batched: bool = True, max_batch: 
 
         rows = audited(rows, points, audit, should_stop)
     if attack:
-        from .attack import attacked
+        from .attack import attack_columns
+        from .rows import with_columns
 
-        rows = attacked(rows, points, attack, should_stop)
+        rows = with_columns(rows, points, lambda cfg: attack_columns(cfg, attack), should_stop)
     yield from rows
 
 

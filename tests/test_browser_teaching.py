@@ -1,5 +1,7 @@
-"""What ε buys, in a real browser: the Playground's attack view on the attack preset (each
-client's digit beside what the attacker recovers at its ε) and the Frontier's attack panels.
+"""The teaching screens in a real browser: what ε buys (the Playground's attack view on the
+attack preset, each client's digit beside what the attacker recovers at its ε; the Frontier's
+attack panels) and the first minute (issue 32: at 1280x720 the first screen's frontier, axis
+titles and legend included, is visible without scrolling, and after Run the run lands on it).
 Screenshots go to a temporary folder (``FEDCORE_SHOTS=docs/screenshots`` refreshes the committed ones)."""
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, settle  # noqa: E402
+from dashboard_server import CHROMIUM, fresh_page, settle  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -26,10 +28,10 @@ def server(dashboards):
     return dashboards({})
 
 
-def shoot_at(pg, text: str, name: str) -> Path:
-    """Scroll ``text`` to the top of the view and save a screenshot named ``name``."""
-    pg.get_by_text(text, exact=True).first.scroll_into_view_if_needed()
-    pg.evaluate("window.scrollBy(0, 0)")
+def shoot(pg, name: str, at: str = "") -> Path:
+    """Save a screenshot named ``name`` (with ``at``: that text scrolled into view first)."""
+    if at:
+        pg.get_by_text(at, exact=True).first.scroll_into_view_if_needed()
     settle(pg, 1.5)
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
@@ -39,8 +41,7 @@ def shoot_at(pg, text: str, name: str) -> Path:
 
 def test_the_playground_shows_each_clients_digit_beside_the_attackers(browser, server):
     url, _ = server
-    pg = browser.new_page(viewport={"width": 1280, "height": 900})
-    try:
+    with fresh_page(browser, 1280, 900) as pg:
         pg.set_default_timeout(120_000)
         pg.goto(url + "/?preset=attack_digits")
         pg.get_by_text("worker ready").wait_for(timeout=120_000)
@@ -52,17 +53,13 @@ def test_the_playground_shows_each_clients_digit_beside_the_attackers(browser, s
         view.nth(5).wait_for()
         assert view.count() == 6                                   # one pair per client
         assert pg.get_by_text("Anyone, the server included, sees each client's noised upload.").count() == 1
-        captions = " ".join(view.all_inner_texts()) or pg.inner_text("body")
-        assert "Client 5 · ε 100,000" in captions or "Client 5" in captions
-        assert shoot_at(pg, "What the attacker sees", "playground-attack").stat().st_size > 10_000
-    finally:
-        pg.context.close()
+        assert "Client 5 · ε 100,000" in " ".join(view.all_inner_texts()) or pg.get_by_text("Client 5").count()
+        assert shoot(pg, "playground-attack", "What the attacker sees").stat().st_size > 10_000
 
 
 def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
     url, _ = server
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-    try:
+    with fresh_page(browser, 1280, 1000) as pg:
         pg.set_default_timeout(180_000)
         pg.goto(url + "/frontier")
         pg.get_by_text("What ε buys: what an attacker gets").wait_for()
@@ -71,6 +68,29 @@ def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
         attack = charts.nth(1)
         attack.locator(".scatterlayer .trace").first.wait_for()
         assert attack.locator(".scatterlayer .trace .points path").count() >= 10
-        assert shoot_at(pg, "What ε buys: what an attacker gets", "frontier-attack").stat().st_size > 10_000
-    finally:
-        pg.context.close()
+        assert shoot(pg, "frontier-attack", "What ε buys: what an attacker gets").stat().st_size > 10_000
+
+
+def test_the_first_screen_fits_1280x720_and_the_run_lands_on_it(browser, server):
+    url, _ = server
+    with fresh_page(browser, 1280, 720) as pg:
+        pg.set_default_timeout(120_000)
+        pg.goto(url + "/")
+        pg.get_by_text("Each dot is a model trained on the bundled digits by 10 clients").wait_for()
+        chart = pg.locator("[data-testid=stPlotlyChart]").first
+        chart.locator(".legend").wait_for()
+        settle(pg, 1.0)
+        titles = [chart.locator(".xtitle").nth(i).bounding_box() for i in range(chart.locator(".xtitle").count())]
+        box = chart.bounding_box()
+        assert titles and box["y"] >= 0
+        for part in (box, chart.locator(".legend").bounding_box(), *titles):
+            assert part["y"] + part["height"] <= 720, (part, "below the fold at 1280x720")
+        shoot(pg, "first-screen-1280x720")
+        pg.get_by_text("worker ready").wait_for()
+        pg.get_by_role("button", name="Run").click()
+        pg.get_by_text("Where your run landed").wait_for()
+        landed = pg.locator("[data-testid=stPlotlyChart]").filter(has_text="your run")
+        landed.wait_for()
+        assert landed.count() == 1
+        landed.scroll_into_view_if_needed()
+        shoot(pg, "your-run")
