@@ -310,3 +310,18 @@ def test_a_sweep_with_a_point_that_cannot_run_fails_before_any_trains(tmp_path):
         assert status.get("done", 0) == 0 and not rows_path(m.store_dir, spec_key(spec)).exists()
     finally:
         m.close()
+
+
+def test_the_eta_of_a_job_held_by_its_owners_cap_counts_the_cap(tmp_path):
+    """Issue 30: A's second job that cannot pause waits for A's first (half the slots), even with a
+    slot free; its estimate says so instead of 'about 1 s'."""
+    m = Jobs(tmp_path, warm=False, max_running=2)
+    try:
+        first = m.submit(Job("test:a1", "test", f"{__name__}:sleeper", A.owner, seconds=40.0))
+        wait_for(lambda: m.is_alive(first))
+        second = m.submit(Job("test:a2", "test", f"{__name__}:sleeper", A.owner, seconds=40.0))
+        info = m.queue_info(second)
+        assert info is not None and info["running"] == 1 and info["slots"] == 2   # a slot is free ...
+        assert info["eta_s"] is not None and info["eta_s"] >= 30                   # ... but not for A
+    finally:
+        m.close()

@@ -37,7 +37,7 @@ from .labels import run_label
 from .launchers import Launcher, PidLauncher, ProcessLauncher, load_entry, pid_alive, spawn
 from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
-from .policy import lifetime_over, next_move
+from .policy import fixed_cap, lifetime_over, next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
 from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, cache_key
 from .warm import WarmWorker
@@ -233,16 +233,18 @@ class Jobs:
             r = records.get(i)
             if r is None:
                 return None
+            who = {"owner": r.get("owner"), "fixed": i not in self._pausable}
             if r.get("kind", "run") != "run":
-                return {"id": i, "rounds": 1, "round_s": r.get("seconds"), "elapsed_s": 0.0}
+                return {"id": i, "rounds": 1, "round_s": r.get("seconds"), "elapsed_s": 0.0, **who}
             c = r.get("config") or {}
             pace = seconds_per_round(history, c.get("dataset"), c.get("model"))
             return {"id": i, "rounds": r.get("rounds"), "rounds_done": r.get("rounds_done"),
                     "elapsed_s": now - (r.get("started") or r.get("handed_over") or now),
-                    "round_s": pace and pace * load}
+                    "round_s": pace and pace * load, **who}
 
         starts = estimate_starts([r for r in map(row, running) if r], [r for r in map(row, queued) if r],
-                                 self.max_running, self.limits.max_run_seconds if self.limits else None)
+                                 self.max_running, self.limits.max_run_seconds if self.limits else None,
+                                 fixed_cap=fixed_cap(self.max_running))
         position = waiting.index(run_id) + 1
         return {"position": position, "ahead": position - 1, "waiting": len(waiting), "running": len(running),
                 "slots": self.max_running, "eta_s": starts.get(run_id) if history or running else None}

@@ -28,6 +28,11 @@ class Move:
     pause: Optional[str] = None
 
 
+def fixed_cap(slots: int) -> int:
+    """How many of one owner's jobs that cannot pause may hold a slot: half of them, at least 1."""
+    return max(1, slots // 2)
+
+
 def next_move(waiting: list[str], paused: list[str], training: list[str], owners: Mapping[str, Optional[str]],
               *, pausable: Collection[str], slots: int, stopping: Collection[str] = ()) -> Optional[Move]:
     """The next step of the queue (module doc), or None while nothing may start.
@@ -35,10 +40,10 @@ def next_move(waiting: list[str], paused: list[str], training: list[str], owners
     ``waiting``: queued jobs in order; ``paused``: runs paused for fair share; ``training``:
     jobs holding a slot, oldest first; ``owners``: every job's owner; ``pausable``: the jobs
     that can pause (runs); ``stopping``: jobs asked to stop (never paused for another)."""
-    fixed_cap = max(1, slots // 2)
+    cap = fixed_cap(slots)
     running = Counter(owners.get(i) for i in training)
     fixed = Counter(owners.get(i) for i in training if i not in pausable)
-    candidates = [i for i in [*paused, *waiting] if i in pausable or fixed[owners.get(i)] < fixed_cap]
+    candidates = [i for i in [*paused, *waiting] if i in pausable or fixed[owners.get(i)] < cap]
     if not candidates:
         return None
     share = max(1, slots // len({owners.get(i) for i in [*candidates, *training]}))

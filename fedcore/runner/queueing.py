@@ -36,21 +36,42 @@ def remaining_seconds(run: dict, max_seconds: Optional[float] = None) -> float:
 
 
 def estimate_starts(running: list[dict], queued: list[dict], slots: int,
-                    max_seconds: Optional[float] = None) -> dict[str, float]:
+                    max_seconds: Optional[float] = None, fixed_cap: Optional[int] = None) -> dict[str, float]:
     """Seconds from now until each queued run (in queue order) starts.
 
     ``running``: dicts with ``rounds``, ``rounds_done``, ``elapsed_s`` (and ``round_s``);
     ``queued``: dicts with ``id``, ``rounds`` and ``round_s`` (expected seconds per round).
+    With ``fixed_cap`` (the fair share's cap on one owner's jobs that cannot pause,
+    :func:`fedcore.runner.policy.next_move`), a job marked ``fixed`` also waits until its
+    ``owner`` holds fewer than ``fixed_cap`` such jobs: an owner's second audit waits for the
+    first even while a slot is free.
+
+    >>> busy = [{"rounds": 1, "round_s": 40.0, "owner": "A", "fixed": True}]
+    >>> estimate_starts(busy, [{"id": "a2", "rounds": 1, "round_s": 1.0, "owner": "A", "fixed": True}],
+    ...                 slots=2, fixed_cap=1)
+    {'a2': 40.0}
     """
-    free = [remaining_seconds(r, max_seconds) for r in running][:slots]
-    free += [0.0] * (max(1, slots) - len(free))
-    heapq.heapify(free)
+    live = [(0.0, remaining_seconds(r, max_seconds), r.get("owner"), bool(r.get("fixed")))
+            for r in running][:slots]
     starts = {}
     for q in queued:
-        start = heapq.heappop(free)
+        start = _first_start(live, q, max(1, slots), fixed_cap)
         starts[q["id"]] = start
-        heapq.heappush(free, start + remaining_seconds({**q, "rounds_done": 0, "elapsed_s": 0.0}, max_seconds))
+        duration = remaining_seconds({**q, "rounds_done": 0, "elapsed_s": 0.0}, max_seconds)
+        live.append((start, start + duration, q.get("owner"), bool(q.get("fixed"))))
     return starts
+
+
+def _first_start(live: list, job: dict, slots: int, fixed_cap: Optional[int]) -> float:
+    """The first moment (now, or when a job ends) with a free slot that the caps let ``job`` take."""
+    for t in sorted({0.0, *(end for _, end, _, _ in live)}):
+        now = [(o, f) for start, end, o, f in live if start <= t < end]
+        if len(now) >= slots:
+            continue
+        if fixed_cap and job.get("fixed") and sum(f and o == job.get("owner") for o, f in now) >= fixed_cap:
+            continue
+        return t
+    return max((end for _, end, _, _ in live), default=0.0)
 
 
 def load_factor() -> float:
