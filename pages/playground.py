@@ -46,7 +46,7 @@ present = presentation.on()
 if not present:
     st.title("Playground")
 host.store_banner()
-url_error = st.session_state.pop("pg.url_error", None)
+url_error = state.flashed("pg.url_error")
 if url_error:
     host.link_warning("Showing the previous settings: the link's settings could not be loaded —", url_error)
 

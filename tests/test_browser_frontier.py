@@ -166,12 +166,15 @@ def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(brow
     opens the Mechanisms page's section."""
     from fedcore.sweep import SweepSpec
     from fedcore.sweep.audit import DEFAULT_TRIALS
-    from fedcore.sweep.job import spec_key, spec_to_dict, sweep_main
+    from fedcore.runner.store import RunStore
+    from fedcore.sweep.job import sweep_fields, sweep_id, sweep_main
 
     url, store = server
-    (store / "sweeps").mkdir(exist_ok=True)
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
-    sweep_main(str(store / "sweeps"), spec_key(spec, DEFAULT_TRIALS), spec_to_dict(spec), audit=DEFAULT_TRIALS)
+    fields = sweep_fields(spec, audit=DEFAULT_TRIALS)   # the page's job, trained here into the server's store
+    job_id = sweep_id(fields["key"])
+    RunStore(store).create_job(job_id, "sweep", owner=None, entry="fedcore.sweep.job:launch", **fields)
+    sweep_main(str(store), job_id)
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         pg.set_default_timeout(REOPEN_S * 1000)

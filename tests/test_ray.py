@@ -60,7 +60,8 @@ def test_sweep_on_ray_gives_the_local_accuracies(ray_frontier):
     rows = read_frontier(out)
     # 2 methods x (2 eps + no privacy + clip only) x 2 seeds, in the local sweep's order
     assert len(rows) == 16
-    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
+    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY,
+                       match="headline").points()  # the CLI's default, as the page's
     local = list(run_sweep(points, batched=True))
     assert [r["config_hash"] for r in rows] == [r["config_hash"] for r in local]
     for mine, theirs in zip(rows, local):
@@ -196,7 +197,8 @@ def test_reproduce_on_ray_writes_the_same_record(local_ray, tmp_path):
 
 
 def test_batches_follow_the_lockstep_key():
-    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY).points()
+    points = SweepSpec(preset="demo", methods="pldp_b,ldp_fl", epsilons="1,10", seeds=2, sets=TINY,
+                       match="headline").points()  # the CLI's default, as the page's
     batches = sweep_batches(points, max_batch=3)
     assert sum(len(b) for b in batches) == 16 and max(len(b) for b in batches) == 3
     assert sweep_batches(points, batched=False) == [[p] for p in points]

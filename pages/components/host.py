@@ -21,7 +21,7 @@ import streamlit as st
 from fedcore.errors import FedcoreError
 from fedcore.runner.owners import SignedIn, Viewer, can_control
 
-from .plain import link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
+from .plain import flash, flashed, link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
 from .server import forget_events, identities, limits, manager  # host.limits: the same cached limits
 
 LOG = logging.getLogger("fedcore.dashboard")
@@ -213,7 +213,7 @@ def sign_in_controls() -> None:
 
 def _claim_submitted() -> None:
     entered = st.session_state.get("host.claim_code", "")
-    st.session_state["host.claim_result"] = "ok" if claim(entered) else "bad"
+    flash("host.claim_result", "ok" if claim(entered) else "bad")
 
 
 def keep_my_runs() -> None:
@@ -234,7 +234,7 @@ def keep_my_runs() -> None:
             st.text_input("Claim runs with a saved code", type="password", key="host.claim_code",
                           placeholder="keep-...")
             st.form_submit_button("Claim my runs", on_click=_claim_submitted)
-        result = st.session_state.pop("host.claim_result", None)
+        result = flashed("host.claim_result")
         if result == "ok":
             st.success("The runs of that code are yours in this tab; save your new code above.")
         elif result == "bad":

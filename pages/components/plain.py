@@ -84,3 +84,34 @@ def link_warning(message: str, detail) -> None:
     import streamlit as st
 
     st.warning(f"{message} {plain(detail)}" if detail else message, icon=":material/link_off:")
+
+
+FLASH_S = 20.0
+"""How long a one-off notice stays (the page reruns at once when the browser reports its visitor
+code, so a notice shown only once would vanish before it is read)."""
+
+
+def flash(key: str, message) -> None:
+    """Keep ``message`` under ``key`` for :func:`flashed` to show over the next :data:`FLASH_S` s."""
+    import time
+
+    import streamlit as st
+
+    st.session_state[key] = (message, time.monotonic())
+
+
+def flashed(key: str):
+    """The message :func:`flash` kept under ``key`` if it is recent, else None (and it is dropped)."""
+    import time
+
+    import streamlit as st
+
+    item = st.session_state.get(key)
+    if not isinstance(item, tuple) or len(item) != 2:
+        st.session_state.pop(key, None)
+        return None
+    message, at = item
+    if time.monotonic() - at > FLASH_S:
+        st.session_state.pop(key, None)
+        return None
+    return message

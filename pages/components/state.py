@@ -19,7 +19,7 @@ from fedcore.methods import consistent_method
 from fedcore.resolve import preset_config, resolve
 from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
 
-from .plain import plain
+from .plain import flash, flashed, plain  # noqa: F401  (state.flashed: the pages read notices through it)
 from .server import forget_events, manager, run  # noqa: F401  (the pages' state.manager(), ...)
 
 PLAYGROUND = "pages/playground.py"
@@ -114,7 +114,7 @@ def sync_from_url() -> None:
             if record is not None:
                 load_config(RunConfig.from_dict(record.get("requested") or record["config"]))
         except FedcoreError as exc:
-            st.session_state["pg.url_error"] = f"the linked run's settings could not be loaded ({exc})"
+            flash("pg.url_error", f"the linked run's settings could not be loaded ({exc})")
         show_run(params["run"])  # the page says so when no such run is here
         return
     try:
@@ -124,7 +124,7 @@ def sync_from_url() -> None:
             from .host import LOG
 
             LOG.warning("a link's settings raised", exc_info=exc)  # the host's log gets the traceback
-        st.session_state["pg.url_error"] = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        flash("pg.url_error", str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
         return
     load_config(cfg, params.get("preset", DEFAULT_PRESET))
     if params.get("run"):

@@ -34,7 +34,7 @@ from fedcore.runner.limits import offered_datasets
 from fedcore.runner.links import flatten
 
 from . import state
-from .plain import plain
+from .plain import flash, plain
 
 CUSTOM = "(custom)"
 EPSILON_HELP = ("ε bounds how much one client's data can change what the server sees: every output is at "
@@ -133,7 +133,7 @@ def preset_and_method(flat: dict) -> None:
         try:
             state.load_config(preset_config(name), name)
         except (FedcoreError, KeyError) as exc:
-            st.session_state["pg.url_error"] = f"preset {name!r} could not be loaded: {exc}"
+            flash("pg.url_error", f"preset {name!r} could not be loaded: {exc}")
             return
         state.show_run(None)
 
