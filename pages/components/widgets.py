@@ -120,7 +120,13 @@ def entry_caption(registry: Registry, name: str) -> None:
     """One line under a picker: the entry's summary and its paper."""
     if name in registry:
         e = registry.entry(name)
-        st.caption(e.summary + (f"  \n*Paper:* {e.paper}" if e.paper else ""))
+        paper = e.paper if not student_mode() else e.paper.split(" (seed")[0]  # "ULDP-FED", not "(seed 004)"
+        st.caption(_literal(e.summary) + (f"  \n*Paper:* {_literal(paper)}" if paper else ""))
+
+
+def _literal(text: str) -> str:
+    """``text`` shown as written in markdown: ``C0*exp(-beta*k)`` keeps its asterisks."""
+    return "".join("\\" + c if c in "*_`[]<>#|~" else c for c in text)
 
 
 # --- preset and recipe ---------------------------------------------------------------------
