@@ -55,7 +55,7 @@ register_preset(
 # every round (q = 1): a subsampled accountant at q = 0.5 costs seconds per round.
 
 register_preset(
-    "attack_digits", paper="Phong et al. 2017; Balle et al. 2022",
+    "attack_digits",
     summary="What ε buys: 6 clients at ε = 1, 10, 100, 1,000, 10,000 and 100,000, each round one image and one "
             "step (FedSGD), Gaussian noise on each upload (local DP): the attacker recovers the digits of the "
             "clients with the larger ε.",
