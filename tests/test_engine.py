@@ -112,3 +112,13 @@ def test_more_clients_than_samples_is_a_config_error():
 def test_model_too_large_for_input_is_a_config_error():
     with pytest.raises(ConfigError, match="model"):
         _run(RunConfig(model="cnn_uldp", rounds=1))
+
+
+def test_the_run_echoes_its_privacy_parameters_as_configured_in_float64():
+    """Issue 31: RunStarted said ε = 0.10000000149 (a float32 round trip) for a configured 0.1."""
+    from fedcore.engine import iter_run
+    from fedcore.layering import build_config
+
+    cfg = build_config("demo", None, ["rounds=1", "num_clients=3", "privacy.epsilon=0.1,0.3,1e-3"])
+    start = next(iter_run(cfg))
+    assert start.epsilon == [0.1, 0.3, 0.001] and start.delta == [1e-05] * 3

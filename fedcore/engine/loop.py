@@ -45,7 +45,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     yield RunStarted(config=s.cfg.to_dict(), config_hash=s.cfg.config_hash(), device=str(s.device),
                      num_params=s.ctx.num_params, client_sizes=s.counts.tolist(),
                      label_counts=s.partition.label_counts.tolist(), num_classes=s.ctx.num_classes,
-                     epsilon=s.ctx.epsilon.tolist(), delta=s.ctx.delta.tolist(),
+                     epsilon=s.cfg.privacy.epsilons(s.cfg.num_clients),  # as configured: float64, not
+                     delta=s.cfg.privacy.deltas(s.cfg.num_clients),      # the tensors' float32 round trip
                      threat_model=s.mechanism.threat_model, caveat=s.mechanism.caveat)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator(device=s.device).manual_seed(cfg.seed)
