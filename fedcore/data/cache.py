@@ -7,12 +7,12 @@ version suffix when a loader's decoding changes. Delete the folder to force a re
 """
 from __future__ import annotations
 
-import os
 import pickle
-import tempfile
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+
+from ..files import write_atomic
 
 if TYPE_CHECKING:
     import torch
@@ -38,16 +38,10 @@ def cached_tensors(root: Path, key: str, build: Callable[[], Tensors], *, warn: 
         except (OSError, RuntimeError, EOFError, pickle.UnpicklingError):
             pass  # unreadable cache: rebuild it below
     tensors = build()
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            torch.save(tensors, f)
-        os.replace(tmp, path)
+        write_atomic(path, lambda f: torch.save(tensors, f))
     except OSError as err:
         if warn:
             warnings.warn(f"could not cache {key} under {path.parent}: {err}", stacklevel=2)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
     return tensors

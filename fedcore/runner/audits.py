@@ -67,7 +67,7 @@ def audit_main(store_dir: str, job_id: str) -> None:
     atomically and record how the job ended."""
     from ..audit.run import audit_run
     from ..errors import FedcoreError
-    from ..sweep.rows import write_atomic
+    from ..files import write_atomic
     from .store import FAILED, FINISHED, RunStore
     from .worker import lower_priority
 

@@ -69,6 +69,7 @@ from typing import Any, Iterable, Optional
 import diskcache
 
 from ..errors import FedcoreError
+from ..files import write_atomic
 from ..events import Event, RunFinished, RunState, fold, replay, to_dict
 
 STORE_ENV = "FEDCORE_STORE"
@@ -247,11 +248,7 @@ class RunStore:
         events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
         try:
             path.parent.mkdir(exist_ok=True, mode=PRIVATE)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as f:
-                json.dump({"record": record, "events": [e for e in events if e is not None]}, f)
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps({"record": record, "events": [e for e in events if e is not None]}))
         except OSError:  # a full disk: the database still has the run
             pass
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import FedcoreError
-from .rows import dumps_frontier, write_atomic
+from ..files import write_atomic
+from .rows import dumps_frontier
 from .spec import SweepSpec
 
 DASHBOARD_BATCH = 24

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from ..errors import FedcoreError
+from ..files import write_atomic
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
 CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "epsilon_pld",
@@ -95,14 +96,6 @@ def reference_of(row: dict) -> str:
 def dumps_frontier(rows: Iterable[dict]) -> str:
     """``{"rows": [...]}`` as strict JSON (raises on a NaN / infinite number)."""
     return json.dumps({"rows": list(rows)}, allow_nan=False, indent=1, ensure_ascii=False)
-
-
-def write_atomic(path: Union[str, Path], text: str) -> None:
-    """Write ``text`` through a temporary file of this process: a reader never sees half a file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def write_frontier(path: Union[str, Path], rows: Iterable[dict]) -> None:
