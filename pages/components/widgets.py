@@ -145,7 +145,7 @@ def preset_and_method(flat: dict) -> None:
 
     if st.session_state.get("pg.preset_pick") not in presets:
         st.session_state["pg.preset_pick"] = state.current_preset()
-    presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", PRESETS.entry(n).paper, n))
+    presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", n != "demo", PRESETS.entry(n).paper, n))
     st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
                  help="Load a whole experiment, grouped by paper. 'offline' presets use the bundled "
                       "digits data; the others need their dataset (downloaded on first use). "
