@@ -46,7 +46,8 @@ c1, c2 = st.columns(2)
 group = c1.toggle("Group runs that differ only in the seed (mean and min–max band)", value=True,
                   key="cmp.group")
 view = c2.selectbox("Privacy ledger for the x axis", compare.available_views(selected), key="cmp.view",
-                    format_func=lambda v: "basic composition" if v == BASIC else v)
+                    format_func=lambda v: "basic composition" if v == BASIC else v,
+                    help="The headline ε (the tightest proven bound, as on the Playground) when the runs carry it.")
 st.query_params["runs"] = ",".join(selected)
 
 if not selected:
@@ -69,6 +70,11 @@ def comparison():
     st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch",
                  column_config={"final accuracy": st.column_config.NumberColumn(format="%.3f"),
                                 "final ε (largest)": st.column_config.NumberColumn(format="%.4g")})
+    d1, d2, _ = st.columns([1, 1, 4])
+    d1.download_button("CSV", pd.DataFrame(summary).to_csv(index=False), file_name="compare.csv", mime="text/csv",
+                       icon=":material/download:", key="cmp-csv")
+    d2.download_button("JSON", compare.export_json(summary, series, view), file_name="compare.json",
+                       mime="application/json", icon=":material/download:", key="cmp-json")
 
 
 # a container of its own: see pacing.polling_fragment (a blank page otherwise)

@@ -247,6 +247,16 @@ def test_compare_overlays_runs_and_groups_seeds(finished_run, store_dir):
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     legend = [t.get("name", "") for t in spec["data"]]
     assert any("(mean of " in n for n in legend), legend  # one group with a band
+    # the same ledger as the Playground's by default, and exports of what is compared (issue 32)
+    assert by_label(at.selectbox, "Privacy ledger for the x axis").value == "headline ε"
+    from pages.components.compare import build, export_json
+
+    series, _, summary_rows = build(by_label(at.multiselect, "Runs to compare").value, group=True, view="headline ε")
+    exported = json.loads(export_json(summary_rows, series, "headline ε"))
+    assert exported["ledger"] == "headline ε" and len(exported["runs"]) == len(summary_rows)
+    assert all(g["band"]["mean"] for g in exported["groups"])
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"CSV", "JSON"} <= set(labels), labels
 
 
 def test_history_lists_exports_reopens_and_deletes(finished_run, store_dir):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE
-from fedcore.runner.results import (BASIC, accountant_views, final_epsilon, mean_band, rounds_table,
+from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, final_epsilon, mean_band, rounds_table,
                                     seed_group)
 
 from . import history, host, state
@@ -43,12 +43,13 @@ def init_selection(records: list[dict]) -> None:
 
 
 def available_views(run_ids: list[str]) -> list[str]:
-    views = [BASIC]
+    """The ledgers the runs carry, the Playground's (the headline ε) first when there is one."""
+    views = []
     for run_id in run_ids:
         for v in accountant_views(state.run(run_id)):
             if v not in views:
                 views.append(v)
-    return views
+    return sorted(views or [BASIC], key=lambda v: v != HEADLINE)
 
 
 def launch_seeds(base: RunConfig, first: int, count: int) -> list[str]:
@@ -100,3 +101,25 @@ def _group_name(record: dict, several: bool) -> str:
     if several:
         return " · ".join(p for p in label.split(" · ") if not p.startswith("seed "))
     return label
+
+
+def export_json(summary: list[dict], series: list[dict], view: str) -> str:
+    """The comparison as strict JSON: the table's rows, each group's per-round mean accuracy, the ledger."""
+    import json
+    import math
+
+    def clean(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        if hasattr(x, "to_dict"):
+            return clean(x.to_dict(orient="list"))
+        if hasattr(x, "item"):
+            return clean(x.item())
+        return x
+
+    groups = [{"name": s["name"], "runs": s["n"], "band": clean(s["band"])} for s in series]
+    return json.dumps({"ledger": view, "runs": clean(summary), "groups": groups}, allow_nan=False, indent=1)
