@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, fresh_page, settle  # noqa: E402
+from dashboard_server import CHROMIUM, fresh_page, settle, stop_active_runs  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -24,8 +24,11 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def server(dashboards):
-    """The dashboard with its default host settings (shared with the other browser modules)."""
-    return dashboards({})
+    """The dashboard with its default host settings (shared with the other browser modules), its
+    worker slots freed of what earlier modules left training, so these runs start at once."""
+    url, store = dashboards({})
+    stop_active_runs(store)
+    return url, store
 
 
 def shoot(pg, name: str, at: str = "") -> Path:
@@ -42,7 +45,7 @@ def shoot(pg, name: str, at: str = "") -> Path:
 def test_the_playground_shows_each_clients_digit_beside_the_attackers(browser, server):
     url, _ = server
     with fresh_page(browser, 1280, 900) as pg:
-        pg.set_default_timeout(120_000)
+        pg.set_default_timeout(240_000)
         pg.goto(url + "/?preset=attack_digits")
         pg.get_by_text("worker ready").wait_for(timeout=120_000)
         pg.get_by_role("button", name="Run").click()
@@ -74,7 +77,7 @@ def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
 def test_the_first_screen_fits_1280x720_and_the_run_lands_on_it(browser, server):
     url, _ = server
     with fresh_page(browser, 1280, 720) as pg:
-        pg.set_default_timeout(120_000)
+        pg.set_default_timeout(240_000)
         pg.goto(url + "/")
         pg.get_by_text("Each dot is a model trained on the bundled digits by 10 clients").wait_for()
         chart = pg.locator("[data-testid=stPlotlyChart]").first

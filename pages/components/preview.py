@@ -83,6 +83,11 @@ def _first_screen_figure():
     for note in fig.layout.annotations:   # the panel titles: the threat model, large, no fine print
         note.text = note.text.split("<br>")[0]
         note.font.size = 15
+    from fedcore.catalog import METHODS
+
+    for trace in fig.data:                # the legend in the papers' words: "LDP-FL", not "ldp_fl"
+        if trace.name in METHODS:
+            trace.name = METHODS.entry(trace.name).summary.split(":")[0]
     fig.update_layout(height=FIRST_SCREEN_HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
     fig.update_xaxes(title_standoff=4)
