@@ -63,10 +63,11 @@ def check_shadows(value) -> int:
 
 def lira(cfg, shadows: int = 64) -> Membership:
     """Run the LiRA experiment of the module doc on ``cfg``'s recipe with ``shadows`` shadow runs."""
-    from ..data import dataset_facts
+    from ..data import dataset_facts, load_dataset
+    from ..engine.device import resolve_device
     from ..engine.lockstep import run_lockstep
-    from ..engine.setup import prepare
     from ..engine.split import split_data
+    from ..models import build_model
 
     check_shadows(shadows)
     t0 = time.perf_counter()
@@ -77,27 +78,21 @@ def lira(cfg, shadows: int = 64) -> Membership:
                           "each shadow run trains on half of the training images")
     configs = [cfg.with_overrides({"train_size": half, "seed": cfg.seed + 7919 * k}) for k in range(shadows + 1)]
     results = run_lockstep(configs)
-    first = prepare(configs[0])
-    data_x, data_y = _pool(first)
+    device = resolve_device(cfg.device)  # the pool the halves come from: every training image
+    data = load_dataset(cfg.dataset, device=device)
+    data_x, data_y = data.x_train, data.y_train
+    model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)  # params come from the runs
     members = np.zeros((len(configs), len(data_y)), dtype=bool)
     labels = data_y.cpu().numpy()
     for k, c in enumerate(configs):
         members[k, split_data(c, labels, facts.test_size, facts.num_classes).train_rows] = True
-    phi = np.stack([_confidence(first.model, r.params, data_x, data_y) for r in results])
+    phi = np.stack([_confidence(model, r.params, data_x, data_y) for r in results])
     scores, truth = _online_scores(phi, members)
     headline = max(r.headline for r in results)
     eps = headline if math.isfinite(headline) else math.inf
     delta = float(max(cfg.privacy.deltas(cfg.num_clients)))
     return _report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
                    time.perf_counter() - t0)
-
-
-def _pool(setup):
-    """All of the dataset's training images on the run's device (the pool the halves come from)."""
-    from ..data import load_dataset
-
-    data = load_dataset(setup.cfg.dataset, device=setup.device)
-    return data.x_train, data.y_train
 
 
 @torch.no_grad()
