@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import charts, compare, history, host, pacing, routing, state
+from pages.components.press import pressed
 from fedcore.runner import ACTIVE
 from fedcore.runner.results import BASIC
 
@@ -23,7 +24,7 @@ with st.expander("Run several seeds of the Playground's experiment", icon=":mate
     c1, c2, c3 = st.columns([1, 1, 2], vertical_alignment="bottom")
     count = c1.number_input("Seeds", min_value=1, max_value=10, value=3, key="cmp.seed_count")
     first = c2.number_input("First seed", min_value=0, value=int(base.seed), key="cmp.seed_first")
-    if c3.button("Run seeds", icon=":material/play_arrow:", key="cmp.seed_run"):
+    if pressed(c3, "Run seeds", icon=":material/play_arrow:", key="cmp.seed_run"):
         ids = compare.launch_seeds(base, int(first), int(count))
         st.session_state["cmp.selected"] = list(dict.fromkeys(ids + st.session_state.get("cmp.selected", [])))
         if len(ids) == int(count):

@@ -26,6 +26,7 @@ from pages.components import frontier as fr
 from pages.components import pacing
 from pages.components import routing
 from pages.components.plain import plain
+from pages.components.press import pressed
 
 routing.through_router()
 
@@ -142,7 +143,7 @@ def status_and_rows() -> tuple[dict, list]:
 
 
 state = status_and_rows()[0]
-train = c4.button("Train frontier" if state["status"] != "finished" else "Trained",
+train = pressed(c4, "Train frontier" if state["status"] != "finished" else "Trained",
                   disabled=state["status"] in ("finished", *ACTIVE), type="primary",
                   icon=":material/play_arrow:", key="fr.train")
 st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy + clip only) × {int(seeds)} "

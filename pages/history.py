@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import history, host, routing, state
+from pages.components.press import pressed
 from fedcore.runner.results import export_csv, export_json
 
 routing.through_router()
@@ -38,7 +39,7 @@ mine = host.may_control(record)
 b_open, b_rerun, b_delete, b_csv, b_json = st.columns(5)
 if b_open.button("Open in Playground", icon=":material/open_in_new:", type="primary", width="stretch"):
     state.open_in_playground(run_id)
-if b_rerun.button("Run again", icon=":material/replay:", width="stretch",
+if pressed(b_rerun, "Run again", key="hist.rerun", icon=":material/replay:", width="stretch",
                   help="Train the same settings again in a new run (ignores the stored result)."):
     new_id = state.start_run(history.config_of(record), reuse=False)
     if new_id:

@@ -7,10 +7,11 @@ events), the data split the config produces, and the config itself.
 import streamlit as st
 
 from fedcore.config import RunConfig
-from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.runner.links import cli_command
+from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
+from pages.components.press import pressed
 
 routing.through_router()
 
@@ -56,7 +57,7 @@ active = record is not None and record["status"] in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
 c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], vertical_alignment="center")
-if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stretch",
+if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed)."):
     new_id = widgets.start_matched(cfg)  # "spend exactly ε in total": budgets solved first
@@ -70,7 +71,7 @@ if c_run.button("Run", type="primary", icon=":material/play_arrow:", width="stre
         st.rerun()
 if record is not None and not mine:
     c_stop.caption(":material/visibility: shared run, read-only")
-elif c_stop.button("Stop", icon=":material/stop:", disabled=not active, width="stretch"):
+elif pressed(c_stop, "Stop", key="pg.stop_button", icon=":material/stop:", disabled=not active, width="stretch"):
     host.stop_run(run_id)
     st.rerun()
 if cfg is not None:
@@ -86,7 +87,7 @@ if (record is not None and cfg is not None and st.session_state.get("pg.replayed
     c1, c2 = st.columns([4, 1], vertical_alignment="center")
     c1.caption("This result is a replay: the same settings finished before, and a seeded run gives the "
                "same numbers. Train again to watch it live.")
-    if c2.button("Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):
+    if pressed(c2, "Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):
         new_id = widgets.start_matched(cfg, reuse=False)
         if new_id:
             st.session_state.pop("pg.replayed", None)

@@ -13,6 +13,7 @@ from fedcore.errors import ConfigError
 
 from . import pacing
 from .plain import plain
+from .press import pressed
 
 DRAWS = 10000
 
@@ -141,7 +142,7 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
                    "page explains what the lower bound means.")
         done = audit_result(manager().store_dir, cfg, DEFAULT_TRIALS)
         if done is None and manager().job(audit_id(cfg, DEFAULT_TRIALS)) is None:
-            if st.button("Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
+            if pressed(st, "Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
                 try:
                     start_audit(manager(), cfg, DEFAULT_TRIALS, owner=viewer().owner)
                     st.rerun()

@@ -16,6 +16,7 @@ from fedcore.sweep.shipped import DEFAULT_SPEC
 from fedcore.sweep.rows import method_caveat, pld_differs, summarize
 
 from .charts import COLORS, layout
+from .press import pressed
 
 EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 3e4, 1e5)
 """ε values the range slider offers (half decades). Under equal privacy local DP on a
@@ -46,7 +47,7 @@ def job_line(key: str, status: dict, done: int, total: int, audited: bool) -> No
                             else f"{'Training and auditing' if audited else 'Training'}: "
                                  f"{done} of {status.get('total') or total} runs done"))
     if can_control(status, me):
-        if right.button("Stop", icon=":material/stop:", key="fr.stop"):
+        if pressed(right, "Stop", icon=":material/stop:", key="fr.stop"):
             stop_run(f"sweep:{key}")
     else:
         who = describe_owner(status, me)
