@@ -97,7 +97,8 @@ EVENT_ONLY_KEYS = ("type", "schema", "num_params", "client_sizes", "label_counts
                    "uploaded", "weights", "epsilon_spent", "epsilon_headline_run", "signals", "held_s")
 """Keys only an event dict has (record, frontier-row, reproduction-table and table keys such as
 ``status``, ``accuracy`` or ``epsilon_headline`` are read legitimately)."""
-TYPE_TAG = re.compile(r"""==\s*["'](start|round|end)["']""")
+TYPE_TAG = re.compile(r"""==\s*["'](start|round|end)["']|isinstance\([^)]*\b(RunStarted|RoundEvent|RunFinished)\b""")
+"""Comparing an event's type tag, or dispatching on its class: each is a reading of the stream's shape."""
 READERS = ["app.py", "pages/**/*.py", "fedcore/runner/store.py", "fedcore/runner/results.py",
            "fedcore/distributed/*.py", "fedcore/sweep/job.py", "fedcore/reproduce/*.py"]
 RECORD_KEYS = {"fedcore/reproduce/": ("signals",)}
@@ -107,7 +108,8 @@ seed mean of each run's per-round signals (read from ``RoundEvent.signals`` by a
 
 
 def event_dict_reads(text: str, allowed: tuple = ()) -> list[str]:
-    """Lines of ``text`` that read an event's dict keys (other than ``allowed``) or compare its type tag."""
+    """Lines of ``text`` that read an event's dict keys (other than ``allowed``), compare its type tag or
+    dispatch on its class."""
     keys = [k for k in EVENT_ONLY_KEYS if k not in allowed]
     reads = re.compile(r"""(?:\[|\.get\()\s*["'](%s)["']""" % "|".join(keys))
     return [line.strip() for line in text.splitlines() if reads.search(line) or TYPE_TAG.search(line)]
@@ -123,6 +125,7 @@ def test_the_scan_finds_the_dict_reads_it_forbids():
     assert not event_dict_reads('acc = record["final_accuracy"]; rows = r["accuracy"]; t = run.end.held_s')
     assert event_dict_reads('s = e["signals"]') and not event_dict_reads('s = e["signals"]', ("signals",))
     assert event_dict_reads('h = r["held_s"]', allowed_keys("fedcore/reproduce/run.py"))
+    assert event_dict_reads("elif isinstance(event, RoundEvent):") and not event_dict_reads("run.last_round.round")
 
 
 def test_no_page_or_store_reads_event_dict_keys():

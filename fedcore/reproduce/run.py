@@ -97,31 +97,19 @@ def train_lockstep(configs: list, memo: dict, log: Callable[[str], None] = print
 
 def _train(cfg) -> dict:
     from ..engine import iter_run
-    from ..events import RoundEvent, RunFinished, RunStarted
+    from ..events import summarize
 
-    rounds, accuracy, final, t0 = [], [], None, time.perf_counter()
-    privacy = {"threat_model": "", "epsilon": None, "signals": {}, "caveat": ""}
-    sums: dict = {}
-    for event in iter_run(cfg):
-        if isinstance(event, RunStarted):
-            privacy["caveat"] = event.caveat
-        elif isinstance(event, RoundEvent):
-            rounds.append(event.round)
-            accuracy.append(event.accuracy)
-            privacy["threat_model"], privacy["epsilon"] = event.threat_model, event.epsilon_headline_run
-            for name in SIGNALS:
-                if name in event.signals:
-                    total, count = sums.get(name, (0.0, 0))
-                    sums[name] = (total + float(event.signals[name]), count + 1)
-        elif isinstance(event, RunFinished):
-            if event.status != "finished":
-                raise RuntimeError(f"run {event.status}: {event.error}")
-            final = event.final_accuracy
-    if final is None:
-        final = next((a for a in reversed(accuracy) if a is not None), None)
-    privacy["signals"] = {k: total / count for k, (total, count) in sums.items()}
-    return {"rounds": rounds, "accuracy": accuracy, "final": final, "seconds": time.perf_counter() - t0,
-            "load_average": _load_average(), "nice": _nice(), **privacy}
+    t0 = time.perf_counter()
+    run = summarize(iter_run(cfg))
+    if run.status != "finished":
+        raise RuntimeError(f"run {run.status}: {run.end.error if run.end else 'ended without its last event'}")
+    seen = {name: [float(r.signals[name]) for r in run.rounds if name in r.signals] for name in SIGNALS}
+    last = run.last_round
+    return {"rounds": [r.round for r in run.rounds], "accuracy": [r.accuracy for r in run.rounds],
+            "final": run.final_accuracy, "seconds": time.perf_counter() - t0, "load_average": _load_average(),
+            "nice": _nice(), "threat_model": run.threat_model, "caveat": run.caveat,
+            "epsilon": last.epsilon_headline_run if last else None,
+            "signals": {name: sum(values) / len(values) for name, values in seen.items() if values}}
 
 
 def _nice() -> int:
@@ -261,11 +249,11 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                                       for k in runs[0].get("signals", {})
                                       if all(k in r.get("signals", {}) for r in runs)}})
         if on_row is not None:
-            on_row(summarize(table, record))
-    return summarize(table, record)
+            on_row(fill_in(table, record))
+    return fill_in(table, record)
 
 
-def summarize(table: Table, record: dict) -> dict:
+def fill_in(table: Table, record: dict) -> dict:
     """Fill in a table record's means, gains, rounds to target and claims from its runs
     (``finals`` / ``curves`` per row), with ``table``'s current rows and claims."""
     stats = {}
@@ -300,7 +288,7 @@ def refresh(record: dict) -> dict:
         for entry in t["rows"]:
             if any(r.key == entry["key"] for r in spec.rows):
                 entry["short"] = spec.row(entry["key"]).name
-        summarize(spec, t)
+        fill_in(spec, t)
     return record
 
 
