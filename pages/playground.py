@@ -9,33 +9,19 @@ import streamlit as st
 from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
-from fedcore.runner.links import cli_command
+from fedcore.runner.links import VIEW_PARAMS, cli_command
 from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
 from pages.components.press import pressed
 
 routing.through_router()
 
 manager = state.manager()  # created with the first page: its warm worker is ready by the first Run
-if "pg.flat" not in st.session_state and not set(st.query_params) - {"present"}:
+if "pg.flat" not in st.session_state and not set(st.query_params) - set(VIEW_PARAMS):
     state.load_config(widgets.student_default(), state.DEFAULT_PRESET)  # a private method: privacy costs show
 flat = state.playground_flat()
 
 with st.sidebar:
-    st.header("Experiment")
-    widgets.student_toggle()
-    widgets.preset_and_method(flat)
-    # clients first (the budgets read their number), folded so that Privacy is above the fold at 1280x720
-    with st.expander("Clients and rounds", expanded=False):
-        widgets.federation(flat)
-    with st.expander("Privacy", expanded=True):
-        widgets.budgets(flat)
-        widgets.mechanism_and_aggregator(flat)
-    with st.expander("Data and model"):
-        widgets.data_and_model(flat)
-    with st.expander("Data split"):
-        widgets.partition(flat)
-    with st.expander("Local training"):
-        widgets.local_training(flat)
+    widgets.experiment_form(flat)  # its groups, and what a lesson link hides or locks (?hide=...&lock=...)
 
 cfg, error = state.build_config(flat)
 state.write_url(cfg)

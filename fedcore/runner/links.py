@@ -20,9 +20,14 @@ from typing import Any, Mapping
 from ..config import RunConfig, json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
 from ..errors import ConfigError
 
-RESERVED = ("preset", "run", "runs", "present")
-"""Query-parameter names that are not config fields (``present=1``: the Playground's
-presentation layout)."""
+LESSON_PARAMS = ("hide", "lock")
+"""A lesson link's parameters: comma-separated names of settings the Playground does not draw
+(``hide``) or draws read-only (``lock``); :func:`lesson_from_params`, :func:`setting_fields`."""
+VIEW_PARAMS = ("present", *LESSON_PARAMS)
+"""Parameters that change how the Playground shows a config, not which config it is (``present=1``:
+the presentation layout)."""
+RESERVED = ("preset", "run", "runs", *VIEW_PARAMS)
+"""Query-parameter names that are not config fields."""
 
 
 def config_overrides(cfg: RunConfig, base: RunConfig) -> dict[str, Any]:
@@ -95,3 +100,66 @@ def cli_command(cfg: RunConfig, preset: str = "demo") -> str:
         text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
         sets.append("--set " + shlex.quote(f"{key}={text}"))
     return " ".join(["python -m fedcore run --preset", shlex.quote(preset), *sets])
+
+
+# --- lesson links: settings a teacher hides or locks ---------------------------------------------
+SETTING_ALIASES = {"clients": "num_clients", "eps": "privacy.epsilon", "ε": "privacy.epsilon",
+                   "batch": "local.batch_size"}
+"""Short names a teacher types that are neither a field nor the unique last part of one."""
+
+
+def setting_fields(name: str) -> tuple[str, ...]:
+    """The dotted config fields a lesson link's ``name`` stands for; empty when it names none.
+
+    ``name`` is a field (``privacy.epsilon``), the unique last part of one (``epsilon``,
+    ``rounds``, ``lr``), an alias of :data:`SETTING_ALIASES`, or a section (``local``: every
+    ``local.*``). A component stands for its options too, since they belong to it: hiding the
+    aggregator picker and leaving its options form on the page would make no sense.
+
+    >>> setting_fields("aggregator")
+    ('privacy.aggregator', 'privacy.aggregator_options')
+    >>> setting_fields("partition"), setting_fields("clients"), setting_fields("ε")
+    (('partition.kind', 'partition.options'), ('num_clients',), ('privacy.epsilon',))
+    >>> setting_fields("partiton")
+    ()
+    """
+    fields = list(flatten(RunConfig().to_dict()))
+    name = SETTING_ALIASES.get(name, name)
+    tails = [f for f in fields if f.rpartition(".")[2] == name]
+    field = name if name in fields else tails[0] if len(tails) == 1 else None
+    if field is not None:
+        return tuple(f for f in fields if f in (field, field + "_options"))
+    return tuple(f for f in fields if f.startswith(name + "."))
+
+
+def setting_names() -> list[str]:
+    """The short names :func:`setting_fields` reads: every field's unique last part, the
+    aliases and the sections (a field's full dotted name works too)."""
+    fields = list(flatten(RunConfig().to_dict()))
+    tails = [f.rpartition(".")[2] for f in fields]
+    sections = dict.fromkeys(f.partition(".")[0] for f in fields if "." in f)
+    return [*(t for t in tails if tails.count(t) == 1), *SETTING_ALIASES, *sections]
+
+
+def lesson_from_params(params: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``{"hide": names, "lock": names}`` of a link: each comma-separated list trimmed, lower
+    case, ``-`` and spaces read as ``_`` (``Data split`` is ``data_split``), repeats dropped.
+
+    >>> lesson_from_params({"hide": "Partition, aggregator,,partition", "rounds": "3"})
+    {'hide': ('partition', 'aggregator'), 'lock': ()}
+    """
+    def names(raw: Any) -> tuple[str, ...]:
+        items = raw if isinstance(raw, (list, tuple)) else str(raw or "").split(",")
+        cleaned = ("_".join(str(item).strip().lower().replace("-", " ").split()) for item in items)
+        return tuple(dict.fromkeys(n for n in cleaned if n))
+
+    return {key: names(params.get(key)) for key in LESSON_PARAMS}
+
+
+def lesson_to_params(lesson: Mapping[str, Any]) -> dict[str, str]:
+    """The query parameters of :func:`lesson_from_params`'s result (none for an empty list).
+
+    >>> lesson_to_params(lesson_from_params({"hide": "partition,aggregator", "lock": "method"}))
+    {'hide': 'partition,aggregator', 'lock': 'method'}
+    """
+    return {key: ",".join(lesson[key]) for key in LESSON_PARAMS if lesson.get(key)}

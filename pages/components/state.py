@@ -2,12 +2,13 @@
 
 The :class:`~fedcore.runner.Jobs` and the event cache are one per server
 (``st.cache_resource``, :mod:`.server`). Session state holds ids and the Playground's settings only:
-the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), and
-the query strings this session wrote (``pg.urls``). Event data is never copied into a
-session.
+the run on screen (``pg.run``), the compact config the widgets edit (``pg.flat``), the
+lesson link's hidden and locked settings (``pg.lesson``) and the query strings this session
+wrote (``pg.urls``). Event data is never copied into a session.
 """
 from __future__ import annotations
 
+import copy
 import json
 from typing import Optional
 
@@ -17,7 +18,8 @@ from fedcore.config import RunConfig
 from fedcore.errors import FedcoreError
 from fedcore.methods import consistent_method
 from fedcore.resolve import preset_config, resolve
-from fedcore.runner.links import config_from_params, config_to_params, flatten, unflatten
+from fedcore.runner.links import (LESSON_PARAMS, config_from_params, config_to_params, flatten, lesson_from_params,
+                                  lesson_to_params, unflatten)
 
 from .plain import flash, flashed, plain  # noqa: F401  (state.flashed: the pages read notices through it)
 from .server import forget_events, manager, run  # noqa: F401  (the pages' state.manager(), ...)
@@ -47,7 +49,18 @@ def playground_flat() -> dict:
     sync_from_url()
     if "pg.flat" not in st.session_state:
         load_config(preset_config(DEFAULT_PRESET), DEFAULT_PRESET)
+    lesson = st.session_state.get("pg.lesson")
+    if lesson is not None and "link" not in lesson:  # the config the lesson link opened, whichever way it loaded
+        lesson["link"] = copy.deepcopy(st.session_state["pg.flat"])
     return st.session_state["pg.flat"]
+
+
+def lesson() -> dict:
+    """The lesson link of this session: ``{"hide": names, "lock": names, "link": flat}``, the
+    names as the link wrote them (:func:`~fedcore.runner.links.lesson_from_params`; the
+    Playground's widgets resolve them) and ``link`` the config it opened, whose values the
+    hidden and locked settings keep. Empty lists when the page was not opened by one."""
+    return st.session_state.get("pg.lesson") or {key: () for key in LESSON_PARAMS}
 
 
 def current_preset() -> str:
@@ -106,6 +119,9 @@ def sync_from_url() -> None:
         return
     _remember_url(params)
     st.session_state["pg.present"] = params.pop("present", None) == "1"  # the presentation layout
+    st.session_state["pg.lesson"] = lesson_from_params(params)  # its "link" is taken once the config is loaded
+    for key in LESSON_PARAMS:
+        params.pop(key, None)
     if not params:
         return
     if set(params) <= {"run"}:  # a run's own link: its settings, not the demo's
@@ -140,6 +156,7 @@ def write_url(cfg: Optional[RunConfig]) -> None:
         params["run"] = shown_run()
     if st.session_state.get("pg.present"):
         params["present"] = "1"
+    params.update(lesson_to_params(lesson()))  # a student's reload keeps the lesson
     if _signature(params) != _signature(st.query_params.to_dict()):
         st.query_params.from_dict(params)
     _remember_url(params)
@@ -154,7 +171,7 @@ def open_in_playground(run_id: str) -> None:
     cfg = RunConfig.from_dict(record.get("requested") or record["config"])
     load_config(cfg)
     show_run(run_id)
-    params = {**config_to_params(cfg, current_preset()), "run": run_id}
+    params = {**config_to_params(cfg, current_preset()), "run": run_id, **lesson_to_params(lesson())}
     _remember_url(params)
     st.switch_page(PLAYGROUND, query_params=params)
 

@@ -5,9 +5,15 @@ Every widget edits one dotted config field of the Playground's ``flat`` dict (se
 settings cannot be entered at all, and the rest are reported by ``RunConfig`` naming the
 field. Mechanism / aggregator option forms are built from each class's ``Options``
 dataclass, so a new mechanism shows up with its settings without touching the dashboard.
+
+A lesson link (``?hide=partition,aggregator&lock=method``) hides or locks settings: every widget
+is drawn through :func:`lesson_drawn`, which leaves out a hidden one and disables a locked one
+(with a lock note), and the sidebar's groups (:data:`SECTIONS`) are left out when it hides all
+their settings. Hidden and locked settings keep the link's values (:func:`hold_lesson`).
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -31,7 +37,7 @@ from fedcore.registry import Registry
 from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
 from fedcore.runner.estimate import preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
-from fedcore.runner.links import flatten
+from fedcore.runner.links import flatten, setting_fields, setting_names
 
 from . import state
 from .plain import flash, plain
@@ -58,16 +64,20 @@ def bind(widget: Callable, flat: dict, field: str, label: str, *, on_change=None
     """Render ``widget`` (an ``st.*`` input) editing ``flat[field]``; returns its value.
 
     A picker whose options do not hold the stored value shows it as an extra option
-    rather than replacing it (the config then names the problem).
+    rather than replacing it (the config then names the problem). A lesson link may hide it
+    (the stored value is returned) or lock it (:func:`lesson_drawn`).
     """
     key = state.WIDGET_PREFIX + field
     if "options" in kw and flat.get(field) not in kw["options"]:
         kw["options"] = [flat.get(field), *kw["options"]]
-    if key not in st.session_state:
-        st.session_state[key] = flat.get(field)
-    value = widget(label, key=key, on_change=on_change, **kw)
-    flat[field] = value
-    return value
+
+    def draw(lock: dict) -> Any:
+        if key not in st.session_state:
+            st.session_state[key] = flat.get(field)
+        flat[field] = widget(label, key=key, on_change=on_change, **kw, **lock)
+        return flat[field]
+
+    return lesson_drawn(field, draw, flat.get(field))
 
 
 def number(flat: dict, field: str, label: str, *, slider: bool = False, **kw) -> Any:
@@ -80,7 +90,9 @@ def number(flat: dict, field: str, label: str, *, slider: bool = False, **kw) ->
     """
     section, _, name = field.rpartition(".")
     cls = SECTION_TYPES[section]
-    return number_widget(flat, field, label, constraint_of(cls, name), help_of(cls, name), slider=slider, **kw)
+    return lesson_drawn(field, lambda lock: number_widget(flat, field, label, constraint_of(cls, name),
+                                                          help_of(cls, name), slider=slider, **kw, **lock),
+                        flat.get(field))
 
 
 def number_widget(store: dict, field: str, label: str, constraint, help_text: str = "", *,
@@ -131,7 +143,13 @@ def _literal(text: str) -> str:
 
 # --- preset and recipe ---------------------------------------------------------------------
 def preset_and_method(flat: dict) -> None:
-    """Preset loader and one-click method recipes."""
+    """Preset loader and one-click method recipes (either hidden or locked by a lesson link)."""
+    lesson_drawn(PRESET, lambda lock: preset_picker(**lock))
+    lesson_drawn("method", lambda lock: method_picker(flat, **lock))
+
+
+def preset_picker(disabled: bool = False) -> None:
+    """The preset loader: picking one replaces the whole config."""
     presets = PRESETS.names()
 
     def load_preset():
@@ -147,11 +165,16 @@ def preset_and_method(flat: dict) -> None:
         st.session_state["pg.preset_pick"] = state.current_preset()
     presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", n != "demo", PRESETS.entry(n).paper, n))
     st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
+                 disabled=disabled,
                  help="Load a whole experiment, grouped by paper. 'offline' presets use the bundled "
                       "digits data; the others need their dataset (downloaded on first use). "
                       "'~3 min': a rough duration on a 2-core CPU (much less on a GPU).")
     entry_caption(PRESETS, st.session_state["pg.preset_pick"])
 
+
+def method_picker(flat: dict, disabled: bool = False) -> None:
+    """The one-click recipes: a method sets the mechanism, the aggregator and their options, and
+    the preset's run-scale settings for it."""
     methods = [CUSTOM] + METHODS.names()
 
     def pick_method():
@@ -177,7 +200,7 @@ def preset_and_method(flat: dict) -> None:
     key = state.WIDGET_PREFIX + "method"
     if key not in st.session_state:
         st.session_state[key] = flat.get("method") or CUSTOM
-    chosen = st.selectbox("Method (one-click recipe)", methods, key=key, on_change=pick_method,
+    chosen = st.selectbox("Method (one-click recipe)", methods, key=key, on_change=pick_method, disabled=disabled,
                           help="A paper's mechanism + aggregator with its settings; "
                                "'(custom)' = pick them yourself below.")
     flat["method"] = "" if chosen == CUSTOM else chosen
@@ -216,14 +239,16 @@ def data_and_model(flat: dict) -> None:
     datasets = offered_datasets(limits, DATASETS.names())
     bind(st.selectbox, flat, "dataset", "Dataset", options=datasets,
          help="digits is bundled and works offline; the others are downloaded on first use.")
-    hidden = [n for n in DATASETS.names() if n not in datasets]
-    if hidden:
-        st.caption("Not offered on this server (a host setting, or not downloaded on an offline host): "
-                   + ", ".join(hidden) + ".")
-    entry_caption(DATASETS, flat["dataset"])
+    if not hides("dataset"):
+        hidden = [n for n in DATASETS.names() if n not in datasets]
+        if hidden:
+            st.caption("Not offered on this server (a host setting, or not downloaded on an offline host): "
+                       + ", ".join(hidden) + ".")
+        entry_caption(DATASETS, flat["dataset"])
     models = [m for m in MODELS.names() if limits.models is None or m in limits.models]
     bind(st.selectbox, flat, "model", "Model", options=models)
-    entry_caption(MODELS, flat["model"])
+    if not hides("model"):
+        entry_caption(MODELS, flat["model"])
     c1, c2 = st.columns(2)
     with c1:
         number(flat, "train_size", "Train samples (0 = all)")
@@ -247,10 +272,10 @@ def partition(flat: dict) -> None:
     """The partitioner picker and its options form (from the partitioner's ``Options``)."""
     kind = bind(st.selectbox, flat, "partition.kind", "Partition", options=PARTITIONERS.names(),
                 on_change=_new_component("partition.kind", "partition.options"))
-    entry_caption(PARTITIONERS, kind)
+    if not hides("partition.kind"):
+        entry_caption(PARTITIONERS, kind)
     if kind in PARTITIONERS:
-        flat["partition.options"] = options_form(PARTITIONERS.get(kind), flat.get("partition.options") or {},
-                                                 f"popt.{kind}", kind)
+        component_options(flat, "partition.options", PARTITIONERS.get(kind), f"popt.{kind}", kind)
 
 
 def local_training(flat: dict) -> None:
@@ -298,10 +323,19 @@ def mechanism_and_aggregator(flat: dict) -> None:
                                           ("aggregator", "Aggregator (server side)", AGGREGATORS, "aopt")):
         field, options = f"privacy.{name}", f"privacy.{name}_options"
         picked = bind(st.selectbox, flat, field, label, options=registry.names(), on_change=_mark_custom(field, options))
-        entry_caption(registry, picked)
-        flat[options] = options_form(registry.get(picked), flat.get(options) or {}, f"{prefix}.{picked}", picked)
-        if name == "mechanism":
-            threat_caption(picked, flat[options])
+        if not hides(field):
+            entry_caption(registry, picked)
+        component_options(flat, options, registry.get(picked), f"{prefix}.{picked}", picked)
+        if name == "mechanism" and not hides(field):
+            threat_caption(picked, flat.get(options) or {})
+
+
+def component_options(flat: dict, field: str, cls, key: str, name: str) -> None:
+    """A component's options form editing ``flat[field]`` (unless a lesson link hides it)."""
+    def draw(lock: dict) -> None:
+        flat[field] = options_form(cls, flat.get(field) or {}, key, name, disabled=bool(lock))
+
+    lesson_drawn(field, draw)
 
 
 def threat_caption(mech: str, options: dict) -> None:
@@ -341,10 +375,10 @@ def _optional_inner(t) -> Optional[type]:
     return None
 
 
-def options_form(cls, current: dict, key: str, name: str = "") -> dict:
-    """Inputs for every field of ``cls.Options``; returns the values that differ from the
-    defaults or that ``current`` names (the compact form stored in the config: a preset that
-    spells out a default keeps its config hash)."""
+def options_form(cls, current: dict, key: str, name: str = "", disabled: bool = False) -> dict:
+    """Inputs for every field of ``cls.Options`` (read-only when ``disabled``); returns the values
+    that differ from the defaults or that ``current`` names (the compact form stored in the
+    config: a preset that spells out a default keeps its config hash)."""
     opts_cls = cls.Options
     fields = dataclasses.fields(opts_cls)
     if not fields:
@@ -362,13 +396,13 @@ def options_form(cls, current: dict, key: str, name: str = "") -> dict:
         for f in fields:
             default = getattr(defaults, f.name)
             value = current.get(f.name, default)
-            value = _option_input(cls, f.name, hints[f.name], value, f"{state.WIDGET_PREFIX}{key}.{f.name}")
+            value = _option_input(cls, f.name, hints[f.name], value, f"{state.WIDGET_PREFIX}{key}.{f.name}", disabled)
             if value != default or f.name in current:  # a value the config names stays named
                 out[f.name] = value
     return out
 
 
-def _option_input(cls, name: str, t, value, key: str):
+def _option_input(cls, name: str, t, value, key: str, disabled: bool = False):
     """One option's input: a picker for a declared choice, a number for a number (its declared
     interval gives the slider hint and step, never a clamp), a checkbox, free text."""
     label = name.replace("_", " ")
@@ -378,7 +412,7 @@ def _option_input(cls, name: str, t, value, key: str):
         auto_key = key + ".auto"
         if auto_key not in st.session_state:
             st.session_state[auto_key] = value is None
-        if st.checkbox(f"{label}: automatic", key=auto_key):
+        if st.checkbox(f"{label}: automatic", key=auto_key, disabled=disabled):
             return None
         value = inner(0) if value is None else value
         t = inner
@@ -386,18 +420,19 @@ def _option_input(cls, name: str, t, value, key: str):
     if t in (int, float):
         interval = constraint if isinstance(constraint, Interval) else Interval(t, None, None)
         store = {name: t(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value}
-        return number_widget(store, name, label, interval, help_text, slider=interval.suggested is not None, key=key)
+        return number_widget(store, name, label, interval, help_text, slider=interval.suggested is not None, key=key,
+                             disabled=disabled)
     if key not in st.session_state:
         st.session_state[key] = value
     if t is bool:
-        return st.checkbox(label, key=key, help=help_text or None)
+        return st.checkbox(label, key=key, help=help_text or None, disabled=disabled)
     if t is str:
         choices = option_choices(cls, name)
         if choices:
             if st.session_state[key] not in choices:
                 choices = [st.session_state[key], *choices]  # shown, and named by the validation
-            return st.selectbox(label, choices, key=key, help=help_text or None)
-        return st.text_input(label, key=key, help=help_text or None)
+            return st.selectbox(label, choices, key=key, help=help_text or None, disabled=disabled)
+        return st.text_input(label, key=key, help=help_text or None, disabled=disabled)
     st.caption(f"{label} = {plain(repr(value))} (set via the URL or CLI)")
     return value
 
@@ -406,38 +441,66 @@ def _option_input(cls, name: str, t, value, key: str):
 BUDGET_MODES = ("Same for all clients", "Per client", "Tiers (paper groups)")
 
 
+def privacy(flat: dict) -> None:
+    """The Privacy group: the budgets, then the mechanism and the aggregator."""
+    budgets(flat)
+    mechanism_and_aggregator(flat)
+
+
 def budgets(flat: dict) -> None:
-    """Per-client epsilon: one value, a slider per client (<= 20), or tiers + a table."""
-    n = int(flat.get("num_clients") or 1)
-    eps = [float(e) for e in (flat.get("privacy.epsilon") or [1.0])]
+    """Per-client epsilon: one value, a slider per client (<= 20), or tiers + a table; the
+    "spend exactly ε" switch between the mode and the values; δ. A lesson link hides or locks
+    ε, the switch and δ one by one."""
+    eps_field = "privacy.epsilon"
+    mode = lesson_drawn(eps_field, lambda lock: _budget_mode(flat, **lock), note=False)
+    lesson_drawn(MATCH, lambda lock: match_toggle(flat, **lock))
+    lesson_drawn(eps_field, lambda lock: _epsilons(flat, mode, **lock))
+    lesson_drawn("privacy.delta", lambda lock: _delta(flat, **lock))
+
+
+def _budget_mode(flat: dict, disabled: bool = False) -> str:
+    """The radio "one ε / per client / tiers" (its first value from the stored ε)."""
     if flat.get("privacy.mechanism") == "none":
         st.caption("The mechanism 'none' adds no noise: budgets are recorded but not used.")
     mode_key = state.WIDGET_PREFIX + "eps_mode"
     if mode_key not in st.session_state:
-        st.session_state[mode_key] = BUDGET_MODES[0] if len(eps) == 1 else BUDGET_MODES[1]
-    mode = st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP)
-    match_toggle(flat)
+        one = len(flat.get("privacy.epsilon") or [1.0]) == 1
+        st.session_state[mode_key] = BUDGET_MODES[0] if one else BUDGET_MODES[1]
+    return st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP,
+                    disabled=disabled)
+
+
+def _epsilons(flat: dict, mode: str, disabled: bool = False) -> None:
+    """The ε values in the budget ``mode``, written to ``flat["privacy.epsilon"]``."""
+    n = int(flat.get("num_clients") or 1)
+    eps = [float(e) for e in (flat.get("privacy.epsilon") or [1.0])]
     st.markdown(f"[What ε means, on one number →](/mechanisms?mechanism={flat.get('privacy.mechanism') or 'two_point'})")
     if mode == BUDGET_MODES[0]:
         one = {"eps": eps[0]}
-        number_widget(one, "eps", "ε for every client", EPSILON, key=state.WIDGET_PREFIX + "eps_all")
+        number_widget(one, "eps", "ε for every client", EPSILON, key=state.WIDGET_PREFIX + "eps_all",
+                      disabled=disabled)
         flat["privacy.epsilon"] = [one["eps"]]
     else:
         per_client = _resize(eps, n)
         if mode == BUDGET_MODES[2]:
-            per_client = _tiers(n, per_client)
+            per_client = _tiers(n, per_client, disabled)
         if mode == BUDGET_MODES[1] and n <= MAX_CLIENT_INPUTS:
-            per_client = _client_inputs(per_client, slider=n <= MAX_CLIENT_SLIDERS)
+            per_client = _client_inputs(per_client, slider=n <= MAX_CLIENT_SLIDERS, disabled=disabled)
         else:
-            per_client = _client_table(per_client)
+            per_client = _client_table(per_client, disabled)
         flat["privacy.epsilon"] = per_client
+
+
+def _delta(flat: dict, disabled: bool = False) -> None:
+    """One δ for every client (a config with per-client values shows them in a caption)."""
     delta = list(flat.get("privacy.delta") or [1e-5])
     if len(delta) > 1:
         st.caption(f"δ: {len(delta)} per-client values from the loaded config "
                    f"({min(delta):.1e} … {max(delta):.1e}).")
         return
     one = {"delta": delta[0]}
-    number_widget(one, "delta", "δ for every client", DELTA, key=state.WIDGET_PREFIX + "delta", format="%.1e")
+    number_widget(one, "delta", "δ for every client", DELTA, key=state.WIDGET_PREFIX + "delta", format="%.1e",
+                  disabled=disabled)
     flat["privacy.delta"] = [one["delta"]]
 
 
@@ -447,7 +510,7 @@ def _resize(eps: list[float], n: int) -> list[float]:
     return (eps + [eps[-1]] * n)[:n] if len(eps) > 1 else eps * n
 
 
-def _tiers(n: int, current: list[float]) -> list[float]:
+def _tiers(n: int, current: list[float], disabled: bool = False) -> list[float]:
     key = state.WIDGET_PREFIX + "eps_tiers"
     names = list(TIER_PRESETS)
 
@@ -464,7 +527,7 @@ def _tiers(n: int, current: list[float]) -> list[float]:
         st.session_state[key] = names[0]
         current = tiers(names[0])
         st.session_state.pop(state.WIDGET_PREFIX + "eps_table", None)
-    st.selectbox("Tier preset", names, key=key, on_change=apply)
+    st.selectbox("Tier preset", names, key=key, on_change=apply, disabled=disabled)
     st.caption(TIER_PRESETS[st.session_state[key]]["paper"] + " — edit single clients in the table.")
     return current
 
@@ -474,7 +537,7 @@ LOG_EPSILONS = (0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.
 """The per-client ε slider's stops: a log scale from 0.1 to 100 (0.5 and 1 lie apart)."""
 
 
-def _client_inputs(eps: list[float], slider: bool) -> list[float]:
+def _client_inputs(eps: list[float], slider: bool, disabled: bool = False) -> list[float]:
     """One ε per client: full-width sliders on a log scale (:data:`LOG_EPSILONS`; a client
     whose ε is not one of its stops, a preset's 0.05 or a link's 0.42, gets a number input
     instead, never a rounded slider), else number inputs two per row.
@@ -492,10 +555,10 @@ def _client_inputs(eps: list[float], slider: bool) -> list[float]:
         st.session_state[key] = value
         with cols[i % len(cols)]:
             if log:
-                got = st.select_slider(f"ε client {i}", LOG_EPSILONS, key=key, format_func=people,
+                got = st.select_slider(f"ε client {i}", LOG_EPSILONS, key=key, format_func=people, disabled=disabled,
                                        on_change=_set_client_epsilon, args=(i, key), help=EPSILON_HELP)
             else:
-                got = st.number_input(f"ε client {i}", key=key, step=0.1, format="%g",
+                got = st.number_input(f"ε client {i}", key=key, step=0.1, format="%g", disabled=disabled,
                                       on_change=_set_client_epsilon, args=(i, key),
                                       help="Any ε > 0 (the slider's stops run from 0.1 to 100).")
         out[i] = float(got) if _is_number(got) else value
@@ -516,7 +579,7 @@ def _set_client_epsilon(i: int, key: str) -> None:
         flat["privacy.epsilon"] = values
 
 
-def _client_table(eps: list[float]) -> list[float]:
+def _client_table(eps: list[float], disabled: bool = False) -> list[float]:
     key = state.WIDGET_PREFIX + "eps_table"
     if st.session_state.get("pg.eps_rows") != len(eps):  # edits of another size do not apply
         st.session_state.pop(key, None)
@@ -524,7 +587,7 @@ def _client_table(eps: list[float]) -> list[float]:
     frame = pd.DataFrame({"client": range(len(eps)), "epsilon": eps})
     edited = st.data_editor(
         frame, key=key, hide_index=True, num_rows="fixed", height=240,
-        disabled=["client"], width="stretch",
+        disabled=True if disabled else ["client"], width="stretch",
         column_config={"epsilon": st.column_config.NumberColumn("ε", format="%g")})
     return [float(v) for v in edited["epsilon"]]
 
@@ -553,10 +616,10 @@ def student_mode() -> bool:
     return bool(st.session_state.get(STUDENT_KEY, True))
 
 
-def student_toggle() -> bool:
+def student_toggle(disabled: bool = False) -> bool:
     if STUDENT_KEY not in st.session_state:
         st.session_state[STUDENT_KEY] = True
-    st.toggle("Plain words", key=STUDENT_KEY,
+    st.toggle("Plain words", key=STUDENT_KEY, disabled=disabled,
               help="Student mode: who is trusted in everyday words, numbers written out. Off: the exact terms "
                    "(threat model, headline ε, accountants) everywhere.")
     return student_mode()
@@ -574,12 +637,12 @@ def match_on(flat: Optional[dict] = None) -> bool:
     return bool(st.session_state.get(MATCH_KEY, True)) and int(flat.get("rounds") or 0) <= MATCH_MAX_ROUNDS
 
 
-def match_toggle(flat: dict) -> None:
+def match_toggle(flat: dict, disabled: bool = False) -> None:
     """"Spend exactly ε in total": the equal-privacy setting, on by default."""
     if MATCH_KEY not in st.session_state:
         st.session_state[MATCH_KEY] = True
     too_long = int(flat.get("rounds") or 0) > MATCH_MAX_ROUNDS
-    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP, disabled=too_long)
+    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP, disabled=too_long or disabled)
     mech = flat.get("privacy.mechanism") or "none"
     if mech == "none":
         return
@@ -611,3 +674,163 @@ def same_settings(record: dict, cfg: RunConfig) -> bool:
     asked for, in the same equal-privacy mode)."""
     exact = match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none"
     return record["config_hash"] == cfg.config_hash() and bool(matched_note(record)) == exact
+
+
+# --- lesson links: the sidebar's groups, and settings a teacher hides or locks -----------------
+PRESET, MATCH, PLAIN = "preset", "match", "plain"
+"""Settings of the page that are not config fields: the preset picker, "spend exactly ε in total"
+and "plain words" (a lesson link names them like the config's fields)."""
+PAGE_SETTINGS = {PRESET: (PRESET,), MATCH: (MATCH,), "spend_exactly": (MATCH,), PLAIN: (PLAIN,),
+                 "plain_words": (PLAIN,)}
+RECIPE = ("privacy.mechanism", "privacy.mechanism_options", "privacy.aggregator", "privacy.aggregator_options")
+"""What a one-click method sets: a lesson link that hides or locks the method locks these too
+(changing one turns the method into "(custom)")."""
+LOCK_NOTE = ":material/lock: Set by the lesson link"
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One folded group of the sidebar: its title (a lesson link names it in lower case with
+    ``_``, e.g. ``data_split``, or by one of ``aliases``), what draws it and the settings it
+    draws. A group whose settings a lesson link all hides is left out."""
+    title: str
+    draw: Callable[[dict], None]
+    settings: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    expanded: bool = False
+
+    @property
+    def name(self) -> str:
+        return "_".join(self.title.lower().split())
+
+
+SECTIONS = (
+    Section("Clients and rounds", federation, ("num_clients", "rounds", "participation", "sampling", "seed"),
+            ("federation",)),
+    Section("Privacy", privacy, ("privacy.epsilon", MATCH, "privacy.delta", *RECIPE), expanded=True),
+    Section("Data and model", data_and_model, ("dataset", "model", "train_size", "test_size"), ("data",)),
+    Section("Data split", partition, setting_fields("partition"), ("split",)),
+    Section("Local training", local_training, (*setting_fields("local"), "privacy.server_lr"), ("local", "training")),
+)
+"""The sidebar's groups below the preset and the method, in order: clients first (the budgets
+read their number), folded so that Privacy is above the fold at 1280x720."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Lesson:
+    """What a lesson link does to the form: the settings (dotted config fields, or :data:`PRESET`,
+    :data:`MATCH`, :data:`PLAIN`) it hides and locks, and the names it gave that name none."""
+    hide: frozenset = frozenset()
+    lock: frozenset = frozenset()
+    unknown: tuple = ()
+
+    def hides(self, *settings: str) -> bool:
+        """Whether every one of ``settings`` is hidden (a group is left out only then)."""
+        return all(s in self.hide for s in settings)
+
+    def locks(self, setting: str) -> bool:
+        """Whether ``setting`` is drawn read-only (hidden wins over locked)."""
+        return setting in self.lock and setting not in self.hide
+
+    @property
+    def active(self) -> bool:
+        return bool(self.hide or self.lock)
+
+
+def lesson_settings(name: str) -> tuple[str, ...]:
+    """The settings a lesson link's ``name`` stands for: a sidebar group (:data:`SECTIONS`), a
+    page setting (:data:`PAGE_SETTINGS`) or config fields
+    (:func:`~fedcore.runner.links.setting_fields`); empty when it names none."""
+    for section in SECTIONS:
+        if name in (section.name, *section.aliases):
+            return section.settings
+    return PAGE_SETTINGS.get(name) or setting_fields(name)
+
+
+def lesson_names() -> list[str]:
+    """Every name :func:`lesson_settings` reads, for the warning about one it cannot."""
+    groups = [n for s in SECTIONS for n in (s.name, *s.aliases)]
+    return list(dict.fromkeys([*groups, *PAGE_SETTINGS, *setting_names()]))
+
+
+@functools.lru_cache(maxsize=64)
+def read_lesson(hide: tuple[str, ...], lock: tuple[str, ...]) -> Lesson:
+    """The :class:`Lesson` of a link's ``hide`` and ``lock`` names."""
+    unknown: list[str] = []
+
+    def settings(names: tuple[str, ...]) -> set[str]:
+        out: set[str] = set()
+        for name in names:
+            found = lesson_settings(name)
+            out.update(found)
+            if not found:
+                unknown.append(name)
+        return out
+
+    hidden, locked = settings(hide), settings(lock)
+    if "method" in hidden | locked:
+        locked.update(RECIPE)
+    return Lesson(frozenset(hidden), frozenset(locked), tuple(dict.fromkeys(unknown)))
+
+
+def current_lesson() -> Lesson:
+    """The lesson link this session opened (an empty :class:`Lesson` when none)."""
+    names = state.lesson()
+    return read_lesson(tuple(names.get("hide", ())), tuple(names.get("lock", ())))
+
+
+def hides(*settings: str) -> bool:
+    return current_lesson().hides(*settings)
+
+
+def lesson_drawn(setting: str, draw: Callable[[dict], Any], default: Any = None, *, note: bool = True) -> Any:
+    """``draw(lock)`` under the lesson link: not called when it hides ``setting`` (``default`` is
+    returned instead); when it locks it, ``lock`` is ``{"disabled": True}`` and a lock note
+    follows (unless ``note`` is false: a later widget of the same setting carries it)."""
+    lesson = current_lesson()
+    if lesson.hides(setting):
+        return default
+    locked = lesson.locks(setting)
+    value = draw({"disabled": True} if locked else {})
+    if locked and note:
+        st.caption(LOCK_NOTE)
+    return value
+
+
+def hold_lesson(flat: dict) -> None:
+    """Give every hidden or locked setting the lesson link's value again where a callback
+    replaced it (a preset or a method picked, which rewrite many fields): what the link fixes,
+    a student's other clicks cannot change. The widgets then re-read the config."""
+    lesson, link = current_lesson(), state.lesson().get("link") or {}
+    changed = {f: link[f] for f in lesson.hide | lesson.lock if f in link and flat.get(f) != link[f]}
+    if changed:
+        flat.update(copy.deepcopy(changed))
+        state.reset_widgets()
+
+
+def lesson_banner() -> None:
+    """What the lesson link did, in one line; a warning naming what it named that is no setting."""
+    lesson = current_lesson()
+    if lesson.unknown:
+        st.warning("This lesson link names settings the Playground does not know: "
+                   f"{plain(', '.join(lesson.unknown))}. They are shown as usual. Names it reads: "
+                   + ", ".join(lesson_names()) + " (or a field's dotted name, e.g. privacy.epsilon).",
+                   icon=":material/link_off:")
+    if lesson.active:
+        st.caption(":material/school: Opened from a lesson link: some settings are fixed for this lesson "
+                   "(hidden, or shown with :material/lock:).")
+
+
+def experiment_form(flat: dict) -> None:
+    """The Playground's sidebar: plain words, the preset and the method, then the groups of
+    :data:`SECTIONS`, each widget under the lesson link (hidden, locked or editable)."""
+    hold_lesson(flat)
+    st.header("Experiment")
+    lesson_banner()
+    lesson_drawn(PLAIN, lambda lock: student_toggle(**lock))
+    preset_and_method(flat)
+    lesson = current_lesson()
+    for section in SECTIONS:
+        if not lesson.hides(*section.settings):
+            with st.expander(section.title, expanded=section.expanded):
+                section.draw(flat)
