@@ -7,6 +7,7 @@ instance and reports unknown names or bad values as a ``ConfigError`` naming the
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import typing
 from dataclasses import dataclass
@@ -25,9 +26,27 @@ class NoOptions:
 
 
 class Configurable:
-    """Mixin: ``cls.Options`` + ``cls.parse_options(mapping, prefix)``."""
+    """Mixin: ``cls.Options`` + ``cls.parse_options(mapping, prefix)``.
+
+    ``implementation``: ``"module:Class"`` of the subclass that does the work, when it lives in a
+    module of its own so that this class (what resolving a config reads: its options and what they
+    imply) loads no torch. Building this class builds that subclass, imported on first use.
+    """
 
     Options: typing.ClassVar[type] = NoOptions
+    implementation: typing.ClassVar[str] = ""
+
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls.implementation_class())
+
+    @classmethod
+    def implementation_class(cls) -> type:
+        """The class that runs: ``implementation`` where it subclasses ``cls``, else ``cls`` itself."""
+        if not cls.implementation:
+            return cls
+        module, _, name = cls.implementation.partition(":")
+        runs = getattr(importlib.import_module(module), name)
+        return runs if issubclass(runs, cls) else cls
 
     @classmethod
     def parse_options(cls, options: dict, prefix: str = "options"):

@@ -3,8 +3,11 @@
 Adding a method is one module with one ``@REGISTRY.register(...)`` line, plus its name in
 the registry's table of modules (``Registry(kind, modules={module: names})``): a name is
 known (listed, checked) without importing anything, and its module is imported when the
-entry is first used, so resolving a config loads only the components it names. The CLI's
-``list`` command and the dashboard's pickers are generated from these registries.
+entry is first used, so resolving a config loads only the components it names. A mechanism
+whose work needs torch registers its options from a module that loads none and names the
+class that runs (``implementation``, :class:`~fedcore.options.Configurable`), so resolving
+loads no torch. The CLI's ``list`` command and the dashboard's pickers are generated from
+these registries.
 
 >>> from fedcore.registry import Registry
 >>> animals = Registry("animal")

@@ -2,8 +2,8 @@
 
 A client holds a single true value ``w`` (one weight of its update) and releases it
 through a registered mechanism at budget ``eps`` (and ``delta``). Every mechanism that can
-be shown this way supplies its own :class:`~fedcore.mechanisms.scalar.ScalarLaw` (the class
-attribute ``scalar``: demo settings, clip range, calibrated scale, analytic output law,
+be shown this way supplies its own :class:`~fedcore.mechanisms.scalar.ScalarLaw` (the attribute
+``scalar`` of the class that runs it: demo settings, clip range, calibrated scale, analytic output law,
 price of privacy, what eps means). This module only drives them:
 
 - :func:`sample_outputs`: draws from the *real* mechanism, by calling its ``privatize``
@@ -56,7 +56,7 @@ class _ScalarDemos(Mapping):
         return scalar_law(name).demo
 
     def __iter__(self) -> Iterator[str]:
-        return (e.name for e in MECHANISMS.entries() if getattr(e.obj, "scalar", None) is not None)
+        return (e.name for e in MECHANISMS.entries() if getattr(e.obj.implementation_class(), "scalar", None) is not None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -69,7 +69,7 @@ def scalar_law(name: str) -> ScalarLaw:
     """Mechanism ``name``'s own scalar law; :class:`NoScalarDemo` naming the reason otherwise."""
     if name not in MECHANISMS:
         raise NoScalarDemo(f"unknown mechanism {name!r}; known: {', '.join(MECHANISMS.names())}")
-    law = getattr(MECHANISMS.get(name), "scalar", None)
+    law = getattr(MECHANISMS.get(name).implementation_class(), "scalar", None)
     if law is None:
         raise NoScalarDemo(f"mechanism {name!r} supplies no one-number demo (no `scalar` law); "
                            f"mechanisms with one: {', '.join(SCALAR_DEMOS)}")

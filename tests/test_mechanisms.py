@@ -54,6 +54,23 @@ def frequency(hits: torch.Tensor) -> tuple[float, float]:
 
 # --- two-point (LDP-FL) -------------------------------------------------------------
 
+@pytest.mark.parametrize("name", MECHANISMS.names())
+def test_building_a_registered_mechanism_builds_the_class_that_runs_it(name):
+    """The registry holds what resolving reads (options, traits); building it builds its
+    ``implementation``, and a subclass of that (an audit's planted variant) builds itself."""
+    from fedcore.mechanisms.base import Mechanism
+
+    registered = MECHANISMS.get(name)
+    mech = make(name, make_ctx())
+    assert type(mech) is registered.implementation_class() and isinstance(mech, registered)
+    assert type(mech).privatize is not Mechanism.privatize
+
+    class Variant(type(mech)):
+        pass
+
+    assert type(Variant(mech.options, mech.ctx)) is Variant
+
+
 def test_two_point_outputs_only_the_two_values_with_the_stated_probabilities():
     c, r, eps = 0.1, 0.075, 1.0
     e = math.exp(eps)

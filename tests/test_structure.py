@@ -1,13 +1,17 @@
 """The code's structure, checked on every test run (CI runs pytest): no module imports
-another module's private name, and no import circles in ``fedcore`` or ``pages``."""
+another module's private name, no import circles in ``fedcore`` or ``pages``, and resolving a
+config of any registered component imports no torch."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from fedcore.config import flatten
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("fedcore", "pages")
@@ -47,12 +51,36 @@ def test_no_import_circles(package):
     assert out.strip().endswith("import circles: 0; modules in circles: 0"), out
 
 
-def test_resolving_the_demo_loads_no_torch():
-    code = ("import sys\nimport fedcore.resolve as r\nfrom fedcore.config import RunConfig\n"
-            "from fedcore.resolve import preset_config\n"
-            "r.resolve(preset_config('demo')); r.resolve(RunConfig())\n"
+def config_naming(field: str, name: str):
+    """A valid config whose ``field`` is ``name``: the demo under the first method whose recipe names
+    it (whose other settings it needs, e.g. the uldp aggregator), else the demo with ``name`` set."""
+    from fedcore.catalog import METHODS
+    from fedcore.methods import apply_method, method_overrides
+    from fedcore.resolve import preset_config, resolve
+
+    demo = preset_config("demo")
+    method = next((m for m in METHODS.names() if method_overrides(m).get(field) == name), "")
+    return resolve(apply_method(demo, method, preset="demo") if method else demo.with_overrides({field: name}))
+
+
+def registered(field: str, registry: str) -> list:
+    from fedcore import catalog
+
+    return [pytest.param(field, name, id=f"{field}={name}") for name in getattr(catalog, registry).names()]
+
+
+@pytest.mark.parametrize("field, name", registered("privacy.mechanism", "MECHANISMS")
+                         + registered("privacy.aggregator", "AGGREGATORS") + registered("partition.kind", "PARTITIONERS"))
+def test_resolving_a_config_of_every_registered_component_loads_no_torch(field, name):
+    """What resolve() reads of a component (its options, traits, rules) loads no torch, scipy or
+    dp-accounting: the implementation is imported when a run builds it."""
+    cfg = config_naming(field, name)
+    assert flatten(cfg.to_dict())[field] == name
+    code = ("import json, sys\nfrom fedcore.config import RunConfig\nfrom fedcore.resolve import resolve\n"
+            "resolve(RunConfig.from_dict(json.loads(sys.argv[1])))\n"
             "print(sorted(m for m in ('torch', 'scipy', 'dp_accounting') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(cfg.to_dict())], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from ..constraints import Choice, setting
 from ..events import MethodEvent
@@ -93,6 +92,8 @@ class HellingerAggregator(Aggregator):
         self.distances_ = hellinger_distances(ctx.label_counts)
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch  # here, not at the top: resolving a config that names this loads no torch
+
         ids = upload.clients.cpu().numpy()
         dist = self.distances_[ids]
         tau = hellinger_weights(dist, self.options.reading)

@@ -40,13 +40,14 @@ Sign uploads are rejected: the filter models a real-valued update plus Gaussian 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
-
-import torch
+from typing import TYPE_CHECKING, Optional
 
 from ..constraints import Choice, Interval, setting
 from .base import Aggregate, Aggregator
 from .registry import AGGREGATORS
+
+if TYPE_CHECKING:
+    import torch
 
 FUSIONS = ("per_client", "sequential")
 
@@ -104,6 +105,8 @@ class KalmanAggregator(Aggregator):
         self.variance_: float = options.initial_variance
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch  # here, not at the top: resolving a config that names this loads no torch
+
         z = upload.values
         m, d = z.shape
         if self.state_ is None:

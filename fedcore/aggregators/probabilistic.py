@@ -41,17 +41,15 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-import torch
 
 from ..constraints import Choice, Interval, setting
-
-NORMALIZATIONS = ("sum", "max")
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
 from .weighted import inverse_noise_weights
 
 MODES = ("threshold", "sample_m")
+NORMALIZATIONS = ("sum", "max")
 
 
 def threshold_selection(probabilities: np.ndarray, candidates: np.ndarray, omega: float) -> np.ndarray:
@@ -100,6 +98,8 @@ class ProbabilisticAggregator(Aggregator):
             self._pending.append(self._set_probabilities(sigma.detach().cpu().numpy(), source="mechanism"))
 
     def _set_probabilities(self, sigma: np.ndarray, source: str) -> MethodEvent:
+        import torch
+
         p = inverse_noise_weights(torch.as_tensor(sigma, dtype=torch.float64)).numpy()
         if self.options.normalize == "max":
             p = p / p.max()
@@ -152,6 +152,8 @@ class ProbabilisticAggregator(Aggregator):
         return {"empty_round": self._last_empty, "empty_round_rate": self._empty / self._rounds}
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch  # here, not at the top: resolving a config that names this loads no torch
+
         events = self._learn_from(upload) if self.probabilities_ is None else []
         values = upload.values
         m = values.shape[0]

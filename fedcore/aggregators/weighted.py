@@ -29,15 +29,16 @@ Fallbacks, both stated rather than silent:
 """
 from __future__ import annotations
 
-import torch
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..constraints import Choice, setting
 from ..events import MethodEvent
 from .base import Aggregate, Aggregator, weighted_sum
 from .registry import AGGREGATORS
 
+if TYPE_CHECKING:
+    import torch
 
 WEIGHTINGS = ("inverse_std", "inverse_variance")
 
@@ -48,9 +49,12 @@ def inverse_noise_weights(noise_std: torch.Tensor, power: float = 1.0) -> torch.
 
     Entries with sigma_i = 0 share the whole weight equally (see the module docstring).
 
+    >>> import torch
     >>> inverse_noise_weights(torch.tensor([1.0, 2.0]), power=2).tolist()
     [0.800000011920929, 0.20000000298023224]
     """
+    import torch
+
     sigma = noise_std.to(torch.float64)
     if (sigma < 0).any():
         raise ValueError("noise standard deviations must be >= 0")
@@ -75,6 +79,8 @@ class WeightedAggregator(Aggregator):
                                "alpha_i ~ 1/sigma_i^2 (B-IVW, the minimum-variance weights)")
 
     def aggregate(self, upload, round) -> Aggregate:
+        import torch  # here, not at the top: resolving a config that names this loads no torch
+
         values = upload.values
         m = values.shape[0]
         if upload.noise_std is None:

@@ -71,7 +71,8 @@ class Traits:
 
 
 class Mechanism(Configurable):
-    """Base class. Subclasses set ``Options`` and implement :meth:`privatize`.
+    """Base class. Subclasses set ``Options`` and implement :meth:`privatize` (a registered class
+    that only declares its options leaves it to its ``implementation``, :class:`~fedcore.options.Configurable`).
 
     ``per_sample_clip``: when not None, local training clips each per-sample gradient
     to this L2 norm (DP-SGD, Abadi et al. 2016), batched over clients.

@@ -70,23 +70,14 @@ the integer orders up to 256 (about 2 s for 100 distinct groups on a laptop core
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from ..constraints import Choice, Interval, setting
 from ..accounting.calibrate import calibrate_noise_multiplier
 from ..accounting.ledger import GaussianRecord
 from ..accounting.rdp import INT_ORDERS, SampledGaussianRdp, rdp_epsilons
-from ..errors import ConfigError
-from .base import Mechanism, Upload
-from .registry import MECHANISMS
-
-CALIBRATIONS = ("paper", "per_step")
-ROUNDS = ("all", "participation")
-BATCHINGS = ("poisson", "shuffle")
-PLACEMENTS = ("step", "round")
+from .base import Upload
+from .dp_sgd_spec import DpSgdSpec
 
 
 def participation_rounds(rounds: int, participation: float, clients: int) -> int:
@@ -109,51 +100,8 @@ def participation_rounds(rounds: int, participation: float, clients: int) -> int
     return int(rounds)
 
 
-SHUFFLE_CAVEAT = ("assumes Poisson sampling: the record-level bound is for Poisson-sampled batches, and these "
-                  "batches are shuffled (batching=shuffle)")
-"""The caveat of per-step DP-SGD noise on shuffled batches (DP-SGD's and HW-DPFL's per-step placement): the
-ledger composes each step at q = B / n, which holds for Poisson sampling (Abadi et al. 2016; Mironov et
-al. 2019), not for a shuffle."""
-
-
-@MECHANISMS.register("dp_sgd", summary="DP-SGD local training: per-sample clipping and Gaussian noise at every "
-                     "step (KDP-FL client; option: the literal Eq. 3, noise once per round).",
-                     paper="KDP-FL (seed 003), Alg. 1; Abadi et al. 2016")
-class DpSgdMechanism(Mechanism):
+class DpSgdMechanism(DpSgdSpec):
     """Per-sample clip to ``clip_norm``; noise per step (default) or once per round (Eq. 3)."""
-
-    per_sample = True
-    threat_model = "record"
-
-    @dataclass(frozen=True)
-    class Options:
-        """``clip_norm``: per-sample gradient bound M. ``placement``: "step" (standard
-        DP-SGD) or "round" (the literal Eq. 3). ``batching``: "poisson" (default) or "shuffle". ``calibration`` (``placement="round"``
-        only): "paper" (KDP-FL Eq. 4: T rounds, q = participation * S B / n) or
-        "per_step" (T * S DP-SGD steps, q = B / n)."""
-
-        clip_norm: float = setting(1.0, Interval(float, 0, None, closed="neither", suggested=(0.1, 5.0)),
-                                   "per-sample gradient L2 bound M")
-        placement: str = setting("step", Choice(PLACEMENTS),
-                                 "step: noise N(0, z^2 M^2) on every step's clipped gradient sum (standard DP-SGD); "
-                                 "round: the literal Eq. 3, noise once on the round's result (sensitivity 2 S M)")
-        calibration: str = setting("paper", Choice(CALIBRATIONS),
-                                   "placement=round only: the accountant the noise is calibrated with")
-        batching: str = setting("poisson", Choice(BATCHINGS),
-                                "poisson: each sample joins each step's batch with probability B/n (what the "
-                                "record-level bound assumes); shuffle: fixed-size shuffled batches (the bound then "
-                                "assumes Poisson sampling it does not have)")
-        rounds: str = setting("all", Choice(ROUNDS),
-                              "placement=step only: all: calibrate z for all T rounds; participation: for the rounds "
-                              "a client takes part in (the 1 - 1/N quantile of Binomial(T, participation)); a client "
-                              "that took part in them retires")
-        noise_multiplier: float = setting(-1.0, Interval(float, -1, None, suggested=(0.0, 10.0)),
-                                          "-1: calibrated from (eps, delta); >= 0: this z (0: clipping only, no noise)")
-
-        def validate(self, prefix: str) -> None:
-            if not (self.noise_multiplier == -1 or self.noise_multiplier >= 0):   # the hole (-1, 0)
-                raise ConfigError(f"{prefix}.noise_multiplier", self.noise_multiplier,
-                                  "must be -1 (calibrated) or >= 0 (a fixed multiplier; 0 = no noise)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
@@ -194,16 +142,6 @@ class DpSgdMechanism(Mechanism):
         self._claimed = np.zeros(len(n))
         self.momentum = local.momentum if local.optimizer == "momentum" else 0.0
         self.drift = 2 * self.steps / (1 - self.momentum)   # L2 range of (w0 - w)/lr, in units of M
-
-    @classmethod
-    def local_training_for(cls, options) -> tuple:
-        """The clip, where the noise goes and how batches are drawn; budgets and noise multipliers
-        may differ within a lockstep batch (the per-step noise is drawn per client)."""
-        return ("dp_sgd", options.clip_norm, options.placement, options.batching)
-
-    @classmethod
-    def caveat_for(cls, options) -> str:
-        return SHUFFLE_CAVEAT if options.placement == "step" and options.batching == "shuffle" else ""
 
     def step_noise_std(self, clients):
         """``z_i M`` per client (noise on the clipped gradient sum), or None for Eq. 3."""

@@ -36,18 +36,15 @@ Threat model: local (each upload is noised against the server). Headline: the RD
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..accounting.ledger import GaussianRecord
-from ..constraints import Boolean, Interval, setting
-import numpy as np
-
+from .base import Upload
+from .gaussian_spec import GaussianSpec
 from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
                      exact_delta_check, g)
-from .base import Mechanism, Upload
-from .registry import MECHANISMS
 
 
 def pldp_sigma(epsilon: torch.Tensor, delta: torch.Tensor, sample_rate: float,
@@ -63,23 +60,8 @@ def pldp_sigma(epsilon: torch.Tensor, delta: torch.Tensor, sample_rate: float,
     return torch.sqrt(factor * (2 * log_inv_delta / eps ** 2 + 1 / eps)).to(epsilon.dtype)
 
 
-@MECHANISMS.register("gaussian", summary="Element-wise clip, then Gaussian noise calibrated over R rounds "
-                     "(PLDP-FL, IID data).", paper="PLDP-FL (seed 000), Sec. 3.1")
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(GaussianSpec):
     """Clip each coordinate to ``[-clip, clip]``, add ``N(0, sigma_i^2)``."""
-
-    @dataclass(frozen=True)
-    class Options:
-        """``clip``: element-wise bound c. ``sample_rate``: the paper's q (client-side
-        record sampling probability per round, in (0, 1)). ``delta_from_size``: use
-        ``delta_i = 1/|D_i|`` (the paper) instead of the configured delta.
-        ``scale_by_sensitivity``: multiply sigma_i by the L2 sensitivity ``2 c sqrt(d)``."""
-
-        clip: float = setting(2.0, Interval(float, 0, None, closed="neither"), "element-wise bound c")
-        sample_rate: float = setting(0.8, Interval(float, 0, 1, closed="neither"),
-                                     "the paper's q, in (0, 1): its formula divides by 1 - q")
-        delta_from_size: bool = setting(False, Boolean(), "delta_i = 1/|D_i| (the paper)")
-        scale_by_sensitivity: bool = setting(False, Boolean(), "multiply sigma_i by 2 c sqrt(d)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

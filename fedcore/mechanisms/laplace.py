@@ -15,18 +15,14 @@ override smaller than the box's diameter does not shrink the true sensitivity.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import torch
-
-from ..constraints import Interval, setting
 import math
 
 import numpy as np
+import torch
 
+from .base import Upload
+from .laplace_spec import LaplaceSpec
 from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
-from .base import Mechanism, Upload
-from .registry import MECHANISMS
 
 
 def laplace_noise(shape, scale: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -35,18 +31,8 @@ def laplace_noise(shape, scale: torch.Tensor, gen: torch.Generator) -> torch.Ten
     return scale * (e[0] - e[1])
 
 
-@MECHANISMS.register("laplace", summary="Element-wise clip, then Laplace noise with scale L1 sensitivity / "
-                     "eps_i (pure-eps baseline).", paper="Dwork et al. 2006 (baseline)")
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(LaplaceSpec):
     """Clip to ``[-clip, clip]``, add ``Laplace(0, Delta_1 / eps_i)`` per coordinate."""
-
-    @dataclass(frozen=True)
-    class Options:
-        """``clip``: element-wise bound c. ``l1_sensitivity``: Delta_1; 0 means the
-        box's L1 diameter ``2 c d``."""
-
-        clip: float = setting(0.05, Interval(float, 0, None, closed="neither"), "element-wise bound c")
-        l1_sensitivity: float = setting(0.0, Interval(float, 0, None), "Delta_1; 0 = the clipping box's L1 diameter 2 c d")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

@@ -36,19 +36,16 @@ bound of the sign as randomized response: each coordinate's P(+1) lies in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import torch
-
-from ..accounting.ledger import GaussianRecord
-from ..constraints import Boolean, Interval, setting
 import numpy as np
+import torch
 from scipy.special import ndtr
 
+from ..accounting.ledger import GaussianRecord
+from .base import Upload
+from .ldp_sign_spec import LdpSignSpec
 from .scalar import (SIGN_ERROR, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw,
                      approximate_meaning, g)
-from .base import Mechanism, Upload
-from .registry import MECHANISMS
 from .uldp_gaussian import gaussian_multiplier
 
 
@@ -68,28 +65,8 @@ def sign_pure_epsilon(clip: float, sigma: torch.Tensor, d: int) -> torch.Tensor:
     return (d * (log_cdf(x) - log_cdf(-x))).to(sigma.dtype)
 
 
-@MECHANISMS.register("ldp_sign", summary="Stochastic sign: +1 with probability Phi(p / sigma_i) "
-                     "(PLDP-FL, non-IID data).", paper="PLDP-FL (seed 000), Sec. 3.1; Jin et al. 2020")
-class LdpSignMechanism(Mechanism):
+class LdpSignMechanism(LdpSignSpec):
     """Clip to ``[-clip, clip]``, upload ``sign(p + N(0, sigma_i^2))`` per coordinate."""
-
-    upload_kind = "sign"
-
-    @classmethod
-    def threat_model_for(cls, options) -> str:
-        return "none" if options.deterministic else "local"
-
-    @dataclass(frozen=True)
-    class Options:
-        """``clip``: element-wise bound c. ``l2_sensitivity``: the paper's Delta_2.
-        ``delta_from_size``: ``delta_i = 1/|D_i|`` (the paper's text) instead of the
-        configured delta. ``deterministic``: upload ``sign(Delta_i)`` without noise (the
-        paper's no-privacy baseline; spends nothing)."""
-
-        clip: float = setting(4.0, Interval(float, 0, None, closed="neither"), "element-wise bound c")
-        l2_sensitivity: float = setting(8.0, Interval(float, 0, None, closed="neither"), "the paper's Delta_2")
-        delta_from_size: bool = setting(False, Boolean(), "delta_i = 1/|D_i| (the paper's text)")
-        deterministic: bool = setting(False, Boolean(), "upload sign(Delta_i) without noise (no privacy)")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

@@ -53,19 +53,14 @@ from that layer's values). Two sources:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
 import torch
 
-from ..constraints import Boolean, Choice, Interval, setting
-import numpy as np
-
+from .base import Upload
 from .scalar import VARIANCE, EpsilonReading, Knob, OutputLaw, Release, ScalarDemo, ScalarLaw, g, pure_meaning
-from .base import Mechanism, Traits, Upload
-from .registry import MECHANISMS
-
-LAYER_RANGES = ("previous_global", "own_update")
+from .two_point_spec import TwoPointSpec
 
 
 def two_point(w: torch.Tensor, center, radius, epsilon, gen: torch.Generator) -> torch.Tensor:
@@ -87,29 +82,8 @@ def shuffle_columns(values: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return values.gather(0, keys.argsort(dim=0))
 
 
-@MECHANISMS.register("two_point", summary="Each weight becomes one of two values c +- r(e^eps+1)/(e^eps-1), "
-                     "then weights are split and shuffled (LDP-FL).", paper="LDP-FL (seed 001), Eq. 2")
-class TwoPointMechanism(Mechanism):
+class TwoPointMechanism(TwoPointSpec):
     """Clip to ``[c - r, c + r]``, randomise each weight to two points, shuffle columns."""
-
-    @classmethod
-    def traits_for(cls, options) -> Traits:
-        """Shuffled exactly when ``shuffle`` is on (LDP-FL); then no upload is tied to a client."""
-        return Traits(shuffled=options.shuffle, upload_kind="real", per_sample=False)
-
-    @dataclass(frozen=True)
-    class Options:
-        """``center`` / ``radius``: the clipping range ``[c - r, c + r]`` (paper: 0 and
-        0.075 on MNIST / F-MNIST). ``shuffle``: split and shuffle (the paper).
-        ``per_layer``: per-layer ranges, from ``layer_range`` ("previous_global":
-        LDP-honest, default; "own_update": the paper's literal reading, not LDP)."""
-
-        center: float = setting(0.0, Interval(float, None, None), "centre c of the clipping range")
-        radius: float = setting(0.075, Interval(float, 0, None, closed="neither"), "radius r of the clipping range")
-        shuffle: bool = setting(True, Boolean(), "split and shuffle (the paper)")
-        per_layer: bool = setting(False, Boolean(), "per-layer ranges, from layer_range")
-        layer_range: str = setting("previous_global", Choice(LAYER_RANGES),
-                                   "previous_global: LDP-honest; own_update: the paper's literal reading, not LDP")
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)

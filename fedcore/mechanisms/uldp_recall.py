@@ -27,8 +27,9 @@ from typing import Callable
 
 import torch
 
-SIMILARITIES = ("sign", "cosine")
-STORAGE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+from .uldp_gaussian_spec import HISTORY_DTYPES
+
+STORAGE_DTYPES = {name: getattr(torch, name) for name in HISTORY_DTYPES}
 _CHUNK_ELEMENTS = 1 << 24   # bound on one search block (users x length x d)
 
 
