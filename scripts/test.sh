@@ -10,4 +10,11 @@ if ! command -v chromium >/dev/null 2>&1; then
     $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q chromium >/dev/null
   fi
 fi
+# axe-core from the npm registry, for tests/test_browser_phone_a11y.py (git-ignored .npm-tools/;
+# without it that test is skipped, so a failed install fails here)
+if command -v npm >/dev/null 2>&1; then
+  npm install --no-save --no-audit --no-fund --silent --prefix .npm-tools axe-core@4
+else
+  echo "npm not found: the axe-core accessibility test will be skipped" >&2
+fi
 python -m pytest -q "$@"

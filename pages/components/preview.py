@@ -10,7 +10,7 @@ from fedcore.data.root import public_message
 from fedcore.errors import DatasetUnavailable, FedcoreError
 from fedcore.runner.preview import partition_preview
 
-from . import charts
+from . import charts, narrow
 from .plain import plain
 
 
@@ -94,6 +94,12 @@ def _first_screen_figure():
     return fig
 
 
+@st.cache_resource(show_spinner=False)
+def _first_screen_stacked() -> dict:
+    """The first screen's figure with its panels one under another (a phone, :mod:`.narrow`)."""
+    return narrow.stacked(_first_screen_figure())
+
+
 def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
     """The stored frontier of the demo and one sentence on what it shows (nothing trains)."""
     try:
@@ -101,7 +107,7 @@ def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
     except FedcoreError:
         return
     st.markdown(FIRST_SCREEN_SENTENCE)
-    st.plotly_chart(fig, key=key, width="stretch")
+    narrow.panels_chart(fig, key, narrow=_first_screen_stacked(), width="stretch")
     st.caption("One panel per threat model: who you trust decides how much privacy costs. Per method, **dashed** = "
                "no privacy, **dotted** = its clipping alone (no noise). Stored with the app "
                "(`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page trains your own.")

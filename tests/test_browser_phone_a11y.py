@@ -1,0 +1,149 @@
+"""Phone and accessibility (issue 32, item 6) in a real browser, one page load per page and screen.
+
+- At 390x844 (a phone) the first screen's frontier stacks its panels (pages/components/narrow.py):
+  no panel, panel title or axis title runs into another, as the three panels side by side did;
+  at 1280x720 the panels stay side by side.
+- axe-core finds no critical or serious violation on the Playground, Frontier and Papers pages,
+  on a phone and at 1280x720 (colour contrast was the serious one: the theme's colours in
+  .streamlit/config.toml). axe-core comes from the npm registry: scripts/test.sh installs it
+  into .npm-tools/ (git-ignored); without it the axe test is skipped, saying how to install it.
+
+Screenshots go to a temporary folder (``FEDCORE_SHOTS=docs/screenshots`` refreshes the committed ones).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from dashboard_server import CHROMIUM, fresh_page, settle  # noqa: E402
+
+AXE = ROOT / ".npm-tools" / "node_modules" / "axe-core" / "axe.min.js"
+"""Installed by scripts/test.sh: ``npm install --no-save --prefix .npm-tools axe-core@4``."""
+PHONE, DESKTOP = (390, 844), (1280, 720)
+PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled digits by 10 clients"),
+         "frontier": ("/frontier", "text=What ε buys: what an attacker gets"),
+         "papers": ("/papers", "h1:has-text('Papers')")}
+"""Each page's path and a selector of what it shows once its script has run (on a phone too)."""
+PANELED = ("playground",)
+"""The pages whose faceted frontier stacks on a phone."""
+BLOCKING = ("critical", "serious")
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing; the browser test never downloads a browser")]
+
+PARTS_JS = """(el) => {
+    // The boxes of a faceted Plotly chart's parts: per panel its plot area ('plot') and that with its x tick
+    // labels and axis titles ('box'), and each panel title (an annotation); [] for fewer than two panels.
+    const gd = el.querySelector('.js-plotly-plot');
+    const box = e => { const r = e && e.getBoundingClientRect();
+                       return r && r.width && r.height ? [r.left, r.top, r.right, r.bottom] : null; };
+    const join = bs => bs.filter(b => b).reduce((a, b) => [Math.min(a[0], b[0]), Math.min(a[1], b[1]),
+                                                           Math.max(a[2], b[2]), Math.max(a[3], b[3])]);
+    const names = [...gd.querySelectorAll('.cartesianlayer > .subplot')].map(g => g.classList[1]);
+    if (names.length < 2) return [];
+    const panels = names.map(n => {
+        const [, x, y] = n.match(/^x(\\d*)y(\\d*)$/);
+        const sub = gd.querySelector('.cartesianlayer > .subplot.' + n);
+        const plot = box(gd.querySelector('.draglayer > .' + n + ' .nsewdrag'));
+        return {name: n, plot: plot, box: join([plot,
+                                    box(sub.querySelector('.xaxislayer-above')),
+                                    box(gd.querySelector('.g-x' + x + 'title')), box(gd.querySelector('.g-y' + y + 'title'))])};
+    });
+    const titles = [...gd.querySelectorAll('.annotation')].map((a, i) => ({name: 'title ' + i, box: box(a)}));
+    return [...panels, ...titles.filter(t => t.box)];
+}"""
+
+
+def overlaps(parts: list[dict], slack: float = 1.0) -> list[tuple[str, str]]:
+    """The pairs of ``parts`` (``{"name", "box": [left, top, right, bottom]}``) whose boxes overlap
+    by more than ``slack`` pixels both ways."""
+    out = []
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            (l1, t1, r1, b1), (l2, t2, r2, b2) = a["box"], b["box"]
+            if min(r1, r2) - max(l1, l2) > slack and min(b1, b2) - max(t1, t2) > slack:
+                out.append((a["name"], b["name"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(dashboards):
+    """The dashboard with its default host settings (shared with the other browser modules)."""
+    return dashboards({})
+
+
+@pytest.fixture(scope="module")
+def visit(browser, server):
+    """``visit(page, size)``: the page opened once at ``size`` (width, height) in a fresh context,
+    and what the tests read of it: the parts of each visible faceted chart, axe-core's
+    violations (None without axe-core) and a screenshot; later calls get the same reading."""
+    url, _ = server
+    seen: dict = {}
+
+    def get(page: str, size: tuple[int, int]) -> dict:
+        if (page, size) not in seen:
+            path, ready = PAGES[page]
+            with fresh_page(browser, *size) as pg:
+                pg.set_default_timeout(180_000)
+                pg.goto(url + path)
+                pg.locator(ready).first.wait_for()
+                if page in PANELED:
+                    pg.locator("[data-testid=stPlotlyChart]:visible .legend").first.wait_for()
+                settle(pg, 1.0)
+                charts = pg.locator("[data-testid=stPlotlyChart]:visible")
+                parts = [part for part in (charts.nth(i).evaluate(PARTS_JS) for i in range(charts.count())) if part]
+                if parts:                          # the screenshot shows the chart from its top (below the menu bar)
+                    charts.first.evaluate("e => { e.style.scrollMarginTop = '64px'; e.scrollIntoView(); }")
+                    settle(pg, 0.5)
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                pg.screenshot(path=str(SHOTS / f"a11y-{page}-{size[0]}x{size[1]}.png"))
+                violations = None
+                if AXE.exists():
+                    pg.add_script_tag(path=str(AXE))
+                    violations = pg.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
+                        .violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                               nodes: v.nodes.map(n => n.html.slice(0, 120) + ' | ' + n.failureSummary)}))""")
+                seen[(page, size)] = {"parts": parts, "violations": violations}
+        return seen[(page, size)]
+
+    return get
+
+
+@pytest.mark.parametrize("page", PANELED)
+def test_the_frontier_panels_stack_on_a_phone_and_sit_side_by_side_at_1280(visit, page):
+    """At 390 px every panel of the frontier takes the chart's width (stacked: one under another) and
+    no panel, panel title or axis title overlaps another (issue 32: three panels side by side
+    were 110 px wide each and their titles ran into each other); at 1280x720 the panels are still
+    side by side, on one level, and do not overlap either."""
+    phone, desktop = visit(page, PHONE)["parts"], visit(page, DESKTOP)["parts"]
+    assert phone and desktop, "no faceted chart visible"
+    for charts, size in ((phone, PHONE), (desktop, DESKTOP)):
+        for parts in charts:
+            assert not overlaps(parts), (size, overlaps(parts), parts)
+    stacked = [p["plot"] for p in phone[0] if "plot" in p]
+    assert len(stacked) >= 3 and all(stacked[i][3] < stacked[i + 1][1] for i in range(len(stacked) - 1)), stacked
+    assert min(right - left for left, _, right, _ in stacked) > 0.6 * PHONE[0], stacked
+    wide = [p["plot"] for p in desktop[0] if "plot" in p]
+    assert len(wide) == len(stacked) and len({round(top) for _, top, _, _ in wide}) == 1, wide
+
+
+@pytest.mark.parametrize("size", (PHONE, DESKTOP), ids=("phone", "desktop"))
+@pytest.mark.parametrize("page", PAGES)
+def test_axe_core_finds_no_serious_violation(visit, page, size):
+    """axe-core (WCAG rules, run in the page) reports nothing critical or serious; what it does
+    report is in the message."""
+    if not AXE.exists():
+        pytest.skip(f"axe-core is not installed ({AXE.relative_to(ROOT)}): "
+                    "npm install --no-save --prefix .npm-tools axe-core@4 (scripts/test.sh does)")
+    found = visit(page, size)["violations"]
+    blocking = [v for v in found if v["impact"] in BLOCKING]
+    assert not blocking, "\n".join(f"{v['impact']} {v['id']} ({v['help']}): {len(v['nodes'])} node(s)\n  "
+                                   + "\n  ".join(v["nodes"][:5]) for v in blocking)
