@@ -27,6 +27,9 @@ SHARED_X_PX = 22
 """Room between two panels sharing an x axis (no tick labels between them: their y ticks' ends)."""
 XTITLE_PX = 56
 """Room under a panel for its x tick labels and its axis title."""
+STACKED = "-stacked"
+"""The key suffix of a figure's stacked copy (:func:`panels_chart`): AppTest lists both copies;
+``[c for c in at.get("plotly_chart") if not c.proto.id.endswith(STACKED)]`` are the figures as built."""
 ROW_Y_KEYS = ("title", "tickformat", "ticksuffix", "tickprefix")
 """What a row's y axis in column 1 shows that its shared neighbours leave out (every stacked panel shows it)."""
 LEGEND_ROW_PX = 24
@@ -114,10 +117,10 @@ def css_class(key: str) -> str:
 
 def panels_chart(fig, key: str, narrow=None, **kwargs) -> None:
     """``st.plotly_chart(fig, key=key, **kwargs)`` on a wide screen, and its panels stacked
-    (``narrow``, default :func:`stacked` of ``fig``; key ``{key}-stacked``) on a phone: both are
-    sent, CSS hides the one that does not fit the screen."""
-    wide, phone = css_class(key), css_class(f"{key}-stacked")
+    (``narrow``, default :func:`stacked` of ``fig``; key ``key`` + :data:`STACKED`) on a phone: both
+    are sent, CSS hides the one that does not fit the screen."""
+    wide, phone = css_class(key), css_class(key + STACKED)
     st.html(f"<style>@media (width <= {BREAKPOINT_PX}px) {{.{wide} {{display: none;}}}}"
             f"@media (width > {BREAKPOINT_PX}px) {{.{phone} {{display: none;}}}}</style>")
     st.plotly_chart(fig, key=key, **kwargs)
-    st.plotly_chart(stacked(fig) if narrow is None else narrow, key=f"{key}-stacked", **kwargs)
+    st.plotly_chart(stacked(fig) if narrow is None else narrow, key=key + STACKED, **kwargs)
