@@ -21,3 +21,10 @@ REGISTRIES = {
 
 __all__ = ["AGGREGATORS", "DATASETS", "MECHANISMS", "METHODS", "MODELS", "PARTITIONERS",
            "PRESETS", "REGISTRIES"]
+
+
+def method_title(name: str) -> str:
+    """Method ``name`` as its paper names it ("LDP-FL", not ``ldp_fl``): its summary up to the
+    colon; a name no recipe registers, as it is (a legend or a table never shows a code name
+    where a paper's name exists)."""
+    return METHODS.entry(name).summary.split(":")[0].rstrip(".") if name in METHODS else name

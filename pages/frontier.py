@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedcore.catalog import METHODS
 from fedcore.errors import FedcoreError
-from fedcore.catalog import PRESETS
+from fedcore.catalog import PRESETS, method_title
 from fedcore.sweep.papers import paper_points
 from fedcore.sweep.attack import DEFAULT_SHADOWS
 from fedcore.sweep.audit import DEFAULT_TRIALS, findings
@@ -23,6 +23,7 @@ from fedcore.sweep.shipped import shipped
 from fedcore.sweep.spec import SweepSpec
 from pages.components import attack_frontier as af
 from pages.components import frontier as fr
+from pages.components import narrow
 from pages.components import pacing
 from pages.components import routing
 from pages.components.plain import plain
@@ -143,9 +144,12 @@ def status_and_rows() -> tuple[dict, list]:
 
 
 state = status_and_rows()[0]
-train = pressed(c4, "Train frontier" if state["status"] != "finished" else "Trained",
-                  disabled=state["status"] in ("finished", *ACTIVE), type="primary",
-                  icon=":material/play_arrow:", key="fr.train")
+shown_shipped = bool(state.get("shipped"))   # stored with the app: a class can still watch it train
+train = pressed(c4, "Train it live" if shown_shipped else "Train frontier" if state["status"] != "finished"
+                else "Trained", disabled=state["status"] in ACTIVE or (state["status"] == "finished" and not shown_shipped),
+                type="primary", icon=":material/play_arrow:", key="fr.train",
+                help="This frontier is stored with the app; train it again on this server and watch its points "
+                     "appear." if shown_shipped else None)
 st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy + clip only) × {int(seeds)} "
            "seed(s), trained together in batches in the background"
            + ("; each method's budget is first solved for, so it spends exactly the column's ε"
@@ -179,7 +183,7 @@ def view():
             st.info("Press **Train frontier** to train these runs.", icon=":material/play_arrow:")
         return
     paper = paper_points(preset)
-    st.plotly_chart(fr.figure(rows, paper, f"frontier-{key}"), key="fr-chart", width="stretch",
+    narrow.panels_chart(fr.figure(rows, paper, f"frontier-{key}"), "fr-chart", width="stretch",
                     config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
                                                      "scale": 2}, "displaylogo": False})
     st.caption(fr.REFERENCE_NOTE)
@@ -188,7 +192,9 @@ def view():
                    "(the tests retrain some of its points and compare), so it appears without waiting.")
     if trials:
         fr.audit_notes(rows, findings(rows))
-    st.dataframe(pd.DataFrame(summary_lines(rows)), hide_index=True, width="stretch")
+    table = pd.DataFrame(summary_lines(rows))
+    table["method"] = [f"{method_title(m)} ({m})" if method_title(m) != m else m for m in table["method"]]
+    st.dataframe(table, hide_index=True, width="stretch")
     af.attack_section(rows, key)
     if paper:
         st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "

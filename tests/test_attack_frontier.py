@@ -9,6 +9,7 @@ import pytest
 
 from fedcore.sweep.attack import STORED_COMMAND, attack_columns, attack_summary, stored_rows
 from fedcore.sweep.spec import SweepSpec
+from pages.components import narrow
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +57,8 @@ def test_the_frontier_page_draws_the_stored_attack_panels(rows, store_dir):
     at.run()
     assert not at.exception
     assert "What ε buys: what an attacker gets" in [h.value for h in at.subheader]
-    fig = json.loads(at.get("plotly_chart")[1].proto.spec)
+    fig = json.loads([c for c in at.get("plotly_chart") if not c.proto.id.endswith(narrow.STACKED)][1].proto.spec)
     names = {t.get("name") for t in fig["data"]}
-    assert {"ldp_fl", "dp_fedavg", "kdp_fl", "the most ε allows (cap)", "no privacy"} <= names
+    assert {"LDP-FL", "DP-FedAvg", "KDP-FL", "the most ε allows (cap)", "no privacy"} <= names
     assert any(a.get("text") == "<b>Record-level DP</b>" for a in fig["layout"]["annotations"])
     assert "Stored with the app, for the demo's methods" in "\n".join(c.value for c in at.caption)

@@ -49,7 +49,7 @@ CHART_POINTS_JS = """([want, traces]) => {
         .reduce((n, t) => n + (t.x || []).filter(x => x !== null && x !== undefined).length, 0);
     const drawn = gd.querySelectorAll('.scatterlayer .trace .points path').length;
     return drawn > 0 && drawn === (want === null ? inData : want)
-        && traces.every(n => gd.data.some(t => t.name === n));
+        && traces.every(n => gd.data.some(t => t.name === n || t.meta === n));
 }"""
 """True once the chart has drawn ``want`` marker points (None: every marker its data holds), holds
 the named traces, and the app is idle (no script run in progress, which could still redraw it)."""
@@ -86,7 +86,7 @@ def test_the_default_view_is_the_fair_frontier_in_three_panels(browser, server):
         titles = pg.locator("[data-testid=stPlotlyChart] .annotation-text").evaluate_all(
             "els => els.map(e => e.textContent || '')")
         assert any("Local DP" in t for t in titles) and any("Record-level DP" in t for t in titles), titles
-        assert pg.get_by_role("button", name="Trained").count()
+        assert pg.get_by_role("button", name="Train it live").count()   # shipped: one click trains it again
         lines = pg.evaluate("""() => {
             const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
             return gd.data.filter(t => t.xaxis === 'x' || t.xaxis === undefined)

@@ -66,7 +66,7 @@ def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
         pg.set_default_timeout(180_000)
         pg.goto(url + "/frontier")
         pg.get_by_text("What ε buys: what an attacker gets").wait_for()
-        charts = pg.locator("[data-testid=stPlotlyChart]")
+        charts = pg.locator("[data-testid=stPlotlyChart]:visible")     # (each also sent stacked, for a phone)
         charts.nth(1).wait_for()                                    # accuracy, then attack success
         attack = charts.nth(1)
         attack.locator(".scatterlayer .trace").first.wait_for()
@@ -92,7 +92,7 @@ def test_the_first_screen_fits_1280x720_and_the_run_lands_on_it(browser, server)
         pg.get_by_text("worker ready").wait_for()
         pg.get_by_role("button", name="Run").click()
         pg.get_by_text("Where your run landed").wait_for()
-        landed = pg.locator("[data-testid=stPlotlyChart]").filter(has_text="your run")
+        landed = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text="your run")
         landed.wait_for()
         assert landed.count() == 1
         landed.scroll_into_view_if_needed()

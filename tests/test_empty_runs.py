@@ -9,7 +9,7 @@ from fedcore.cli import main
 from fedcore.engine import iter_run
 from fedcore.events import RoundEvent, RunFinished, RunState, summarize
 from fedcore.layering import build_config
-from fedcore.sweep.rows import make_row, summarize as cells, summary_table
+from fedcore.sweep.rows import make_row, cells, summary_table
 
 NOBODY = ["method=pldp_c", "rounds=2", "num_clients=10", "privacy.epsilon=0.01"]
 

@@ -33,9 +33,9 @@ def test_every_column_spent_its_epsilon_and_says_who_is_trusted(stored):
 
 
 def test_the_local_panel_spans_chance_to_no_privacy(stored):
-    from fedcore.sweep.rows import summarize
+    from fedcore.sweep.rows import cells
 
-    stats = summarize(stored["rows"])
+    stats = cells(stored["rows"])
     spanning = []
     for m in DEFAULT_SPEC.methods:
         mine = {(s["epsilon"], s["reference"]): s for s in stats if s["method"] == m}
@@ -69,10 +69,24 @@ def test_the_frontier_page_opens_on_the_shipped_frontier_without_training(stored
     at.switch_page("pages/frontier.py")
     at.run()
     assert not at.exception
-    assert at.button(key="fr.train").label == "Trained"
+    button = at.button(key="fr.train")
+    assert button.label == "Train it live" and not button.disabled   # a class can watch it fill in
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     titles = " ".join(a.get("text", "") for a in fig["layout"]["annotations"])
     assert "Local DP" in titles and "Central, user-level DP" in titles and "Record-level DP" in titles
     assert "Stored with the app" in "\n".join(str(c.value) for c in at.caption)
     frame = at.dataframe[0].value
     assert list(frame.columns)[:3] == ["method", "threat model", "headline ε 1"]
+
+    from pages.components import server
+    from fedcore.runner import ACTIVE
+    from fedcore.sweep.job import sweep_id, sweep_status
+
+    at.button(key="fr.train").click().run()    # one click trains the shipped spec again, on this server
+    manager = server.job_manager(str(store_dir))
+    key = spec_key(DEFAULT_SPEC)
+    try:
+        assert sweep_status(manager, key)["status"] in ACTIVE
+        assert at.button(key="fr.train").disabled
+    finally:
+        manager.stop(sweep_id(key))

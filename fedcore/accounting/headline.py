@@ -114,10 +114,24 @@ def decode_epsilon(x: Optional[float]) -> float:
     return math.inf if x is None else float(x)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def format_epsilon(x: Optional[float], digits: int = 3) -> str:
-    """``"∞"`` for None / inf, else the number with ``digits`` significant digits."""
+    """``"∞"`` for None / inf, else the number with ``digits`` significant digits, written for
+    people: thousands grouped below ten million, a power of ten beyond (and below 0.001).
+
+    >>> [format_epsilon(v) for v in (None, 0.1, 7.504, 9950.4, 135_800, 1.65e20, 2.5e-5, 0)]
+    ['∞', '0.1', '7.5', '9,950', '136,000', '1.65 × 10²⁰', '2.5 × 10⁻⁵', '0']
+    """
     v = decode_epsilon(x)
-    return "∞" if math.isinf(v) else f"{v:.{digits}g}"
+    if math.isinf(v):
+        return "∞"
+    if v == 0 or 1e-3 <= abs(v) < 1e7:
+        rounded = float(f"{v:.{digits}g}")
+        return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{digits}g}"
+    mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
+    return f"{float(mantissa):g} × 10" + str(int(exponent)).translate(SUPERSCRIPT)
 
 
 def bound_words(caveat: str, headline: Optional[float] = 0.0) -> str:

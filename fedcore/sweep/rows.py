@@ -169,7 +169,7 @@ def mean_std(values: list[float]) -> tuple[float, float]:
     return mean, std
 
 
-def summarize(rows: Iterable[dict]) -> list[dict]:
+def cells(rows: Iterable[dict]) -> list[dict]:
     """Mean ± std (sample std, n - 1) of accuracy and headline ε per (method, target ε).
 
     Runs that aggregated nothing (:func:`is_empty`) are left out and counted in ``empty`` (a group of
@@ -227,8 +227,10 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
     when an audit gives ``≥`` its smallest lower bound over the seeds), ``*`` when the method's
     caveat (column ``* caveat``, present when any method has one) says the bound is not proven for
     what ran, and "over its target" when an equal-privacy cell spent more than its column."""
+    from ..accounting.headline import format_epsilon  # numbers for people (9,950); loads torch
+
     rows = list(rows)
-    stats, empty = summarize(rows), empty_runs(rows)
+    stats, empty = cells(rows), empty_runs(rows)
     eps = sorted({s["epsilon"] for s in stats if s["epsilon"] is not None} | {c for _, c in empty if not isinstance(c, str)})
     refs = [r for r in REFERENCE_LABELS if any(s["reference"] == r for s in stats) or any(c == r for _, c in empty)]
     match = next((r.get("match") for r in rows if r.get("epsilon") is not None), "target")
@@ -244,15 +246,15 @@ def summary_lines(rows: Iterable[dict]) -> list[dict]:
             text = "" if s is None else \
                 f"{s['accuracy_mean']:.3f}" + (f" ± {s['accuracy_std']:.3f}" if s["n"] > 1 else "")
             if s is not None and not ref:
-                bound = ("∞" if s["headline_mean"] is None else f"{s['headline_mean']:.3g}") + ("*" if caveats else "")
+                bound = format_epsilon(s["headline_mean"]) + ("*" if caveats else "")
                 if pld_differs(s):
-                    bound += f"; PLD {s['pld_mean']:.3g}"
+                    bound += f"; PLD {format_epsilon(s['pld_mean'])}"
                 if match == "headline" and s["headline_mean"] is not None and s["headline_mean"] > 1.01 * c:
                     bound += f", over its target {c:g}: not equal privacy"
-                text += f" (ε ≤ {bound}, ≥ {s['audited_min']:.3g})" if s["audited_min"] is not None \
+                text += f" (ε ≤ {bound}, ≥ {format_epsilon(s['audited_min'])})" if s["audited_min"] is not None \
                     else f" (spent {bound})"
             elif s is not None and s["audited_min"] is not None:
-                text += f" (ε ≥ {s['audited_min']:.3g})"
+                text += f" (ε ≥ {format_epsilon(s['audited_min'])})"
             if (m, c) in empty:
                 text += (" " if text else "") + "[{} of {} runs aggregated nothing: left out]".format(*empty[(m, c)])
             line[REFERENCE_LABELS[c] if ref else f"{head} {c:g}"] = text
@@ -267,7 +269,7 @@ PLD_GAP = 0.10
 
 
 def pld_differs(cell: dict) -> bool:
-    """Whether a :func:`summarize` cell's PLD ε differs from its headline by more than :data:`PLD_GAP`."""
+    """Whether a :func:`cells` cell's PLD ε differs from its headline by more than :data:`PLD_GAP`."""
     head, pld = cell.get("headline_mean"), cell.get("pld_mean")
     return head is not None and pld is not None and head > 0 and abs(pld - head) > PLD_GAP * head
 
@@ -309,7 +311,7 @@ def trade_off(rows: Iterable[dict]) -> dict[str, dict]:
     target ε at the smallest target (how much more ε the run really spends than its label),
     "threat_model"}``; methods without both ends are left out.
     """
-    stats = summarize(rows)
+    stats = cells(rows)
     out = {}
     for m in dict.fromkeys(s["method"] for s in stats):
         mine = [s for s in stats if s["method"] == m]

@@ -12,9 +12,11 @@ import math
 
 import plotly.graph_objects as go
 
+from fedcore.catalog import method_title
 from fedcore.sweep.attack import attack_summary
 
 from .charts import COLORS, layout
+from . import narrow
 from .frontier import FACETS, facets, threat_of
 
 ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"))
@@ -66,11 +68,11 @@ def _traces(fig, stats, method, color, value, cap, row, col, first) -> None:
     where = dict(row=row, col=col)
     if pts:
         x = [s["headline"] for s in pts]
-        fig.add_trace(go.Scatter(x=x, y=[s[value] for s in pts], name=method, mode="lines+markers",
-                                 legendgroup=method, showlegend=row == 1,
+        fig.add_trace(go.Scatter(x=x, y=[s[value] for s in pts], name=method_title(method), meta=method,
+                                 mode="lines+markers", legendgroup=method, showlegend=row == 1,
                                  line=dict(color=color, width=2.5), marker=dict(size=8),
                                  customdata=[[s[cap], s["n"]] for s in pts],
-                                 hovertemplate=(f"{method}<br>headline ε %{{x:.3g}}<br>measured %{{y:.1%}} "
+                                 hovertemplate=(f"{method_title(method)}<br>headline ε %{{x:.3g}}<br>measured %{{y:.1%}} "
                                                 "(cap %{customdata[0]:.1%}, %{customdata[1]} seeds)<extra></extra>")),
                       **where)
         fig.add_trace(go.Scatter(x=x, y=[s[cap] for s in pts], mode="lines", legendgroup=method, showlegend=False,
@@ -106,11 +108,11 @@ def attack_section(rows: list[dict], key: str) -> None:
     if not shown:
         st.caption("Attack the points with `python -m fedcore sweep --attack` to draw this panel.")
         return
-    from fedcore.sweep.rows import summarize
+    from fedcore.sweep.rows import cells
 
-    order = tuple(dict.fromkeys(s["method"] for s in summarize(rows)))   # the accuracy figure's colours
-    st.plotly_chart(attack_figure(shown, f"attacks-{key}", order), key=f"fr-attack-chart-{'stored' if stored else key}",
-                    width="stretch", config={"displaylogo": False})
+    order = tuple(dict.fromkeys(s["method"] for s in cells(rows)))   # the accuracy figure's colours
+    narrow.panels_chart(attack_figure(shown, f"attacks-{key}", order), f"fr-attack-chart-{'stored' if stored else key}",
+                        width="stretch", config={"displaylogo": False})
     st.caption(CAPTION)
     if stored:
         st.caption(f"Stored with the app, for the demo's methods: made by `{STORED_COMMAND}`. "

@@ -12,8 +12,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fedcore.errors import FedcoreError
+from fedcore.catalog import method_title
 from fedcore.sweep.shipped import DEFAULT_SPEC
-from fedcore.sweep.rows import method_caveat, pld_differs, summarize
+from fedcore.sweep.rows import cells, method_caveat, pld_differs
 
 from .charts import COLORS, layout
 from .press import pressed
@@ -220,7 +221,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=[f"<b>{FACETS[t][0]}</b><br><sup>{_wrap(FACETS[t][1])}</sup>"
                                         for t in panels])
-    stats = summarize(rows)
+    stats = cells(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     for col, threat in enumerate(panels, start=1):
         mine = [r for r in rows if threat_of(rows, r["method"]) == threat]
@@ -270,9 +271,10 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
         caveat = method_caveat(rows, m)
         note = f"<br>caveat: {_wrap(caveat)}" if caveat else ""
         fig.add_trace(go.Scatter(
-            x=x, y=mean, name=m, mode="lines+markers", legendgroup=m, line=dict(color=color, width=2.5),
+            x=x, y=mean, name=method_title(m), meta=m, mode="lines+markers", legendgroup=m,
+            line=dict(color=color, width=2.5),
             marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"], pld_text(s)] for s in pts],
-            hovertemplate=(f"{m}<br>headline ε %{{x:.3g}} (RDP; {column} %{{customdata[0]:g}})%{{customdata[3]}}<br>"
+            hovertemplate=(f"{method_title(m)} ({m})<br>headline ε %{{x:.3g}} (RDP; {column} %{{customdata[0]:g}})%{{customdata[3]}}<br>"
                            f"accuracy %{{y:.3f}} ± %{{customdata[1]:.3f}} (%{{customdata[2]}} seeds){note}"
                            "<extra></extra>")),
             **where)

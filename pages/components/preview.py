@@ -83,11 +83,6 @@ def _first_screen_figure():
     for note in fig.layout.annotations:   # the panel titles: the threat model, large, no fine print
         note.text = note.text.split("<br>")[0]
         note.font.size = 15
-    from fedcore.catalog import METHODS
-
-    for trace in fig.data:                # the legend in the papers' words: "LDP-FL", not "ldp_fl"
-        if trace.name in METHODS:
-            trace.name = METHODS.entry(trace.name).summary.split(":")[0]
     fig.update_layout(height=FIRST_SCREEN_HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
     fig.update_xaxes(title_standoff=4)
@@ -142,4 +137,4 @@ def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
                              marker=dict(symbol="star", size=18, color="#111", line=dict(color="white", width=1)),
                              hovertemplate="your run<br>ε spent %{x:.3g}<br>accuracy %{y:.3f}<extra></extra>"))
     st.markdown("**Where your run landed** on the stored frontier (★, in the panel of its threat model):")
-    st.plotly_chart(fig, key=key, width="stretch")
+    narrow.panels_chart(fig, key, width="stretch")

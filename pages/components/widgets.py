@@ -502,6 +502,9 @@ def _delta(flat: dict, disabled: bool = False) -> None:
     number_widget(one, "delta", "δ for every client", DELTA, key=state.WIDGET_PREFIX + "delta", format="%.1e",
                   disabled=disabled)
     flat["privacy.delta"] = [one["delta"]]
+    if student_mode() and _is_number(one["delta"]) and 0 < one["delta"] < 1:
+        st.caption(f"δ = {one['delta']:.10f}".rstrip("0") + f": a 1 in {1 / one['delta']:,.0f} chance, at most, "
+                   "that the ε guarantee does not hold.")
 
 
 def _resize(eps: list[float], n: int) -> list[float]:
