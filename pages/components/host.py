@@ -89,9 +89,14 @@ def _browser_component():
 def visitor_from_browser() -> None:
     """One browser is one visitor, across reloads and tabs: its "keep my runs" code lives in the
     page origin's localStorage (``browser_key/index.html``: per origin, so a page on another port
-    cannot read it, and never sent with a request, unlike a cookie). A code the browser reports
-    that the server knows makes this session that visitor (nothing is spent); the session's own
-    code (new, claimed, or re-issued) is written back. Called once per script run (app.py)."""
+    cannot read it, and never sent with a request, unlike a cookie). The session offers its code,
+    which a browser with none stores; a browser with another code reports it, and a code the
+    server knows makes this session that visitor (nothing is spent). A code that must replace the
+    stored one (a claim, or one re-issued after a claim elsewhere spent it) is sent to be stored.
+
+    Only a browser that holds another code reports, so a new visitor's first page costs no extra
+    rerun: a rerun landing while the first run still draws the page can interrupt it (a click or a
+    widget set from a link then took effect only on the next run). Called once per script run."""
     reported = st.session_state.get(BROWSER_KEY)
     if reported and reported != st.session_state.get(SYNCED_KEY):
         try:
@@ -104,10 +109,8 @@ def visitor_from_browser() -> None:
             st.session_state[MOVED_KEY] = time.monotonic()
         st.session_state[SYNCED_KEY] = reported
     _, code = _anonymous()
-    write = code if reported is not None and code and code != reported else ""
-    if write:
-        st.session_state[SYNCED_KEY] = code
-    _browser_component()(store=write, key=BROWSER_KEY, default=None)
+    replace = code if reported and code and code != reported else ""
+    _browser_component()(offer=code, replace=replace, key=BROWSER_KEY, default=None)
 
 
 def claim(code: str) -> bool:
