@@ -3,19 +3,33 @@
 The numbers come from ``assets/reproduction/<paper>.json`` (written by
 ``python -m fedcore reproduce PAPER``); experiments without a stored result still list
 the paper's numbers and presets. "Open in Playground" loads a preset there.
+
+"Run the quick reproduction here" trains the paper's quick tables on this server as a job of
+its one job manager (:mod:`fedcore.reproduce.job`: queued, owned by who pressed it, under the
+host's limits, Stop for its owner), beside its estimate under the current load
+(:func:`fedcore.reproduce.job.reproduction_estimate`); its progress is polled, and once it
+ended its record is shown, labelled "your quick reproduction (this server, <date>)", with the
+shipped record one click away.
 """
+from typing import Optional
+
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, host, routing, state
+from pages.components import charts, host, pacing, routing, state
+from pages.components.job_progress import job_line
 from pages.components.plain import plain, plain_text
+from pages.components.press import pressed
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.resolve import preset_config
+from fedcore.errors import FedcoreError
+from fedcore.reproduce import job as reproduction
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
 from fedcore.runner.estimate import measured_preset_seconds, preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
+from fedcore.runner.store import ACTIVE
 
 routing.through_router()
 
@@ -106,6 +120,95 @@ def show_table(paper_key: str, table: dict) -> None:
             st.markdown(f"**Quick-mode reductions:** {table['quick_notes']}")
 
 
+def when(created: str) -> str:
+    """A record's ``created`` (ISO, UTC) as ``2026-11-25 17:40 UTC``."""
+    return plain_text(created.replace("T", " ")[:16] + " UTC" if created and "T" in created else (created or "–"))
+
+
+def quick_reproduction(paper) -> dict:
+    """The button that starts ``paper``'s quick reproduction on this server, its estimate under
+    the current load (or why this server refuses it), and while it runs its progress (polled);
+    returns its job's status (``{"status": "none"}`` when it never ran here)."""
+    manager = host.manager()
+    key = reproduction.reproduction_key(paper.key)
+    status = reproduction.reproduction_status(manager, key)
+    refusal = plan = estimate = None
+    try:
+        plan = reproduction.plan(paper.key, limits=host.limits())
+        estimate = reproduction.reproduction_estimate(manager, key, plan)
+        reproduction.check_duration(paper.key, estimate, host.limits())
+    except (FedcoreError, KeyError) as exc:
+        refusal = exc
+    c1, c2 = st.columns([1.4, 3], vertical_alignment="center")
+    go = pressed(c1, "Run the quick reproduction here", key=f"papers.{paper.key}.reproduce", type="primary",
+                 icon=":material/play_arrow:", disabled=refusal is not None or status["status"] in ACTIVE,
+                 help=f"Trains what `python -m fedcore reproduce {paper.key} --quick` trains, on this server, in the "
+                      "background (you can leave the tab open and read on); its record then appears below, "
+                      "beside the one shipped with the app.")
+    if refusal is not None:
+        c2.caption(f"It cannot start here: {plain(refusal)}")
+    else:
+        c2.caption(estimate_caption(plan, estimate))
+    if go:
+        try:
+            reproduction.start_reproduction(manager, paper.key, owner=host.viewer().owner)
+            st.rerun()
+        except FedcoreError as exc:
+            st.error(plain(exc), icon=":material/hourglass_top:")
+    if status["status"] in ACTIVE:
+        pacing.polling_fragment(reproduction_progress, pacing.poll_seconds(1.0))(paper.key, key)
+    elif status["status"] == "failed":
+        st.error(f"Your server's quick reproduction failed: {plain(status.get('error') or 'unknown error', 400)}",
+                 icon=":material/error:")
+    elif status["status"] == "stopped":
+        st.warning(f"The quick reproduction here was stopped after {status.get('done', 0)} of "
+                   f"{status.get('total', 0)} runs; the rows it finished are below.", icon=":material/stop_circle:")
+    return status
+
+
+def estimate_caption(plan, estimate) -> str:
+    """``about 3–25 s on this machine now (load average 12.2 on 2 cores) · rough estimate ... · 21
+    runs ...``, and the tables this server leaves out, with why."""
+    if estimate is None:
+        how = "duration unknown"
+    elif estimate.measured:
+        how = f"{estimate.label()}: its last run here, rescaled from the load it ran under to the load now"
+    else:
+        how = (f"{estimate.label()}: a rough estimate (the model of a run's work, within 2× alone), "
+               "scaled by the load")
+    runs = f"{plan.total} runs ({len(plan.tables)} table(s), {plan.seeds} seed(s) each), in the background"
+    left = "; ".join(f"{k}: {v}" for k, v in plan.left_out.items())
+    return f"{how} · {runs}" + (f" · left out here: {left}" if left else "")
+
+
+def reproduction_progress(paper_key: str, key: str) -> None:
+    """The running reproduction's line (polled): queued or its progress, Stop for its owner; the
+    whole page is drawn again once it ended (its record then shows)."""
+    status = reproduction.reproduction_status(host.manager(), key)
+    if status["status"] not in ACTIVE:
+        st.rerun()
+    host.keep_alive(status)  # its owner's page keeps it going; closed, it stops after the grace period
+    job_line(reproduction.reproduction_id(key), status, done=status.get("done", 0), total=status.get("total", 0),
+             noun="quick reproduction", stop_key=f"papers.{paper_key}.stop")
+
+
+def shown_record(paper, status: dict) -> tuple[Optional[dict], bool]:
+    """The record the tab shows and whether it is this server's: the quick reproduction that ended
+    here (finished or stopped) unless the visitor picks the shipped one; else the shipped one."""
+    shipped = results.load(paper.key)
+    key = reproduction.reproduction_key(paper.key)
+    mine = reproduction.reproduction_record(host.manager().store_dir, key, paper.key) \
+        if status["status"] in ("finished", "stopped") else None
+    if mine is None:
+        return shipped, False
+    labels = {"mine": f"Your quick reproduction (this server, {when(mine.get('created'))})",
+              "shipped": "Shipped with the app" + (f" ({plain_text(shipped.get('mode') or '')}, "
+                                                    f"{when(shipped.get('created'))})" if shipped else " (none)")}
+    pick = st.radio("Record shown", list(labels), format_func=labels.get, horizontal=True,
+                    key=f"papers.{paper.key}.shown")
+    return (mine, True) if pick == "mine" else (shipped, False)
+
+
 st.title("Papers")
 st.caption("The five papers' headline results next to ours. Accuracies in %; ours are mean ± std over "
            "seeds. Every row is a named preset: load it into the Playground to run or vary it.")
@@ -116,14 +219,21 @@ here_only = st.toggle("Only what runs here", value=True, key="papers.here",
 tabs = st.tabs([p.title for p in PAPERS.values()])
 for tab, paper in zip(tabs, PAPERS.values()):
     with tab:
-        record = results.load(paper.key)
-        ran, rest = results.paper_tables(paper, record)
         st.markdown(f"**Claim** ({paper.source}): {paper.claim}")
+        job = quick_reproduction(paper)
+        record, mine = shown_record(paper, job)
+        ran, rest = results.paper_tables(paper, record)
         if record is None:
             st.info(f"Not reproduced yet. Run `python -m fedcore reproduce {paper.key} --quick` "
                     "(CPU, minutes) or without `--quick` (paper settings, GPU).")
         else:
-            st.caption(f"Reproduced on {plain(record['device'])} · {plain(record['created'])}")
+            if mine:
+                st.success(f"**Your quick reproduction (this server, {when(record.get('created'))})** · "
+                           f"{plain(record['device'])} · mode {plain(record['mode'])} · "
+                           f"`{plain_text(record.get('command') or '', 300)}`", icon=":material/science:")
+            else:
+                st.caption(f"Shipped with the app: reproduced on {plain(record['device'])} · "
+                           f"{plain(record['created'])}")
             verdicts = [{"table": t["title"], "verdict": report.table_verdict(t), "seeds per row": report.table_seeds(t),
                          "mode": plain_text(t.get("mode") or record["mode"])} for t in ran if t["status"] == "ran"]
             if verdicts:
@@ -156,5 +266,3 @@ for tab, paper in zip(tabs, PAPERS.values()):
                 for table in rest:
                     st.markdown(f"**{table['title']}**")
                     st.dataframe(pd.DataFrame(report.table_rows(table)), hide_index=True, width="stretch")
-    for note in report.caveat_notes(table):
-        st.caption(f"caveat {note}")

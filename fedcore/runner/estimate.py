@@ -16,6 +16,7 @@ a 2-core CPU (its wall-clock scaled by its recorded load average, :func:`alone_s
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -96,6 +97,16 @@ def rough_seconds(cfg) -> Optional[float]:
     model's rate (:data:`MODEL_FLOPS`, else :data:`CPU_FLOPS`), plus DP-SGD's accounting of
     each client that takes part (:data:`ACCOUNT_S`).
     """
+    parts = _parts(cfg)
+    return None if parts is None else sum(parts)
+
+
+def _parts(cfg) -> Optional[tuple[float, float]]:
+    """:func:`rough_seconds` of ``cfg`` as ``(shared, own)``: what the runs of one lockstep batch
+    pay once (loading the data; per round ``steps x STEP_S``, every step one vmapped call for
+    the whole batch, and :data:`ROUND_OVERHEAD_S`; per evaluated test sample
+    :data:`EVAL_SAMPLE_S`) and what each run pays itself (its training and evaluation FLOPs,
+    its mechanism's per-round cost, DP-SGD's accounting)."""
     import math
 
     from ..data import dataset_facts
@@ -114,25 +125,137 @@ def rough_seconds(cfg) -> Optional[float]:
         steps, per_client = local.epochs * math.ceil(n / local.batch_size), local.epochs * n
     mechanism = cfg.privacy.mechanism
     factor = PER_SAMPLE_FACTOR if mechanism in PER_SAMPLE else 1.0
-    overhead = ROUND_OVERHEAD_S + MECHANISM_ROUND_S.get(mechanism, 0.0)
     rate = MODEL_FLOPS.get(cfg.model, CPU_FLOPS)
-    train = cfg.rounds * (clients * per_client * flops * factor / rate + steps * STEP_S + overhead)
-    if mechanism == "dp_sgd" and cfg.privacy.mechanism_options.get("noise_multiplier", -1) != 0:
-        train += ACCOUNT_S * cfg.num_clients * (1 - (1 - clients / cfg.num_clients) ** cfg.rounds)
     test = min(cfg.test_size, facts.test_size) if cfg.test_size else facts.test_size
     evals = cfg.rounds // max(1, cfg.eval_every) + (1 if cfg.rounds % max(1, cfg.eval_every) else 0)
-    load = 0.0 if cfg.dataset == "digits" else LOAD_S
-    return load + train + evals * test * (flops / 3 / rate + EVAL_SAMPLE_S)
+    own = cfg.rounds * (clients * per_client * flops * factor / rate + MECHANISM_ROUND_S.get(mechanism, 0.0))
+    if mechanism == "dp_sgd" and cfg.privacy.mechanism_options.get("noise_multiplier", -1) != 0:
+        own += ACCOUNT_S * cfg.num_clients * (1 - (1 - clients / cfg.num_clients) ** cfg.rounds)
+    own += evals * test * flops / 3 / rate
+    shared = ((0.0 if cfg.dataset == "digits" else LOAD_S) + cfg.rounds * (steps * STEP_S + ROUND_OVERHEAD_S)
+              + evals * test * EVAL_SAMPLE_S)
+    return shared, own
 
 
-def alone_seconds(seconds: float, load: float) -> float:
-    """The seconds a run that took ``seconds`` under a 1-minute load average ``load`` would have
-    taken alone on the :data:`CORES` cores (it got about ``CORES / load`` of them).
+def batch_seconds(configs: list) -> Optional[float]:
+    """Rough seconds alone on the CPU of training ``configs`` as a reproduction or a sweep does:
+    in lockstep batches (:func:`fedcore.engine.lockstep.lockstep_batches`, at most the sweep's
+    ``MAX_BATCH`` runs), each batch paying the shared part of :func:`_parts` once (its longest
+    run's) and every run its own part; a config met twice trains once. None when one is unknown.
+
+    PLADP's quick digits table, 21 logreg runs in one batch: about 2 s, not 21 x 1.9 s (it took
+    4.9 s at load average 12 on 2 cores, niced); HW-DPFL's quick table, 6 runs of a CNN in
+    batches of 2 and 4: 74 s, mostly FLOPs (537 s at load average 10 to 12)."""
+    from ..engine.lockstep import lockstep_batches
+    from ..sweep.runner import MAX_BATCH
+
+    unique = list({c.config_hash(): c for c in configs}.values())
+    parts = {c.config_hash(): _parts(c) for c in unique}
+    if any(p is None for p in parts.values()):
+        return None
+    return sum(max(parts[c.config_hash()][0] for c in chunk) + sum(parts[c.config_hash()][1] for c in chunk)
+               for chunk in lockstep_batches(unique, MAX_BATCH))
+
+
+MODEL_SPREAD = (0.5, 2.0)
+"""How far a run may take from :func:`rough_seconds` alone: the calibration holds every stored
+trained row within 2x (tests/test_estimate_records.py)."""
+MEASURED_SPREAD = (0.8, 1.25)
+"""How far the same work may take from a time measured on this machine, once rescaled to the
+load (seeds, caches, the load moving within a minute)."""
+
+
+def slowdown(load: float, cores: int, *, counted: bool = False) -> float:
+    """How many times longer CPU-bound work takes beside a 1-minute load average ``load`` on
+    ``cores`` cores than alone: it gets about ``cores / (load + itself)`` of them. ``counted``:
+    ``load`` was read while the work ran (it is in it already).
+
+    >>> slowdown(4.0, 2), slowdown(4.0, 2, counted=True), slowdown(0.2, 2)
+    (2.5, 2.0, 1.0)
+    """
+    return max(1.0, (load + (0.0 if counted else 1.0)) / max(1, cores))
+
+
+def host_load() -> tuple[Optional[tuple[float, ...]], int]:
+    """This machine's 1-, 5- and 15-minute load averages (None where the platform has none)
+    and its CPU count."""
+    import os
+
+    try:
+        loads = tuple(round(x, 2) for x in os.getloadavg())
+    except (AttributeError, OSError):
+        loads = None
+    return loads, max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class LoadRange:
+    """Seconds some work will take on this machine now, ``low`` to ``high``, with the load
+    average and cores it was scaled by (:func:`load_range`) and whether it rests on a time
+    ``measured`` here rather than on the rough model."""
+
+    low: float
+    high: float
+    load: Optional[float]
+    cores: int
+    measured: bool = False
+
+    def label(self) -> str:
+        """``"about 3–6 min on this machine now (load average 4.2 on 2 cores)"``."""
+        where = ("on this machine now (load average unknown)" if self.load is None
+                 else f"on this machine now (load average {self.load:.1f} on {self.cores} cores)")
+        return f"about {range_label(self.low, self.high)} {where}"
+
+
+def load_range(alone_s: float, *, loads: Optional[tuple[float, ...]] = None, cores: Optional[int] = None,
+               spread: tuple[float, float] = MODEL_SPREAD, measured: bool = False) -> LoadRange:
+    """The seconds that work taking ``alone_s`` alone on the CPU takes if it starts now, honest
+    under load: from ``spread[0] x alone`` at the :func:`slowdown` of the lowest of the recent
+    load averages (``loads``: 1, 5 and 15 minutes, default :func:`host_load`'s) to ``spread[1] x
+    alone`` at the highest: the load moves while it trains, and the estimate itself is rough
+    (:data:`MODEL_SPREAD`; :data:`MEASURED_SPREAD` for a time measured here).
+
+    >>> r = load_range(60.0, loads=(3.0, 2.0, 1.0), cores=2)
+    >>> r.low, r.high, r.label()
+    (30.0, 240.0, 'about 30 s – 4 min on this machine now (load average 3.0 on 2 cores)')
+    """
+    if loads is None or cores is None:
+        here, n = host_load()
+        loads, cores = (loads if loads is not None else here), (cores or n)
+    known = [x for x in (loads or ()) if x is not None]
+    low = alone_s * spread[0] * (slowdown(min(known), cores) if known else 1.0)
+    high = alone_s * spread[1] * (slowdown(max(known), cores) if known else 1.0)
+    return LoadRange(low, high, known[0] if known else None, cores, measured)
+
+
+def range_label(low: float, high: float) -> str:
+    """Two durations in one unit where they share it: ``"4–26 s"``, ``"2–6 min"``,
+    ``"30 s – 4 min"``, ``"2–5 h"`` (whole numbers: the low end rounded down, the high end up,
+    so that the range holds what it was given).
+
+    >>> range_label(4.2, 26.0), range_label(170, 350), range_label(30, 240), range_label(2 * 3600, 4.5 * 3600)
+    ('4–26 s', '2–6 min', '30 s – 4 min', '2–5 h')
+    """
+    import math
+
+    def unit(seconds: float) -> tuple[str, int]:
+        return next(((name, size) for name, size in (("h", 3600), ("min", 60)) if seconds >= 1.5 * size), ("s", 1))
+
+    (lo_unit, lo_size), (hi_unit, hi_size) = unit(low), unit(high)
+    lo, hi = max(1, math.floor(low / lo_size)), max(1, math.ceil(high / hi_size))
+    if lo_unit == hi_unit:
+        return f"{lo}–{max(lo, hi)} {hi_unit}"
+    return f"{lo} {lo_unit} – {hi} {hi_unit}"
+
+
+def alone_seconds(seconds: float, load: float, cores: int = CORES) -> float:
+    """The seconds a run that took ``seconds`` under a 1-minute load average ``load`` (read while
+    it ran) would have taken alone on ``cores`` cores (it got about ``cores / load`` of them).
 
     >>> alone_seconds(300.0, 6.0), alone_seconds(300.0, 1.0)
     (100.0, 300.0)
     """
-    return seconds / max(1.0, load / CORES)
+    return seconds / slowdown(load, cores, counted=True)
 
 
 def _median(values: list[float]) -> float:
