@@ -167,18 +167,24 @@ def quick_reproduction(paper) -> dict:
 
 
 def estimate_caption(plan, estimate) -> str:
-    """``about 3–25 s on this machine now (load average 12.2 on 2 cores) · rough estimate ... · 21
-    runs ...``, and the tables this server leaves out, with why."""
+    """``about 3–25 s on this machine now (load average 12.2 on 2 cores): a rough estimate, scaled by
+    the load · 21 runs (1 table, 3 seeds each), in the background``; then, grouped by reason, the
+    tables this server leaves out."""
     if estimate is None:
         how = "duration unknown"
     elif estimate.measured:
         how = f"{estimate.label()}: its last run here, rescaled from the load it ran under to the load now"
     else:
-        how = (f"{estimate.label()}: a rough estimate (the model of a run's work, within 2× alone), "
-               "scaled by the load")
-    runs = f"{plan.total} runs ({len(plan.tables)} table(s), {plan.seeds} seed(s) each), in the background"
-    left = "; ".join(f"{k}: {v}" for k, v in plan.left_out.items())
-    return f"{how} · {runs}" + (f" · left out here: {left}" if left else "")
+        how = f"{estimate.label()}: a rough estimate (the model of a run's work, within 2× alone), scaled by the load"
+    tables = f"{len(plan.tables)} table{'s' if len(plan.tables) > 1 else ''}"
+    seeds = f"{plan.seeds} seed{'s' if plan.seeds > 1 else ''}"
+    text = f"{how} · {plan.total} runs ({tables}, {seeds} each), in the background"
+    reasons: dict = {}
+    for table, why in plan.left_out.items():
+        reasons.setdefault(why, []).append(table)
+    if reasons:
+        text += " · left out here: " + "; ".join(f"{', '.join(tables)} ({why})" for why, tables in reasons.items())
+    return text
 
 
 def reproduction_progress(paper_key: str, key: str) -> None:
@@ -233,7 +239,7 @@ for tab, paper in zip(tabs, PAPERS.values()):
                            f"`{plain_text(record.get('command') or '', 300)}`", icon=":material/science:")
             else:
                 st.caption(f"Shipped with the app: reproduced on {plain(record['device'])} · "
-                           f"{plain(record['created'])}")
+                           f"{when(record.get('created'))}")
             verdicts = [{"table": t["title"], "verdict": report.table_verdict(t), "seeds per row": report.table_seeds(t),
                          "mode": plain_text(t.get("mode") or record["mode"])} for t in ran if t["status"] == "ran"]
             if verdicts:

@@ -160,6 +160,7 @@ def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_on
 
     from fedcore.reproduce import report
     from fedcore.reproduce.job import reproduction_record, reproduction_status
+    from fedcore.runner.store import ACTIVE
     from pages.components import server
 
     # one seed instead of PLDP's three: the job's record carries the seeds to its worker
@@ -169,22 +170,28 @@ def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_on
     button = at.button(key="papers.pldp.reproduce")
     assert not button.disabled and button.label == "Run the quick reproduction here"
     assert "on this machine now (load average" in texts(at, "caption")
-    assert "left out here: mnist_iid: needs mnist, which this server does not offer" in texts(at, "caption")
+    assert "left out here: mnist_iid, mnist_noniid (needs mnist, which this server does not offer); " in \
+        texts(at, "caption")
     assert at.button(key="papers.hw_dpfl.reproduce").disabled            # MNIST only: refused, and why
     assert "It cannot start here: HW-DPFL: none of its quick tables can train on this server (noniid: needs mnist, " \
         "which this server does not offer)" in texts(at, "caption")
     assert not [r for r in at.radio if r.key == "papers.pldp.shown"]     # nothing of this server's yet
 
     at.button(key="papers.pldp.reproduce").click().run()
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not [r for r in at.radio if r.key == "papers.pldp.shown"]:
-        time.sleep(0.5)
-        at.run()
+    assert at.button(key="papers.pldp.reproduce").disabled                  # one at a time
+    assert at.get("progress") or "Queued" in texts(at, "info") or "Handing it to a worker" in texts(at, "info")
+    assert [b for b in at.button if b.key == "papers.pldp.stop"]           # its starter may stop it
+    deadline = time.monotonic() + 90    # the page polls the store; so does the test, then draws it once
+    while time.monotonic() < deadline and reproduction_status(server.manager(), "pldp")["status"] in ACTIVE:
+        time.sleep(0.2)
+    at.run()
     status = reproduction_status(server.manager(), "pldp")
     assert status["status"] == "finished", (status, texts(at, "error"))
     assert status["done"] == status["total"] == 7
     record = reproduction_record(server.manager().store_dir, "pldp", "pldp")   # <store>/reproductions/pldp/
     assert record["mode"] == "quick (CPU, reduced)" and [t["key"] for t in record["tables"]] == ["digits_iid"]
+    # what the CLI would run (the worker, another process, knows PLDP's own three quick seeds)
+    assert record["command"] == "python -m fedcore reproduce pldp --quick --seeds 1 --tables digits_iid"
     shown = at.radio(key="papers.pldp.shown")
     assert shown.value == "mine" and shown.options[0].startswith("Your quick reproduction (this server, 20")
     assert "**Your quick reproduction (this server, " in texts(at, "success")

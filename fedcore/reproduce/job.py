@@ -175,15 +175,17 @@ def reproduction_main(store_dir: str, job_id: str) -> None:
     from ..runner.store import FAILED, FINISHED, STOPPED, RunStore
     from ..runner.worker import lower_priority
     from ..sweep.job import NICE
-    from .run import reproduce
+    from .run import paper_named, reproduce
 
     lower_priority(NICE)  # as a sweep's worker: the page's runs stay responsive
     store = RunStore(store_dir)
     record = store.get_run(job_id)
     try:
-        done = reproduce(record["paper"], quick=True, seeds=record["seeds"], tables=record["tables"],
-                         rows=record["rows"], out=record_dir(store_dir, record["key"]), log=lambda line: None,
-                         memo=Progress(store, job_id), resume=False)
+        paper = paper_named(record["paper"])   # the paper's defaults as None: its command reads as the CLI's
+        tables = None if record["tables"] == [t.key for t in paper.tables if t.in_quick] else record["tables"]
+        seeds = None if record["seeds"] == paper.quick_seeds else record["seeds"]
+        done = reproduce(paper.key, quick=True, seeds=seeds, tables=tables, rows=record["rows"],
+                         out=record_dir(store_dir, record["key"]), log=lambda line: None, memo=Progress(store, job_id))
         ran = [t for t in done["tables"] if t["status"] == "ran"]
         if ran:
             store.update_run(job_id, status=FINISHED, finished=time.time())

@@ -26,8 +26,8 @@ def job_line(job_id: str, status: dict, *, done: int, total: int, noun: str, doi
     if status["status"] == "queued":
         left.info(queue_text(status.get("queue")), icon=":material/hourglass_top:")
     else:
-        left.progress(min(1.0, done / max(1, total)),
-                      text=f"Starting: {status['phase']}" if status.get("phase") else f"{doing}: {done} of {total} runs done")
+        line = f"Starting: {status['phase']}" if status.get("phase") else f"{doing}: {done} of {total} runs done"
+        left.progress(min(1.0, done / max(1, total)), text=line)
     if can_control(status, me):
         if pressed(right, "Stop", icon=":material/stop:", key=stop_key):
             stop_run(job_id)
