@@ -183,9 +183,10 @@ def view():
             st.info("Press **Train frontier** to train these runs.", icon=":material/play_arrow:")
         return
     paper = paper_points(preset)
-    narrow.panels_chart(fr.figure(rows, paper, f"frontier-{key}"), "fr-chart", width="stretch",
-                    config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
-                                                     "scale": 2}, "displaylogo": False})
+    narrow.panels_chart(lambda: fr.figure(rows, paper, f"frontier-{key}"), "fr-chart",
+                        memo=("frontier", key, len(rows), now["status"], bool(now.get("shipped"))), width="stretch",
+                        config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
+                                                         "scale": 2}, "displaylogo": False})
     st.caption(fr.REFERENCE_NOTE)
     if now.get("shipped"):
         st.caption(f"Stored with the app: this default view was trained once by `{stored['command']}` "

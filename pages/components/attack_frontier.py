@@ -111,7 +111,8 @@ def attack_section(rows: list[dict], key: str) -> None:
     from fedcore.sweep.rows import cells
 
     order = tuple(dict.fromkeys(s["method"] for s in cells(rows)))   # the accuracy figure's colours
-    narrow.panels_chart(attack_figure(shown, f"attacks-{key}", order), f"fr-attack-chart-{'stored' if stored else key}",
+    narrow.panels_chart(lambda: attack_figure(shown, f"attacks-{key}", order),
+                        f"fr-attack-chart-{'stored' if stored else key}", memo=("attacks", stored or key, len(shown), order),
                         width="stretch", config={"displaylogo": False})
     st.caption(CAPTION)
     if stored:

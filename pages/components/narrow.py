@@ -115,10 +115,17 @@ def css_class(key: str) -> str:
     return "st-key-" + re.sub(r"[^A-Za-z0-9_-]", "-", key.strip())
 
 
-def panels_chart(fig, key: str, narrow=None, **kwargs) -> None:
+def panels_chart(fig, key: str, narrow=None, memo=None, **kwargs) -> None:
     """``st.plotly_chart(fig, key=key, **kwargs)`` on a wide screen, and its panels stacked
     (``narrow``, default :func:`stacked` of ``fig``; key ``key`` + :data:`STACKED`) on a phone: both
-    are sent, CSS hides the one that does not fit the screen."""
+    are sent, CSS hides the one that does not fit the screen. With ``memo`` (a key: what the
+    figure shows, e.g. its rows' count), ``fig`` is the function that builds it, called, and its
+    stacked copy made, only when ``memo`` changes (:func:`.pacing.memo`; a polled page)."""
+    if memo is not None:
+        from . import pacing
+
+        build = fig
+        fig, narrow = pacing.memo(memo, lambda: (lambda built: (built, stacked(built)))(build()))
     wide, phone = css_class(key), css_class(key + STACKED)
     st.html(f"<style>@media (width <= {BREAKPOINT_PX}px) {{.{wide} {{display: none;}}}}"
             f"@media (width > {BREAKPOINT_PX}px) {{.{phone} {{display: none;}}}}</style>")

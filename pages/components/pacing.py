@@ -110,6 +110,18 @@ def _cache() -> _FigureCache:
     return _FigureCache(CACHE_SIZE)
 
 
+def memo(key: tuple, build: Callable[[], object]):
+    """``build()``, made once per ``key`` on this server (the figure cache's, least recently used
+    dropped): a page polled every second while a sweep trains rebuilds its figures only when the
+    key changes (its rows), not on every poll; the frontier's two copies (wide and stacked) cost
+    the Streamlit server about half a core when rebuilt each second (docs/benchmarks.md)."""
+    cached = _cache().get(("memo", key))
+    if cached is None:
+        cached = build()
+        _cache().put(("memo", key), cached)
+    return cached
+
+
 DETAIL_SCALE = 4.0
 """Slow-changing charts (privacy spent, participation, events) rebuild 4x less often."""
 
