@@ -175,7 +175,8 @@ def estimate_caption(plan, estimate) -> str:
     elif estimate.measured:
         how = f"{estimate.label()}: its last run here, rescaled from the load it ran under to the load now"
     else:
-        how = f"{estimate.label()}: a rough estimate (the model of a run's work, within 2× alone), scaled by the load"
+        how = (f"{estimate.label()}: the rough model of a run's work, scaled by the load; not measured on this "
+               "server yet, so it can be several times off (once it ran here, its own time is used)")
     tables = f"{len(plan.tables)} table{'s' if len(plan.tables) > 1 else ''}"
     seeds = f"{plan.seeds} seed{'s' if plan.seeds > 1 else ''}"
     text = f"{how} · {plan.total} runs ({tables}, {seeds} each), in the background"
