@@ -17,7 +17,6 @@ from fedcore.sweep.shipped import DEFAULT_SPEC
 from fedcore.sweep.rows import cells, method_caveat, pld_differs
 
 from .charts import COLORS, layout
-from .press import pressed
 
 EPS_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 1e4, 3e4, 1e5)
 """ε values the range slider offers (half decades). Under equal privacy local DP on a
@@ -32,28 +31,11 @@ MAX_SEEDS = 5
 
 def job_line(key: str, status: dict, done: int, total: int, audited: bool) -> None:
     """The sweep's progress (queued: its place in the one queue), with Stop for its owner (or an
-    admin) only; anyone else watches it read-only, told in neutral words who started it."""
-    from fedcore.runner.owners import can_control, describe_owner
+    admin) only; anyone else watches it read-only (:func:`.job_progress.job_line`)."""
+    from .job_progress import job_line as progress_line
 
-    from .host import stop_run, viewer
-    from .live import queue_text
-
-    me = viewer()
-    left, right = st.columns([4, 1], vertical_alignment="center")
-    if status["status"] == "queued":
-        left.info(queue_text(status.get("queue")), icon=":material/hourglass_top:")
-    else:
-        left.progress(min(1.0, done / max(1, status.get("total") or total)),
-                      text=(f"Starting: {status['phase']}" if status.get("phase")
-                            else f"{'Training and auditing' if audited else 'Training'}: "
-                                 f"{done} of {status.get('total') or total} runs done"))
-    if can_control(status, me):
-        if pressed(right, "Stop", icon=":material/stop:", key="fr.stop"):
-            stop_run(f"sweep:{key}")
-    else:
-        who = describe_owner(status, me)
-        right.caption(f"{'Another visitor' if who == 'another visitor' else who.capitalize()}'s sweep: "
-                      "you can watch it; only they can stop it.")
+    progress_line(f"sweep:{key}", status, done=done, total=total, noun="sweep",
+                  doing="Training and auditing" if audited else "Training", stop_key="fr.stop")
 
 
 def epsilons_in(low: float, high: float, step: str = "half") -> tuple[float, ...]:
