@@ -112,7 +112,11 @@ def page(spec, folder: Path) -> dict:
 
 
 def busy(n: int) -> list:
-    """``n`` busy loops, each in a new session: another user's processes, in autogroups of their own."""
+    """``n`` busy loops, each in a new session: another user's processes, in autogroups of their own.
+    A SIGTERM (``timeout``) ends this script through its ``finally``, which kills them."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
             for _ in range(n)]
 
