@@ -125,7 +125,7 @@ def test_the_stored_records_say_their_per_step_headline_assumes_poisson_sampling
 
     record = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/hw_dpfl.json").read_text())
     noisy = [r for t in record["tables"] for r in t["rows"] if r["config"]["privacy"]["mechanism"] == "hw_gaussian"]
-    assert noisy and all("assumes Poisson sampling" in caveat(r) and epsilon_cell(r).split(" ")[0].endswith("*")
+    assert noisy and all("assumes Poisson sampling" in caveat(r) and epsilon_cell(r).split(" (")[0].endswith("*")
                          for r in noisy)
     uldp = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/uldp.json").read_text())
     rows = {r["preset"]: r for t in uldp["tables"] for r in table_rows(t)}
