@@ -12,6 +12,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from dashboard_server import BROWSER_ARGS, CHROMIUM, dashboard_server, stop_active_runs  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def main_module_kept():
+    """Put pytest's ``__main__`` back after each test: an AppTest run of a page can leave the page's
+    script module there, and a process spawned later (a worker) then re-runs ``app.py`` as its
+    main module and dies before it starts (tests/test_runner.py after tests/test_reproduce_job.py)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory):
     """A fresh run store for the module's pages (``FEDCORE_STORE``); its job manager is closed after."""
