@@ -12,15 +12,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from dashboard_server import BROWSER_ARGS, CHROMIUM, dashboard_server, stop_active_runs  # noqa: E402
 
 
+PYTEST_MAIN = sys.modules.get("__main__")
+
+
 @pytest.fixture(autouse=True)
 def main_module_kept():
-    """Put pytest's ``__main__`` back after each test: an AppTest run of a page can leave the page's
-    script module there, and a process spawned later (a worker) then re-runs ``app.py`` as its
-    main module and dies before it starts (tests/test_runner.py after tests/test_reproduce_job.py)."""
-    main = sys.modules.get("__main__")
+    """pytest's ``__main__`` around every test: an AppTest run of a page (in a test or a module's
+    fixture) can leave the page's script module there, and a process spawned later (a worker) then
+    re-runs ``app.py`` as its main module and dies before it starts (tests/test_runner.py after
+    tests/test_reproduce_job.py)."""
+    if PYTEST_MAIN is not None:
+        sys.modules["__main__"] = PYTEST_MAIN
     yield
-    if main is not None and sys.modules.get("__main__") is not main:
-        sys.modules["__main__"] = main
+    if PYTEST_MAIN is not None:
+        sys.modules["__main__"] = PYTEST_MAIN
 
 
 @pytest.fixture(scope="module")
