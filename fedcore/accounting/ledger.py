@@ -163,9 +163,11 @@ class Ledger:
     def pld_run(self) -> Optional[float]:
         """The run's ε (largest over clients) with every client whose releases are all Gaussian composed
         by dp-accounting's PLD accountant instead of RDP (:func:`.pure.gaussian_pld_epsilon`); the other
-        clients keep their headline (pure releases are already composed by their PLD). None where it is
-        not computed: a headline above :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
-        from .pure import gaussian_pld_epsilon
+        clients keep their headline (pure releases are already composed by their PLD). Past
+        :data:`.pure.EXACT_TALLIES` distinct tallies, one :func:`.pure.dominating_tally` of them all is
+        composed (an upper bound of their largest ε) at the smallest δ. None where it is not computed:
+        a headline above :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
+        from .pure import EXACT_TALLIES, dominating_tally, gaussian_pld_epsilon
 
         head = self.headline()
         if self.threat_model == NO_PRIVACY:
@@ -173,12 +175,15 @@ class Ledger:
         if run_headline(head.tolist()) > PLD_LIMIT:
             return None
         out = head.copy()
-        for c in np.flatnonzero(np.isfinite(head) & self.rdp_valid & (self.pure == 0)):
-            if self.tally[c]:
-                value = gaussian_pld_epsilon(tuple(sorted(self.tally[c].items())), float(self.delta[c]))
-                if value is None:
-                    return None
-                out[c] = value
+        gaussian = [c for c in np.flatnonzero(np.isfinite(head) & self.rdp_valid & (self.pure == 0)) if self.tally[c]]
+        tallies = {tuple(sorted(self.tally[c].items())) for c in gaussian}
+        if len(tallies) > EXACT_TALLIES:
+            values = [gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(self.delta[gaussian].min()))]
+        else:
+            values = [gaussian_pld_epsilon(tuple(sorted(self.tally[c].items())), float(self.delta[c])) for c in gaussian]
+        if None in values:
+            return None
+        out[gaussian] = values if len(values) == len(gaussian) else values[0]
         return run_headline(out.tolist())
 
     def views(self) -> dict[str, list]:
