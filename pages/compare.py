@@ -10,7 +10,7 @@ import streamlit as st
 from pages.components import charts, compare, history, host, pacing, routing, state
 from pages.components.press import pressed
 from fedcore.runner import ACTIVE
-from fedcore.runner.results import BASIC
+from fedcore.tables import BASIC
 
 routing.through_router()
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from pages.components import history, host, routing, state
 from pages.components.press import pressed
-from fedcore.runner.results import export_csv, export_json
+from fedcore.tables import export_csv, export_json
 
 routing.through_router()
 

@@ -27,7 +27,7 @@ from fedcore.reproduce import job as reproduction
 from fedcore.reproduce import report, results
 from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
-from fedcore.runner.estimate import measured_preset_seconds, preset_seconds, rough_label
+from fedcore.reproduce.estimate import measured_preset_seconds, preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
 from fedcore.runner.store import ACTIVE
 

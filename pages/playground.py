@@ -9,7 +9,7 @@ import streamlit as st
 from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
-from fedcore.runner.links import VIEW_PARAMS, cli_command
+from fedcore.links import VIEW_PARAMS, cli_command
 from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
 from pages.components.press import pressed
 

@@ -282,7 +282,7 @@ def test_a_one_click_method_on_the_demo_trains_at_its_demo_scale(store_dir):
     # The Playground, the CLI and the sweep apply a method the same way: picking hw_dpfl on the
     # demo also sets the rounds and steps at which it trains on digits (fedcore.presets).
     from fedcore.layering import build_config
-    from fedcore.runner.links import config_from_params
+    from fedcore.links import config_from_params
 
     at = app(preset="demo")
     by_label(at.selectbox, "Method (one-click recipe)").select("hw_dpfl").run()
@@ -402,7 +402,7 @@ def test_the_papers_page_and_its_records_show_no_server_path_or_exception_text(s
 
 
 def test_a_replays_download_carries_neither_the_original_run_id_nor_a_server_path(tmp_path):
-    from fedcore.runner.results import export_json
+    from fedcore.tables import export_json
     from fedcore.runner.store import RunStore
 
     store = RunStore(tmp_path / "store")
@@ -470,7 +470,7 @@ def test_the_first_screen_shows_a_trade_off_and_a_private_default(store_dir):
     assert "Each dot is a model trained on the bundled digits" in texts(at)
     assert by_label(at.selectbox, "Mechanism (client side)").value != "none"
     link = {k: qp(at, k) for k in at.query_params}
-    from fedcore.runner.links import config_from_params
+    from fedcore.links import config_from_params
 
     assert config_from_params(link).privacy.mechanism != "none"
     assert by_label(at.toggle, "Spend exactly ε in total").value is True

@@ -11,7 +11,7 @@ from fedcore.catalog import MECHANISMS, METHODS
 from fedcore.engine import iter_run
 from fedcore.events import RoundEvent
 from fedcore.layering import build_config
-from fedcore.sweep.calibrate import TOLERANCE, match_headline
+from fedcore.equal_privacy import TOLERANCE, match_headline
 
 SMALL = ["rounds=3", "num_clients=4"]
 

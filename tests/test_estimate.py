@@ -1,10 +1,10 @@
-"""Rough durations of presets (fedcore/runner/estimate.py): the stored table is current."""
+"""Rough durations of presets (fedcore/reproduce/estimate.py): the stored table is current."""
 from __future__ import annotations
 
 import pytest
 
 from fedcore.resolve import preset_config
-from fedcore.runner.estimate import (count_train_flops, estimate_presets, flops_table, preset_seconds,
+from fedcore.reproduce.estimate import (count_train_flops, estimate_presets, flops_table, preset_seconds,
                                      rough_label, rough_seconds)
 
 
@@ -14,7 +14,7 @@ def test_the_stored_flops_are_what_torch_counts(model, dataset, shape):
 
 
 def test_every_preset_has_a_current_estimate():
-    # A preset added or changed without `python -m fedcore.runner.estimate` fails here.
+    # A preset added or changed without `python -m fedcore.reproduce.estimate` fails here.
     assert preset_seconds() == estimate_presets()
 
 
@@ -27,7 +27,7 @@ def test_estimates_grow_with_the_work_and_read_as_rough_durations():
 
 
 def test_the_model_counts_per_sample_gradients_evaluations_and_steps():
-    from fedcore.runner.estimate import PER_SAMPLE_FACTOR
+    from fedcore.reproduce.estimate import PER_SAMPLE_FACTOR
 
     hw = preset_config("hw_dpfl_mnist_noniid_fedavg")
     clip = preset_config("hw_dpfl_mnist_noniid_clip")
@@ -41,7 +41,7 @@ def test_the_model_counts_per_sample_gradients_evaluations_and_steps():
 def test_measured_durations_come_from_the_records(tmp_path):
     import json
 
-    from fedcore.runner.estimate import measured_preset_seconds, measured_runs
+    from fedcore.reproduce.estimate import measured_preset_seconds, measured_runs
 
     rec = {"paper": "hw_dpfl", "mode": "full (paper settings)", "tables": [{"rows": [
         {"preset": "hw_dpfl_mnist_noniid_clip", "finals": [0.9, 0.9, 0.9], "seconds_per_seed": [100.0, 300.0, 200.0],
@@ -69,7 +69,7 @@ def test_measured_durations_come_from_the_records(tmp_path):
 def test_runs_trained_in_lockstep_are_not_timings_of_one_run(tmp_path):
     import json
 
-    from fedcore.runner.estimate import measured_runs
+    from fedcore.reproduce.estimate import measured_runs
 
     config = {k: v for k, v in preset_config("hw_dpfl_mnist_noniid_clip").to_dict().items() if k != "seed"}
     rec = {"paper": "hw_dpfl", "tables": [{"rows": [

@@ -4,13 +4,13 @@ batch's time), the estimate of its config is within 2x of the seconds it took.
 
 A record's seconds are wall-clock on a shared 2-core CPU. Where a seed recorded its load
 average, the check compares with the seconds it would have taken alone
-(:func:`fedcore.runner.estimate.alone_seconds`): estimate / alone in [0.5, 2]. Where none did
+(:func:`fedcore.reproduce.estimate.alone_seconds`): estimate / alone in [0.5, 2]. Where none did
 (records older than the load column), the wall-clock is only an upper bound on that, so the
 estimate must not exceed twice it. Nothing is timed here.
 """
 from __future__ import annotations
 
-from fedcore.runner.estimate import alone_seconds, measured_runs, rough_seconds
+from fedcore.reproduce.estimate import alone_seconds, measured_runs, rough_seconds
 
 
 def ratios():

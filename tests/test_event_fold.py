@@ -99,7 +99,7 @@ EVENT_ONLY_KEYS = ("type", "schema", "num_params", "client_sizes", "label_counts
 ``status``, ``accuracy`` or ``epsilon_headline`` are read legitimately)."""
 TYPE_TAG = re.compile(r"""==\s*["'](start|round|end)["']|isinstance\([^)]*\b(RunStarted|RoundEvent|RunFinished)\b""")
 """Comparing an event's type tag, or dispatching on its class: each is a reading of the stream's shape."""
-READERS = ["app.py", "pages/**/*.py", "fedcore/runner/store.py", "fedcore/runner/results.py",
+READERS = ["app.py", "pages/**/*.py", "fedcore/runner/store.py", "fedcore/tables.py",
            "fedcore/distributed/*.py", "fedcore/sweep/job.py", "fedcore/reproduce/*.py"]
 RECORD_KEYS = {"fedcore/reproduce/": ("signals",)}
 """Keys a folder's own records share with events: a reproduction record's ``signals`` is the

@@ -18,7 +18,7 @@ from fedcore.runner import worker as worker_mod
 from fedcore.runner.limits import (SHARED_DEFAULTS, HostLimits, HostUnavailable, LimitError, check_host,
                                    check_limits, dashboard_limits)
 from fedcore.runner.queueing import estimate_starts, seconds_per_round
-from fedcore.runner.results import export_json
+from fedcore.tables import export_json
 
 DEMO = preset_config("demo")
 

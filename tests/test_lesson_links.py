@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fedcore.runner.links import config_from_params
+from fedcore.links import config_from_params
 from test_app import APP, TIMEOUT, by_label, qp, texts, wait_until_done
 from test_links_plain import PAYLOAD, markdown_texts, markup_in
 

@@ -15,7 +15,7 @@ from fedcore.catalog import AGGREGATORS, MECHANISMS, PARTITIONERS
 from fedcore.cli import main
 from fedcore.constraints import Boolean, Choice, Interval, OptionalOf, Text, constraint_of
 from fedcore.errors import ConfigError
-from fedcore.runner.links import config_from_params
+from fedcore.links import config_from_params
 
 # (registry, the config field naming the component, the dotted prefix of its options, the
 # prefix an error names: a partitioner's option is named by its shorthand, partition.NAME)

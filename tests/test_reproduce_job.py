@@ -14,7 +14,7 @@ import pytest
 
 from fedcore.reproduce.presets import PAPERS
 from fedcore.reproduce.run import row_configs
-from fedcore.runner.estimate import MEASURED_SPREAD, batch_seconds, load_range, rough_seconds, slowdown
+from fedcore.reproduce.estimate import MEASURED_SPREAD, batch_seconds, load_range, rough_seconds, slowdown
 from fedcore.runner.limits import HostLimits, HostUnavailable, LimitError
 
 ROOT = Path(__file__).resolve().parents[1]

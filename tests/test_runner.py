@@ -16,8 +16,8 @@ from fedcore.events import RoundEvent, RunFinished, RunStarted, event_from_dict,
 from fedcore.resolve import preset_config
 from fedcore.runner import Jobs, RunStore
 from fedcore.runner import worker as worker_mod
-from fedcore.runner.budgets import tiered_epsilons
-from fedcore.runner.results import epsilon_matrix, mean_band, rounds_table
+from fedcore.budgets import tiered_epsilons
+from fedcore.tables import epsilon_matrix, mean_band, rounds_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = preset_config("demo")
@@ -236,7 +236,7 @@ def test_a_link_and_a_cli_line_rebuild_the_same_config():
 
     from fedcore.cli import build_config
     from fedcore.methods import apply_method
-    from fedcore.runner.links import cli_command, config_from_params, config_to_params
+    from fedcore.links import cli_command, config_from_params, config_to_params
 
     cfg = apply_method(DEMO, "pldp_b").with_overrides(
         {"num_clients": 3, "privacy.epsilon": [1, 5, 10], "partition.kind": "dirichlet", "partition.alpha": 0.3})

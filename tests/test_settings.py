@@ -15,7 +15,7 @@ from fedcore.errors import ConfigError
 from fedcore.catalog import PRESETS
 from fedcore.resolve import preset_config
 from fedcore.resolve import resolve
-from fedcore.runner.links import config_from_params, config_to_params
+from fedcore.links import config_from_params, config_to_params
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -192,7 +192,7 @@ def test_links_and_cli_lines_layer_a_method_like_the_cli(sets):
     import shlex
 
     from fedcore.layering import build_config
-    from fedcore.runner.links import cli_command, config_from_params, config_to_params
+    from fedcore.links import cli_command, config_from_params, config_to_params
 
     cfg = build_config("demo", None, sets)
     assert config_from_params(config_to_params(cfg, "demo")).config_hash() == cfg.config_hash()

@@ -396,7 +396,7 @@ def test_the_recall_teaching_preset_fires_recalls_for_the_reason_its_chart_shows
     from fedcore.engine import iter_run
     from fedcore.events import RoundEvent, summarize
     from fedcore.resolve import preset_config
-    from fedcore.runner.results import rounds_table
+    from fedcore.tables import rounds_table
     from pages.components.charts import recall_check
 
     cfg = preset_config("uldp_recall_digits").replace(rounds=6)

@@ -59,7 +59,7 @@ class GaussianRecord:
 GRID = 1.002
 """Ratio of consecutive multipliers on the conservative grid of ``GaussianRecord.grid``: fine
 enough that a headline ε (which grows like 1/z² at large ε) moves in steps of under 0.5 %, so
-an equal-privacy calibration (:mod:`fedcore.sweep.calibrate`, 1 % tolerance) can land on it."""
+an equal-privacy calibration (:mod:`fedcore.equal_privacy`, 1 % tolerance) can land on it."""
 
 
 PLD_LIMIT = 1e4

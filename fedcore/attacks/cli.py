@@ -44,7 +44,7 @@ def attack_config(preset, config_file, sets, match: str):
     cfg = build_config(preset, config_file, list(sets or ()))
     if match != "headline" or cfg.privacy.mechanism == "none":
         return cfg
-    from ..sweep.calibrate import match_headline
+    from ..equal_privacy import match_headline
 
     return match_headline(cfg, max(cfg.privacy.epsilons(cfg.num_clients))).config
 

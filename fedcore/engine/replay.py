@@ -11,7 +11,7 @@ returns the headline ε the real run would end with.
 
 The exception is a mechanism whose *accounting* follows the update values: ULDP-FED's
 update recall (a recalled round releases nothing new). There the replay is an estimate,
-and the caller checks the real run's figure (:func:`fedcore.sweep.calibrate`).
+and the caller checks the real run's figure (:func:`fedcore.equal_privacy`).
 """
 from __future__ import annotations
 

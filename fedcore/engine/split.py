@@ -1,7 +1,7 @@
 """Which rows a run trains and tests on, and how the training rows are split across clients.
 
 One function, used by the engine before round 1 (:func:`fedcore.engine.setup.prepare`) and by
-the dashboard's split preview (:func:`fedcore.runner.preview.partition_preview`), so the
+the dashboard's split preview (:func:`partition_preview`), so the
 heatmap shown before Run is the split the run trains on. Checks that need the data raise
 ``ConfigError`` naming the field.
 """
@@ -51,3 +51,16 @@ def split_data(cfg: RunConfig, train_labels: np.ndarray, num_test: int, num_clas
         raise ConfigError("partition.kind", p.kind, f"left client {empty[0]} without data; "
                           "use fewer clients or another partition")
     return DataSplit(train_rows, test_rows, partition)
+
+
+def partition_preview(cfg: RunConfig, download: bool = False) -> Partition:
+    """The :class:`Partition` of ``cfg``'s training set, computed without training (the Playground's
+    preview): the same subsample, partitioner and seed as a run, on the CPU.
+
+    Raises ``DatasetUnavailable`` when the data is not on disk and ``download`` is off,
+    ``ConfigError`` / ``PartitionError`` when the split is impossible.
+    """
+    from ..data import load_dataset
+
+    data = load_dataset(cfg.dataset, device="cpu", download=download)
+    return split_data(cfg, data.y_train.numpy(), len(data.y_test), data.num_classes).partition

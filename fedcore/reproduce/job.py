@@ -57,8 +57,8 @@ class Plan:
         return len(self.configs)
 
     def alone_seconds(self) -> Optional[float]:
-        """Rough seconds alone on the CPU (:func:`fedcore.runner.estimate.batch_seconds`)."""
-        from ..runner.estimate import batch_seconds
+        """Rough seconds alone on the CPU (:func:`fedcore.reproduce.estimate.batch_seconds`)."""
+        from .estimate import batch_seconds
 
         return batch_seconds(self.configs)
 
@@ -218,13 +218,13 @@ def launch(store, record: dict):
 
 def reproduction_estimate(manager, key: str, p: Plan):
     """How long the reproduction ``p`` (as ``key``) takes if it starts now, a
-    :class:`~fedcore.runner.estimate.LoadRange` (None when the rough model does not know a run):
+    :class:`~fedcore.reproduce.estimate.LoadRange` (None when the rough model does not know a run):
     the last one of ``key`` this server finished, its seconds rescaled from the load it ran
     under (the median load average its runs recorded) to the load now; else the rough model
     (:meth:`Plan.alone_seconds`), with its wider spread. Both count the worker's start."""
     import statistics
 
-    from ..runner.estimate import MEASURED_SPREAD, alone_seconds, host_load, load_range
+    from .estimate import MEASURED_SPREAD, alone_seconds, host_load, load_range
     from ..runner.store import FINISHED
 
     loads, cores = host_load()

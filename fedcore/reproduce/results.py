@@ -59,8 +59,8 @@ def paper_tables(paper, record: Optional[dict]) -> tuple[list[dict], list[dict]]
 
 def accuracy_series(table: dict) -> list[dict]:
     """Series for the accuracy-per-round chart: one per row that ran, with its seed band
-    (``name``, ``band`` = :func:`~fedcore.runner.results.mean_band` frame, ``n`` seeds)."""
-    from ..runner.results import mean_band
+    (``name``, ``band`` = :func:`~fedcore.tables.mean_band` frame, ``n`` seeds)."""
+    from ..tables import mean_band
 
     series = []
     for row in table.get("rows", []):

@@ -8,10 +8,14 @@ Plain Python (never imports Streamlit): the dashboard, scripts and tests share i
   sweeps and audits (``audits.py``); who trains next is ``policy.py`` (pure), how a job
   trains ``launchers.py`` (spawned processes, one interface) and ``warm.py`` (the warm
   worker); ``worker.py`` runs inside the processes.
-- ``results.py``: per-round tables, epsilon matrices, seed bands, exports.
-- ``links.py``: a config as URL parameters / a CLI line; ``labels.py``: run names;
-  ``budgets.py``: the papers' L/M/H budget tiers; ``preview.py``: the data split of a
-  config without training.
+- ``labels.py``: run names; ``limits.py``: what a host allows; ``owners.py``: who may see and
+  stop a job.
+
+What the runner once held for its first users lives where every feature reaches it:
+:mod:`fedcore.tables` (an event stream as tables), :mod:`fedcore.links` (a config as a link),
+:mod:`fedcore.budgets` (the papers' budget tiers), :mod:`fedcore.equal_privacy` (a knob solved to a
+headline ε), :mod:`fedcore.reproduce.estimate` (durations) and
+:func:`fedcore.engine.split.partition_preview` (the split before training).
 """
 from .jobs import Jobs
 from .labels import run_label

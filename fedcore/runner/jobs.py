@@ -119,7 +119,7 @@ class Jobs:
 
         ``match`` ("spend exactly ε in total", equal privacy): the worker first solves the
         method's own budget so that the whole run's headline ε is the config's largest ε
-        (:func:`fedcore.sweep.calibrate.match_headline`), records the solution in the run's
+        (:func:`fedcore.equal_privacy.match_headline`), records the solution in the run's
         ``match`` (:class:`~fedcore.runner.store.EqualPrivacy`) and trains that config (the
         record's ``config``; ``requested`` keeps ``cfg``). A config with nothing noised runs
         as it is.

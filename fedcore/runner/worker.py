@@ -210,11 +210,11 @@ def run_job(store_dir: str, run_id: str) -> str:
 
 def solve_budget(store, run_id: str, cfg, match: dict):
     """"Spend exactly ε in total": ``cfg`` with the method's own budget solved so the whole
-    run's headline ε is ``match["target"]`` (:func:`fedcore.sweep.calibrate.match_headline`,
+    run's headline ε is ``match["target"]`` (:func:`fedcore.equal_privacy.match_headline`,
     which replays the run's accounting without training); the run's record takes that config
     and the solution (``headline``, ``reached``, ``knob``; ``released`` False and ``knob`` None when the
     run releases nothing at any budget)."""
-    from ..sweep.calibrate import match_headline
+    from ..equal_privacy import match_headline
 
     solved = match_headline(cfg, match["target"])
     store.update_run(run_id, config=solved.config.to_dict(),

@@ -49,7 +49,7 @@ class Scenario:
         """The per-client ``privacy.epsilon`` of a point whose column is ``epsilon``."""
         if self.tiers is None:
             return [float(epsilon)]
-        from ..runner.budgets import tiered_epsilons
+        from ..budgets import tiered_epsilons
 
         levels, shares = self.tiers
         return tiered_epsilons(num_clients, [epsilon * f for f in levels], shares)

@@ -10,7 +10,7 @@ What an ε column means (``match``):
 
 - ``"headline"`` (equal privacy): every method's budgets are solved for so that the run's
   *headline* ε, the tightest proven bound for its threat model, equals the column's ε
-  (:func:`fedcore.sweep.calibrate.match_headline`: within 1 %, never above). Points of one
+  (:func:`fedcore.equal_privacy.match_headline`: within 1 %, never above). Points of one
   column then spent the same proven ε under their threat model.
 - ``"target"`` (each paper's own ε): the column's ε is written into ``privacy.epsilon`` and
   each method reads it its own way (per weight per round, over the run, ...).
@@ -160,7 +160,7 @@ class SweepSpec:
                 knob = max(budgets)
                 if self.match == "headline":
                     from ..engine.setup import prepare
-                    from .calibrate import match_headline
+                    from ..equal_privacy import match_headline
 
                     base = base or prepare(point_cfg.replace(device="cpu"))
                     guess = scales.get(eps) or (next(reversed(scales.values())) if scales else None)

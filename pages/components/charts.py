@@ -1,4 +1,4 @@
-"""Plotly figures of a run's tables (from :mod:`fedcore.runner.results`).
+"""Plotly figures of a run's tables (from :mod:`fedcore.tables`).
 
 Every figure sets ``uirevision`` so a user's zoom survives live updates, and the pages
 draw them with a stable ``key=``. Drawing only: the numbers come from fedcore.
@@ -161,7 +161,7 @@ def label_distribution(label_counts: np.ndarray, revision: str, title: str = "La
 def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
     """Accuracy per round of several runs or seed groups.
 
-    ``series``: dicts with ``name``, ``band`` (a :func:`~fedcore.runner.results.mean_band`
+    ``series``: dicts with ``name``, ``band`` (a :func:`~fedcore.tables.mean_band`
     frame) and ``n`` (runs in the group; a band is drawn when > 1).
     """
     fig = go.Figure()

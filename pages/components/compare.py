@@ -8,7 +8,7 @@ import streamlit as st
 
 from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE
-from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, final_epsilon, mean_band, rounds_table,
+from fedcore.tables import (BASIC, HEADLINE, accountant_views, final_epsilon, mean_band, rounds_table,
                                     seed_group)
 
 from . import history, host, state

@@ -16,7 +16,7 @@ from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.accounting.words import EMPTY_RUN_TEXT, epsilon_unit, people, plain_threat_text, why_they_differ
 from fedcore.events import RunState
-from fedcore.runner.results import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
+from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
 
 from . import charts, host, pacing, presentation, state, tempo

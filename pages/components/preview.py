@@ -8,7 +8,7 @@ import streamlit as st
 from fedcore.config import RunConfig
 from fedcore.data.root import public_message
 from fedcore.errors import DatasetUnavailable, FedcoreError
-from fedcore.runner.preview import partition_preview
+from fedcore.engine.split import partition_preview
 
 from . import charts, narrow
 from .plain import plain

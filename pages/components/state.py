@@ -18,7 +18,7 @@ from fedcore.config import RunConfig
 from fedcore.errors import FedcoreError
 from fedcore.methods import consistent_method
 from fedcore.resolve import preset_config, resolve
-from fedcore.runner.links import (LESSON_PARAMS, config_from_params, config_to_params, flatten, lesson_from_params,
+from fedcore.links import (LESSON_PARAMS, config_from_params, config_to_params, flatten, lesson_from_params,
                                   lesson_to_params, unflatten)
 
 from .plain import flash, flashed, plain  # noqa: F401  (state.flashed: the pages read notices through it)
@@ -57,7 +57,7 @@ def playground_flat() -> dict:
 
 def lesson() -> dict:
     """The lesson link of this session: ``{"hide": names, "lock": names, "link": flat}``, the
-    names as the link wrote them (:func:`~fedcore.runner.links.lesson_from_params`; the
+    names as the link wrote them (:func:`~fedcore.links.lesson_from_params`; the
     Playground's widgets resolve them) and ``link`` the config it opened, whose values the
     hidden and locked settings keep. Empty lists when the page was not opened by one."""
     return st.session_state.get("pg.lesson") or {key: () for key in LESSON_PARAMS}

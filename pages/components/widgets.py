@@ -34,10 +34,10 @@ from fedcore.methods import apply_method
 from fedcore.presets import preset_method_settings
 from fedcore.resolve import preset_config
 from fedcore.registry import Registry
-from fedcore.runner.budgets import TIER_PRESETS, tiered_epsilons
-from fedcore.runner.estimate import preset_seconds, rough_label
+from fedcore.budgets import TIER_PRESETS, tiered_epsilons
+from fedcore.reproduce.estimate import preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
-from fedcore.runner.links import flatten, setting_fields, setting_names
+from fedcore.links import flatten, setting_fields, setting_names
 
 from . import state
 from .plain import flash, plain
@@ -225,7 +225,7 @@ def preset_label(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def preset_durations() -> dict[str, str]:
-    """Each preset's rough duration on a 2-core CPU (:mod:`fedcore.runner.estimate`)."""
+    """Each preset's rough duration on a 2-core CPU (:mod:`fedcore.reproduce.estimate`)."""
     return {name: rough_label(seconds) for name, seconds in preset_seconds().items()}
 
 
@@ -743,7 +743,7 @@ class Lesson:
 def lesson_settings(name: str) -> tuple[str, ...]:
     """The settings a lesson link's ``name`` stands for: a sidebar group (:data:`SECTIONS`), a
     page setting (:data:`PAGE_SETTINGS`) or config fields
-    (:func:`~fedcore.runner.links.setting_fields`); empty when it names none."""
+    (:func:`~fedcore.links.setting_fields`); empty when it names none."""
     for section in SECTIONS:
         if name in (section.name, *section.aliases):
             return section.settings

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import FedcoreError
+from .errors import FedcoreError
 
 TOLERANCE = 0.01
 """A matched run spends between (1 - TOLERANCE) x target and target."""
@@ -60,8 +60,8 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
     tried first (a sweep passes the scale another seed or target needed; by default just below
     1, where a mechanism calibrated to its own headline, e.g. DP-SGD's, already lands).
     """
-    from ..engine.replay import replay_headline
-    from ..engine.setup import prepare
+    from .engine.replay import replay_headline
+    from .engine.setup import prepare
 
     if not (math.isfinite(target) and target > 0):
         raise FedcoreError(f"equal privacy: the target ε must be a finite number > 0, got {target}")

@@ -5,7 +5,7 @@
               evaluations, loading the data)
 
 The FLOPs per sample of every (model, dataset) pair come from ``torch.utils.flop_counter``
-(:func:`count_train_flops`). ``python -m fedcore.runner.estimate`` counts them and the
+(:func:`count_train_flops`). ``python -m fedcore.reproduce.estimate`` counts them and the
 estimate of every preset, and keeps both in ``train_flops.json`` beside this module, so that
 the dashboard labels 165 presets without importing torch or building 165 configs at start-up
 (tests recount some pairs and recompute every preset's estimate: a stale table fails them).
@@ -269,7 +269,7 @@ def _trained_rows(folder: Optional[Path] = None):
     lowered priority, ``nice`` > 0, which gets less than its share of a busy CPU): the
     median over those seeds of the seconds they took, and of :func:`alone_seconds` over the
     ones that recorded their load average (None when none did)."""
-    from ..reproduce.results import results_dir
+    from .results import results_dir
 
     for path in sorted((folder or results_dir()).glob("*.json")):
         try:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import RunConfig, json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
-from ..errors import ConfigError
+from .config import RunConfig, json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
+from .errors import ConfigError
 
 LESSON_PARAMS = ("hide", "lock")
 """A lesson link's parameters: comma-separated names of settings the Playground does not draw
@@ -40,8 +40,8 @@ def link_base(preset: str, method: str) -> RunConfig:
     """What a link or a CLI line starts from: the preset, with ``method`` applied the way the
     CLI and the Playground apply it (the recipe and the preset's run-scale settings for it,
     :func:`fedcore.methods.apply_method`) when it is not the preset's own method."""
-    from ..methods import apply_method
-    from ..resolve import preset_config
+    from .methods import apply_method
+    from .resolve import preset_config
 
     cfg = preset_config(preset)
     return apply_method(cfg, method, preset=preset) if method and method != cfg.method else cfg
@@ -51,7 +51,7 @@ def differences(cfg: RunConfig, preset: str) -> dict[str, Any]:
     """The fields a link or CLI line names: ``method`` first when it is not the preset's,
     then every field that differs from :func:`link_base` (so a value set back to the
     preset's, e.g. ``rounds``, is named even where the method's settings change it)."""
-    from ..resolve import preset_config
+    from .resolve import preset_config
 
     out = {"method": cfg.method} if cfg.method != preset_config(preset).method else {}
     return {**out, **config_overrides(cfg, link_base(preset, cfg.method))}
@@ -67,9 +67,9 @@ def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
 
 def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") -> RunConfig:
     """Rebuild the config of :func:`config_to_params`; unknown names raise ``ConfigError``."""
-    from ..methods import consistent_method
-    from ..resolve import preset_config
-    from ..resolve import resolve
+    from .methods import consistent_method
+    from .resolve import preset_config
+    from .resolve import resolve
 
     preset = params.get("preset") or default_preset
     overrides = {}

@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from ..events import RoundEvent, RunState, to_dict
+from .events import RoundEvent, RunState, to_dict
 
 BASIC = "basic composition"
 HEADLINE = "headline ε"
@@ -189,7 +189,7 @@ replay was copied from (another owner's private run id)."""
 def export_json(record: dict, run: RunState) -> str:
     """The run as one JSON document: its record (config included) and every event; an error
     or stop reason without the server's paths."""
-    from ..data.root import public_message
+    from .data.root import public_message
 
     public = {k: v for k, v in record.items() if k not in PRIVATE_FIELDS}
     for key in ("error", "reason"):
