@@ -10,18 +10,19 @@ from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.links import VIEW_PARAMS, cli_command
-from pages.components import attack_view, audit, host, live, presentation, preview, routing, state, tempo, widgets
+from pages.components import (attack_view, audit, equal_privacy_mode, host, live, presentation, preview, routing,
+                               sidebar, state, tempo)
 from pages.components.press import pressed
 
 routing.through_router()
 
 manager = state.manager()  # created with the first page: its warm worker is ready by the first Run
 if "pg.flat" not in st.session_state and not set(st.query_params) - set(VIEW_PARAMS):
-    state.load_config(widgets.student_default(), state.DEFAULT_PRESET)  # a private method: privacy costs show
+    state.load_config(sidebar.student_default(), state.DEFAULT_PRESET)  # a private method: privacy costs show
 flat = state.playground_flat()
 
 with st.sidebar:
-    widgets.experiment_form(flat)  # its groups, and what a lesson link hides or locks (?hide=...&lock=...)
+    sidebar.experiment_form(flat)  # its groups, and what a lesson link hides or locks (?hide=...&lock=...)
 
 cfg, error = state.build_config(flat)
 state.write_url(cfg)
@@ -46,7 +47,7 @@ c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], ve
 if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed)."):
-    new_id = widgets.start_matched(cfg)  # "spend exactly ε in total": budgets solved first
+    new_id = equal_privacy_mode.start_matched(cfg)  # "spend exactly ε in total": budgets solved first
     if new_id:
         state.show_run(new_id)
         tempo.apply_to_new_run(new_id)  # the Speed picked before Run
@@ -69,12 +70,12 @@ with c_present:
     present = presentation.toggle()
 tempo.bar(record if mine else None, key="pg", compact=present)  # Speed before Run; Pause / Step at once
 if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id
-        and widgets.same_settings(record, cfg)):
+        and equal_privacy_mode.same_settings(record, cfg)):
     c1, c2 = st.columns([4, 1], vertical_alignment="center")
     c1.caption("This result is a replay: the same settings finished before, and a seeded run gives the "
                "same numbers. Train again to watch it live.")
     if pressed(c2, "Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):
-        new_id = widgets.start_matched(cfg, reuse=False)
+        new_id = equal_privacy_mode.start_matched(cfg, reuse=False)
         if new_id:
             st.session_state.pop("pg.replayed", None)
             state.show_run(new_id)
@@ -92,7 +93,7 @@ else:
 
 with tab_run:
     if run_id and record is not None:
-        if cfg is not None and not widgets.same_settings(record, cfg):
+        if cfg is not None and not equal_privacy_mode.same_settings(record, cfg):
             st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
         live.run_view(run_id, key="pg", teaching=True, present=present)

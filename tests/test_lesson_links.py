@@ -148,9 +148,9 @@ def test_the_readmes_lesson_links_work_as_it_says(store_dir):
 
 
 def test_every_name_the_warning_offers_stands_for_settings():
-    from pages.components import widgets
+    from pages.components import form
 
-    assert all(widgets.lesson_settings(name) for name in widgets.lesson_names())
-    lesson = widgets.read_lesson(("data_split",), ("method",))
+    assert all(form.lesson_settings(name) for name in form.lesson_names())
+    lesson = form.read_lesson(("data_split",), ("method",))
     assert lesson.hide == frozenset({"partition.kind", "partition.options"})
     assert lesson.locks("privacy.aggregator") and not lesson.locks("privacy.epsilon")

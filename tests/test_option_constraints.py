@@ -94,7 +94,7 @@ def test_an_invalid_value_is_refused_everywhere_naming_the_field(kind, name, pre
     assert not c.accepts(bad)
     inner = c.inner if isinstance(c, OptionalOf) else c
     if isinstance(inner, Choice):
-        from pages.components.widgets import option_choices
+        from pages.components.form import option_choices
 
         registry = next(r for r, k, *_ in COMPONENTS if k == kind)
         assert bad not in option_choices(registry.get(name), field)

@@ -14,7 +14,7 @@ from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
 
-from . import pacing, state, widgets
+from . import form, pacing, state
 
 PLAIN_WHO = {
     "server": "The server sees each client's exact update: nothing is noised.",
@@ -58,7 +58,7 @@ def _panel(run_id: str, key: str) -> None:
         names = {a["key"]: a["who"][0].upper() + a["who"][1:] for a in attackers}
         pick = st.radio("Attacker", list(names), format_func=names.get, horizontal=True, key=f"{key}-attacker-{run_id}")
         chosen = next(a for a in attackers if a["key"] == pick)
-    plain = widgets.student_mode()
+    plain = form.student_mode()
     bound = ("The run's ε limits what it can learn." if chosen["bounded"]
              else "No ε limits it: nothing it receives is noised against it.")
     st.markdown(f"**{chosen['who'][0].upper() + chosen['who'][1:]}** receives {chosen['received']}. {bound}"

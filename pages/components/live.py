@@ -174,12 +174,12 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
 
 def epsilon_set(record: dict) -> tuple[float, str, Optional[dict]]:
     """``(ε the student set, its unit, equal-privacy note or None)`` of a run."""
-    from . import widgets
+    from . import equal_privacy_mode
 
     cfg = record["config"]
     mech = (cfg.get("privacy") or {}).get("mechanism", "none")
     knob = max(float(e) for e in ((cfg.get("privacy") or {}).get("epsilon") or [1.0]))
-    note = widgets.matched_note(record)
+    note = equal_privacy_mode.matched_note(record)
     if note:
         return note["target"], "for the whole run (spend exactly ε in total)", note
     return knob, epsilon_unit(mech), None
@@ -213,13 +213,13 @@ def epsilon_explained(record: dict, spent) -> None:
 
 def privacy_caption(privacy: dict, device) -> None:
     """Who is trusted, in words, the paper's own claim beside the headline, and the device."""
-    from . import widgets
+    from . import form
 
     kind = privacy["threat_model"]
     parts = []
     if privacy.get("caveat"):
         parts.append(f"**\\* Caveat: the ε spent is not proven for what ran:** {privacy['caveat']}.")
-    if kind and widgets.student_mode():
+    if kind and form.student_mode():
         parts.append(f"**Who is trusted:** {plain_threat_text(kind)} *(the exact term: "
                      f"{THREAT_MODEL_NAMES.get(kind, kind)}; switch off Plain words for the details)*")
     elif kind:
