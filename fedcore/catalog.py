@@ -7,7 +7,7 @@ from .models import MODELS
 from .partition import PARTITIONERS
 from .presets import PRESETS
 from . import recipes  # noqa: F401  (registers the papers' methods)
-from .reproduce import presets as _paper_presets  # noqa: F401  (registers the papers' presets)
+from . import papers  # noqa: F401  (registers the papers' presets)
 
 REGISTRIES = {
     "datasets": DATASETS,

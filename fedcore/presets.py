@@ -2,7 +2,7 @@
 
 This module only holds the registry; :func:`fedcore.resolve.preset_config` builds a preset's
 validated config, and :mod:`fedcore.catalog` also registers the papers' presets
-(:mod:`fedcore.reproduce.presets`).
+(:mod:`fedcore.papers`).
 
 ``demo`` is the dashboard's default: digits (bundled, offline), logistic regression,
 10 IID clients, 20 rounds, no noise; it reaches >= 0.90 test accuracy.

@@ -25,7 +25,7 @@ from fedcore.resolve import preset_config
 from fedcore.errors import FedcoreError
 from fedcore.reproduce import job as reproduction
 from fedcore.reproduce import report, results
-from fedcore.reproduce.presets import PAPER_PRIVACY_CLAIMS, PAPERS
+from fedcore.papers import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
 from fedcore.reproduce.estimate import measured_preset_seconds, preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets

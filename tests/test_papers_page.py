@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from fedcore.catalog import PRESETS
 from fedcore.reproduce import report, results
-from fedcore.reproduce.presets import PAPERS
+from fedcore.papers import PAPERS
 
 ROOT = Path(__file__).resolve().parents[1]
 

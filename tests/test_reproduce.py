@@ -11,9 +11,10 @@ from fedcore.cli import main
 from fedcore.config import RunConfig
 from fedcore.catalog import PRESETS
 from fedcore.resolve import preset_config
-from fedcore.reproduce.presets import PAPERS
+from fedcore.papers import PAPERS
 from fedcore.reproduce.run import QUICK_LABEL, reproduce, row_configs
-from fedcore.reproduce.spec import Claim, RowStats
+from fedcore.papers.spec import Claim
+from fedcore.reproduce.stats import RowStats
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL_ROWS = [(p.key, t.key, r) for p in PAPERS.values() for t in p.tables for r in t.rows]

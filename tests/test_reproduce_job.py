@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fedcore.reproduce.presets import PAPERS
+from fedcore.papers import PAPERS
 from fedcore.reproduce.run import row_configs
 from fedcore.reproduce.estimate import MEASURED_SPREAD, batch_seconds, load_range, rough_seconds, slowdown
 from fedcore.runner.limits import HostLimits, HostUnavailable, LimitError

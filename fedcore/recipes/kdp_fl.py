@@ -9,7 +9,7 @@ many rounds the noise is calibrated: ``all`` (default, every one of the T rounds
 The server runs a per-coordinate Kalman filter with R = the upload's real noise variance and
 Q = 10 R (``kalman``) and averages the filtered client results. The paper: 100 clients, 20
 per round (``participation=0.2``), B = 32, lambda = 0.05, E = 5 local iterations; the
-reproduction's reading raises lambda to 0.5 (``fedcore.reproduce.presets.KDP_LR``) so that
+reproduction's reading raises lambda to 0.5 (``fedcore.papers.kdp_fl.KDP_LR``) so that
 clipping alone costs little against no privacy.
 """
 from __future__ import annotations

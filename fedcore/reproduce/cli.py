@@ -8,7 +8,7 @@ from ..errors import FedcoreError
 
 
 def add_reproduce_parser(sub) -> argparse.ArgumentParser:
-    from .presets import PAPERS
+    from ..papers import PAPERS
 
     p = sub.add_parser("reproduce", help="run a paper's headline experiments over seeds; paper vs ours",
                        description="Train a paper's presets with repeated seeds on the real data, write "
@@ -79,8 +79,9 @@ def cmd_reproduce(args) -> int:
     if args.check:
         raise FedcoreError("--check goes with --report")
     if not args.paper:
-        raise FedcoreError("name a paper (" + ", ".join(sorted(__import__("fedcore.reproduce.presets",
-                           fromlist=["PAPERS"]).PAPERS)) + ") or use --report")
+        from ..papers import PAPERS
+
+        raise FedcoreError("name a paper (" + ", ".join(sorted(PAPERS)) + ") or use --report")
     if args.accounting:
         from .run import replay_accounting
 

@@ -27,14 +27,14 @@ BLOCK = re.compile(r"<!-- generated: (?P<name>[a-z_]+) -->\n(?P<body>.*?)<!-- /g
 
 def records(folder: Optional[Path] = None) -> dict:
     """``{paper key: stored record or None}`` for every registered paper."""
-    from .presets import PAPERS
+    from ..papers import PAPERS
     from .results import load
 
     return {key: load(key, folder) for key in PAPERS}
 
 
 def summary_block(recs: dict) -> str:
-    from .presets import PAPERS
+    from ..papers import PAPERS
 
     lines = ["| paper | table | mode | seeds per row | verdict |", "|---|---|---|---|---|"]
     for key, paper in PAPERS.items():
@@ -48,7 +48,7 @@ def summary_block(recs: dict) -> str:
 
 
 def paper_block(key: str, rec: Optional[dict]) -> str:
-    from .presets import PAPER_PRIVACY_CLAIMS, PAPERS
+    from ..papers import PAPER_PRIVACY_CLAIMS, PAPERS
 
     paper = PAPERS[key]
     parts = [f"Paper's claim: {paper.claim}", "", f"Privacy as the paper states it: {PAPER_PRIVACY_CLAIMS[key]}", ""]

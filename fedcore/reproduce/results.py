@@ -37,7 +37,7 @@ def seed_tables(row: dict) -> list[pd.DataFrame]:
 
 
 def spec_table(table) -> dict:
-    """A :class:`~fedcore.reproduce.spec.Table` in the record's format, without results
+    """A :class:`~fedcore.papers.spec.Table` in the record's format, without results
     (what the Papers page shows for experiments not reproduced here)."""
     return {"key": table.key, "title": table.title, "dataset": table.dataset, "notes": table.notes,
             "quick_notes": "", "reference": table.reference, "target": table.target,

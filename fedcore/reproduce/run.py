@@ -21,8 +21,9 @@ from typing import Callable, Optional
 
 from ..constraints import shorten
 from ..errors import ConfigError, FedcoreError
-from .presets import PAPERS
-from .spec import Paper, RowStats, Table
+from ..papers import PAPERS
+from ..papers.spec import Paper, Table
+from .stats import RowStats
 
 QUICK_LABEL = "quick (CPU, reduced)"
 FULL_LABEL = "full (paper settings)"

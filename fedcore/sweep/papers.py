@@ -1,4 +1,4 @@
-"""The papers' reported accuracies that belong on a frontier (:mod:`fedcore.reproduce`).
+"""The papers' reported accuracies that belong on a frontier (:mod:`fedcore.papers`).
 
 A paper point matches a sweep when the sweep's preset is one of the rows of a paper's
 table (e.g. ``ldp_fl_mnist_eps1``): every row of that table with a reported accuracy
@@ -13,7 +13,7 @@ from functools import lru_cache
 @lru_cache(maxsize=64)
 def _points(preset: str) -> tuple:
     from ..resolve import preset_config
-    from ..reproduce.presets import PAPERS
+    from ..papers import PAPERS
 
     out = []
     for paper in PAPERS.values():
