@@ -22,7 +22,7 @@ from .form import MATCH, is_number, lesson_drawn, number_widget, student_mode
 
 EPSILON_HELP = ("ε bounds how much one client's data can change what the server sees: every output is at "
                 "most e^ε times more likely with it than without it. Smaller ε = more privacy = more noise. "
-                "What the run actually spends, for its threat model, is the headline ε on the right.")
+                "What the run actually spends, for its threat model, is the 'ε spent' shown beside the chart.")
 EPSILON = constraint_of(PrivacyConfig, "epsilon").inner
 DELTA = constraint_of(PrivacyConfig, "delta").inner
 MAX_CLIENT_SLIDERS = 6

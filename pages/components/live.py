@@ -27,6 +27,15 @@ MAX_CLIENT_LINES = 20
 """Up to this many clients the epsilon chart draws one line each; more: a heatmap."""
 VIEW_NAMES = {HEADLINE: "headline ε (rigorous, for the threat model)", BASIC: "basic composition",
               "rdp": "RDP accountant"}
+PLAIN_VIEW_NAMES = {HEADLINE: "ε spent (proven)", BASIC: "ε spent, each round's added up"}
+"""The same ledger views in Plain words (the others keep their labelled names)."""
+
+
+def view_name(view: str) -> str:
+    """A ledger view's name, in Plain words when they are on."""
+    from .form import student_mode
+
+    return (student_mode() and PLAIN_VIEW_NAMES.get(view)) or VIEW_NAMES.get(view, view)
 
 
 def run_view(run_id: str, key: str = "run", teaching: bool = False, present: bool = False) -> None:
@@ -261,12 +270,12 @@ def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) ->
     if len(views) > 1 and not large:  # presentation: the headline only, so both charts start level
         view = st.selectbox("Privacy ledger", views, key=f"{key}-epsview",
                             label_visibility="collapsed" if large else "visible",
-                            format_func=lambda v: VIEW_NAMES.get(v, v),
+                            format_func=view_name,
                             help="Basic composition adds each round's ε; the other views are "
                                  "accountants or the paper's own claimed figures, labelled.")
     def build():
         rounds, matrix = epsilon_matrix(run, view)
-        label, rev = VIEW_NAMES.get(view, view), f"{key}-{record['id']}"
+        label, rev = view_name(view), f"{key}-{record['id']}"
         if matrix.size and n <= MAX_CLIENT_LINES:
             line, text = budget_line(record, run, view)
             return charts.epsilon_lines(rounds, matrix, label, line, rev, record.get("rounds") or 1,
@@ -278,7 +287,7 @@ def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) ->
         st.info("**ε = ∞ for every client**: nothing is noised, so this run gives no privacy guarantee "
                 "and there is no curve to draw.", icon=":material/lock_open:")
         return
-    fig = pacing.figure(record, run, "eps", build, key, view, large)
+    fig = pacing.figure(record, run, "eps", build, key, view, view_name(view), large)
     st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-eps", width="stretch")
 
 

@@ -11,6 +11,7 @@ from fedcore.errors import DatasetUnavailable, FedcoreError
 from fedcore.engine.split import partition_preview
 
 from . import charts, narrow
+from .form import student_mode
 from .plain import plain
 
 
@@ -72,8 +73,12 @@ FIRST_SCREEN_HEIGHT = 330
 controls at 1280x720 (a projector): panel titles without subtitles, the references in a caption."""
 
 
+PLAIN_X_TITLE = "ε spent (log; smaller = more private)"
+"""The x axis in Plain words: what the number means, not which accountant proved it."""
+
+
 @st.cache_resource(show_spinner=False)
-def _first_screen_figure():
+def _first_screen_figure(plain: bool = False):
     from fedcore.sweep.rows import read_frontier
 
     from .frontier import figure
@@ -85,24 +90,24 @@ def _first_screen_figure():
         note.font.size = 15
     fig.update_layout(height=FIRST_SCREEN_HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
-    fig.update_xaxes(title_standoff=4)
+    fig.update_xaxes(title_standoff=4, **({"title_text": PLAIN_X_TITLE} if plain else {}))
     return fig
 
 
 @st.cache_resource(show_spinner=False)
-def _first_screen_stacked() -> dict:
+def _first_screen_stacked(plain: bool = False) -> dict:
     """The first screen's figure with its panels one under another (a phone, :mod:`.narrow`)."""
-    return narrow.stacked(_first_screen_figure())
+    return narrow.stacked(_first_screen_figure(plain))
 
 
 def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
     """The stored frontier of the demo and one sentence on what it shows (nothing trains)."""
     try:
-        fig = _first_screen_figure()
+        fig = _first_screen_figure(student_mode())
     except FedcoreError:
         return
     st.markdown(FIRST_SCREEN_SENTENCE)
-    narrow.panels_chart(fig, key, narrow=_first_screen_stacked(), width="stretch")
+    narrow.panels_chart(fig, key, narrow=_first_screen_stacked(student_mode()), width="stretch")
     st.caption("One panel per threat model: who you trust decides how much privacy costs. Per method, **dashed** = "
                "no privacy, **dotted** = its clipping alone (no noise). Stored with the app "
                "(`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page trains your own.")
@@ -125,7 +130,7 @@ def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
         return
     try:
         panels = facets(read_frontier(FIRST_SCREEN))
-        fig = go.Figure(_first_screen_figure())
+        fig = go.Figure(_first_screen_figure(student_mode()))
     except FedcoreError:
         return
     if run.threat_model not in panels or not 0 < eps < float("inf"):
