@@ -11,6 +11,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from dashboard_server import BROWSER_ARGS, CHROMIUM, dashboard_server, stop_active_runs  # noqa: E402
 
+import tempfile  # noqa: E402
+
+os.environ.setdefault("FEDCORE_RDP_CACHE", tempfile.mkdtemp(prefix="fedcore-rdp-"))
+"""The tests' (and their servers' and workers') curves on disk: a folder of this test session's own."""
 
 PYTEST_MAIN = sys.modules.get("__main__")
 

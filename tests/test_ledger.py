@@ -159,3 +159,24 @@ def test_many_distinct_tallies_compose_one_dominating_tally_that_bounds_every_cl
     grid = dominating_tally([tuple(((float(z), 0.1), 1.0) for z in zs)], max_entries=4)
     low = np.repeat([z for (z, _), _ in grid], [k for _, k in grid])
     assert 4 < len(grid) < 100 and len(low) == 100 and (low <= zs).all() and (low > zs / 1.01).all()
+
+
+def test_a_curve_is_kept_on_disk_and_read_back_without_dp_accounting(tmp_path, monkeypatch):
+    """W3's rounds spent most of their time in dp-accounting (a new multiplier most rounds): a curve
+    another process computed is read back from the host's disk cache, identical."""
+    from fedcore.accounting import rdp
+
+    monkeypatch.setenv(rdp.CACHE_ENV, str(tmp_path / "rdp"))
+    rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear()
+    try:
+        first = rdp.gaussian_rdp(1.234567, 0.1)
+        rdp._gaussian_rdp_cached.cache_clear()                   # a new process: nothing in memory
+        monkeypatch.setattr(rdp, "_compute_curve", lambda *a: pytest.fail("recomputed"))
+        assert (rdp.gaussian_rdp(1.234567, 0.1) == first).all()
+        monkeypatch.setenv(rdp.CACHE_ENV, "off")
+        rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear()
+        assert rdp.curve_cache() is None
+        with pytest.raises(pytest.fail.Exception):
+            rdp.gaussian_rdp(1.234567, 0.1)                      # off: computed again
+    finally:
+        rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear()
