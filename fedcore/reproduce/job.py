@@ -278,16 +278,8 @@ def start_reproduction(manager, paper: str, *, owner: Optional[str] = None, tabl
 
 
 def reproduction_status(manager, key: str) -> dict:
-    """The reproduction's job record (``status``: one of the run store's words, ``done``,
-    ``total``, ``owner``, ``error``, ...), with ``queue`` (:meth:`Jobs.queue_info`) while it
-    waits; ``{"status": "none", ...}`` when it never ran."""
-    from ..runner.store import QUEUED
-
-    record = manager.store.get_run(reproduction_id(key))
-    if record is None:
-        return {"status": "none", "done": 0, "total": 0}
-    queue = manager.queue_info(record["id"]) if record["status"] == QUEUED else None
-    return {**record, "queue": queue} if queue else record
+    """The reproduction's job record (:meth:`~fedcore.runner.jobs.Jobs.job_record`)."""
+    return manager.job_record(reproduction_id(key))
 
 
 def reproduction_record(store_dir, key: str, paper: str) -> Optional[dict]:

@@ -305,6 +305,16 @@ class Jobs:
             self.stop(run_id)
         return self.store.delete(run_id)
 
+    def job_record(self, job_id: str) -> dict:
+        """Job ``job_id``'s record (``status``: one of the run store's words, ``done``, ``total``,
+        ``owner``, ``error``, ...), with ``queue`` (:meth:`queue_info`) while it waits;
+        ``{"status": "none", ...}`` when it never ran."""
+        record = self.store.get_run(job_id)
+        if record is None:
+            return {"status": "none", "done": 0, "total": 0}
+        queue = self.queue_info(job_id) if record["status"] == QUEUED else None
+        return {**record, "queue": queue} if queue else record
+
     def status(self, run_id: str) -> Optional[str]:
         """The run's status after checking that its worker is still alive."""
         self.poll()

@@ -180,16 +180,8 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
 
 
 def sweep_status(manager, key: str) -> dict:
-    """The sweep's job record (``status``: one of the run store's words, ``done``, ``total``,
-    ``owner``, ``error``, ...), with ``queue`` (:meth:`Jobs.queue_info`) while it waits;
-    ``{"status": "none", ...}`` when it never ran."""
-    from ..runner.store import QUEUED
-
-    record = manager.store.get_run(sweep_id(key))
-    if record is None:
-        return {"status": "none", "done": 0, "total": 0}
-    queue = manager.queue_info(record["id"]) if record["status"] == QUEUED else None
-    return {**record, "queue": queue} if queue else record
+    """The sweep's job record (:meth:`~fedcore.runner.jobs.Jobs.job_record`)."""
+    return manager.job_record(sweep_id(key))
 
 
 def sweep_rows(manager, key: str) -> list[dict]:
