@@ -11,9 +11,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from dashboard_server import BROWSER_ARGS, CHROMIUM, dashboard_server, stop_active_runs  # noqa: E402
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
-os.environ.setdefault("FEDCORE_RDP_CACHE", tempfile.mkdtemp(prefix="fedcore-rdp-"))
+if "FEDCORE_RDP_CACHE" not in os.environ:
+    os.environ["FEDCORE_RDP_CACHE"] = tempfile.mkdtemp(prefix="fedcore-rdp-")
+    atexit.register(shutil.rmtree, os.environ["FEDCORE_RDP_CACHE"], ignore_errors=True)
 """The tests' (and their servers' and workers') curves on disk: a folder of this test session's own."""
 
 PYTEST_MAIN = sys.modules.get("__main__")
