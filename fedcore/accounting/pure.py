@@ -171,7 +171,7 @@ def dominating_tally(tallies, grid_ratio: float = GRID_RATIO, max_entries: int =
     for q in per_rate:
         rows = []
         for tally in tallies:
-            zs = sorted((float(z), int(round(k))) for (z, rate), k in tally if float(rate) == q)
+            zs = sorted((float(z), math.ceil(k - 1e-9)) for (z, rate), k in tally if float(rate) == q)
             rows.append(np.repeat([z for z, _ in zs], [k for _, k in zs]) if zs else np.empty(0))
         length = max(len(r) for r in rows)
         low = np.full(length, np.inf)
