@@ -13,10 +13,11 @@ import threading
 
 from .cli import main
 
-code = main()
-if threading.active_count() == 1:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(code)
-sys.exit(code)
+if __name__ == "__main__":      # not in a process spawned from this one (its __mp_main__)
+    code = main()
+    if threading.active_count() == 1:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()
+        os._exit(code)
+    sys.exit(code)

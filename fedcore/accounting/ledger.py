@@ -32,7 +32,7 @@ import torch
 
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .rdp import ORDERS, gaussian_rdp, rdp_epsilons
+from .rdp import ORDERS, gaussian_rdp, prefetch, rdp_epsilons
 
 
 @dataclass
@@ -134,6 +134,7 @@ class Ledger:
         """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
         ``z`` to each client's RDP curve; one dp-accounting call per distinct (z, rate)."""
         keys = np.array([[float(f"{v:.6g}"), float(r)] for v, r in zip(z, sample_rate)]).reshape(-1, 2)
+        prefetch((value, min(1.0, rate)) for value, rate in np.unique(keys, axis=0))
         for value, rate in np.unique(keys, axis=0):
             sel = (keys[:, 0] == value) & (keys[:, 1] == rate)
             unit = gaussian_rdp(value, min(1.0, rate)) if value > 0 else np.full(len(ORDERS), np.inf)

@@ -69,10 +69,45 @@ def curve_cache():
         return None
 
 
+WORKERS_ENV = "FEDCORE_RDP_WORKERS"
+"""Processes that compute a round's new curves side by side (:func:`prefetch`); unset or < 2: none.
+For a GPU host, whose cores idle while the GPU trains."""
+
+
+@lru_cache(maxsize=1)
+def _pool():
+    workers = int(os.environ.get(WORKERS_ENV) or 0)
+    if workers < 2:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _key(cache, noise_multiplier: float, sample_rate: float) -> str:
+    return f"{cache.key_prefix}{noise_multiplier!r}|{sample_rate!r}"
+
+
+def prefetch(pairs) -> None:
+    """Compute the curves of ``pairs`` ``(z, q)`` that are on no disk yet side by side in
+    :data:`WORKERS_ENV` processes, into :func:`curve_cache`, where :func:`gaussian_rdp` reads them.
+    Does nothing without both (the default)."""
+    pool, cache = _pool(), curve_cache()
+    if pool is None or cache is None:
+        return
+    todo = [p for p in dict.fromkeys((rounded_multiplier(z), float(q)) for z, q in pairs)
+            if p[0] > 0 and _key(cache, *p) not in cache]
+    if len(todo) < 2:
+        return
+    for pair, curve in zip(todo, pool.map(_compute_curve, *zip(*todo))):
+        cache.set(_key(cache, *pair), list(curve))
+
+
 @lru_cache(maxsize=4096)
 def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
     cache = curve_cache()
-    key = f"{cache.key_prefix}{noise_multiplier!r}|{sample_rate!r}" if cache is not None else ""
+    key = _key(cache, noise_multiplier, sample_rate) if cache is not None else ""
     try:
         kept = cache.get(key) if cache is not None else None
     except Exception:   # noqa: BLE001
