@@ -42,17 +42,19 @@ def _session_id() -> str:
     return ctx.session_id if ctx is not None else "local"
 
 
-def _anonymous() -> tuple[str, str]:
+def _anonymous(recheck: bool = False) -> tuple[str, str]:
     """This session's anonymous ``(owner, code)``: the browser's (:func:`visitor_from_browser`),
     else issued by the server on first use and kept in the session (server-side); re-issued if a
-    claim elsewhere spent its code (the page then says its runs moved)."""
+    claim elsewhere spent its code (the page then says its runs moved). The code is re-checked at
+    most every :data:`RECHECK_S` (fragments poll), and on every whole-page run (``recheck``): a page
+    whose last rerun came within that time of the previous check would otherwise never be told."""
     held = st.session_state.get(IDENTITY_KEY)
     now = time.monotonic()
     try:
         ids = identities()
         if held is not None:
             owner, code, checked = held
-            if now - checked < RECHECK_S:
+            if now - checked < RECHECK_S and not recheck:
                 return owner, code
             if ids.valid(owner, code):
                 st.session_state[IDENTITY_KEY] = (owner, code, now)
@@ -108,7 +110,7 @@ def visitor_from_browser() -> None:
         else:  # its code was spent by a claim in another browser (or this server forgot it)
             st.session_state[MOVED_KEY] = time.monotonic()
         st.session_state[SYNCED_KEY] = reported
-    _, code = _anonymous()
+    _, code = _anonymous(recheck=True)
     replace = code if reported and code and code != reported else ""
     _browser_component()(offer=code, replace=replace, key=BROWSER_KEY, default=None)
 
