@@ -134,8 +134,9 @@ class Ledger:
         """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
         ``z`` to each client's RDP curve; one dp-accounting call per distinct (z, rate)."""
         keys = np.array([[float(f"{v:.6g}"), float(r)] for v, r in zip(z, sample_rate)]).reshape(-1, 2)
-        prefetch((value, min(1.0, rate)) for value, rate in np.unique(keys, axis=0))
-        for value, rate in np.unique(keys, axis=0):
+        distinct = np.unique(keys, axis=0)
+        prefetch((value, min(1.0, rate)) for value, rate in distinct)
+        for value, rate in distinct:
             sel = (keys[:, 0] == value) & (keys[:, 1] == rate)
             unit = gaussian_rdp(value, min(1.0, rate)) if value > 0 else np.full(len(ORDERS), np.inf)
             np.add.at(self.rdp, ids[sel], steps[sel, None] * unit[None, :])
@@ -179,12 +180,13 @@ class Ledger:
         gaussian = [c for c in np.flatnonzero(np.isfinite(head) & self.rdp_valid & (self.pure == 0)) if self.tally[c]]
         tallies = {tuple(sorted(self.tally[c].items())) for c in gaussian}
         if len(tallies) > EXACT_TALLIES:
-            values = [gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(self.delta[gaussian].min()))]
+            bound = gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(self.delta[gaussian].min()))
+            values = [bound] * len(gaussian)
         else:
             values = [gaussian_pld_epsilon(tuple(sorted(self.tally[c].items())), float(self.delta[c])) for c in gaussian]
         if None in values:
             return None
-        out[gaussian] = values if len(values) == len(gaussian) else values[0]
+        out[gaussian] = values
         return run_headline(out.tolist())
 
     def views(self) -> dict[str, list]:

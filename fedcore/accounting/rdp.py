@@ -76,7 +76,12 @@ For a GPU host, whose cores idle while the GPU trains."""
 
 @lru_cache(maxsize=1)
 def _pool():
-    workers = int(os.environ.get(WORKERS_ENV) or 0)
+    raw = os.environ.get(WORKERS_ENV) or "0"
+    if not raw.strip().isdigit():
+        from ..errors import FedcoreError
+
+        raise FedcoreError(f"{WORKERS_ENV}={raw[:20]!r}: expected a whole number of processes, e.g. 8 (or 0: none)")
+    workers = int(raw)
     if workers < 2:
         return None
     import multiprocessing
@@ -93,8 +98,9 @@ def prefetch(pairs) -> None:
     """Compute the curves of ``pairs`` ``(z, q)`` that are on no disk yet side by side in
     :data:`WORKERS_ENV` processes, into :func:`curve_cache`, where :func:`gaussian_rdp` reads them.
     Does nothing without both (the default)."""
-    pool, cache = _pool(), curve_cache()
-    if pool is None or cache is None:
+    pool = _pool()
+    cache = curve_cache() if pool is not None else None
+    if cache is None:
         return
     todo = [p for p in dict.fromkeys((rounded_multiplier(z), float(q)) for z, q in pairs)
             if p[0] > 0 and _key(cache, *p) not in cache]
