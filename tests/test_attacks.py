@@ -13,6 +13,7 @@ from fedcore.attacks.cli import attack_config
 from fedcore.attacks.inversion import first_linear, invert_linear, last_bias, recover_label
 from fedcore.attacks.membership import lira
 from fedcore.attacks.run import SIGMAS, attack_run
+from fedcore.attacks.worst_case import not_applicable, worst_case
 from fedcore.cli import main
 from fedcore.data import load_dataset
 from fedcore.models import MODELS, build_model
@@ -124,6 +125,41 @@ def test_a_mechanism_that_adds_less_noise_than_it_accounts_is_flagged(monkeypatc
     rec = broken["reconstruction"]
     assert broken["epsilon_headline"] == honest["epsilon_headline"]   # the ledger still counts σ
     assert rec["matched"] - SIGMAS * rec["matched_se"] > rec["dp_cap"] and broken["above_cap"]
+
+
+def test_a_mechanism_with_a_third_of_its_noise_is_flagged_by_the_worst_case_record(monkeypatch):
+    """σ/3 planted (the ledger still counts σ): real digits cannot show it (the informed adversary
+    finds 9-13 % against a cap of 18.8 %, docs/benchmarks.md), the worst-case record's membership
+    game can: its TPR lies above e^ε FPR + δ at 1 % FPR, and the run is flagged."""
+    import fedcore.mechanisms.uldp_gaussian as uldp
+
+    sets = ["method=dp_fedavg", "privacy.epsilon=1", "num_clients=100", "rounds=1", *FEDSGD,
+            "privacy.mechanism_options.reading=local", "privacy.mechanism_options.noise=accountant"]
+    cfg = attack_config("demo", None, sets, "headline")
+    honest = worst_case(cfg, 1.0)
+    assert not honest.above_cap and honest.tpr_at_1pct_fpr < honest.dp_cap_tpr_at_1pct_fpr
+    monkeypatch.setattr(uldp, "torch", _Weakened(3.0))
+    broken = worst_case(cfg, 1.0)
+    at_1pct = broken.checks[1]
+    assert at_1pct["fpr"] == 0.01 and at_1pct["tpr_low"] > at_1pct["cap"] and broken.above_cap
+    run = attack_run(cfg, shadows=4)
+    assert run["epsilon_headline"] == pytest.approx(1.0, rel=0.02)     # the ledger still counts σ
+    assert run["worst_case"]["above_cap"] and run["above_cap"]
+
+
+@pytest.mark.parametrize("method", ["ldp_fl", "pldp_b", "hw_dpfl"])
+@pytest.mark.parametrize("epsilon", [1.0, 100.0])
+def test_the_worst_case_record_stays_under_the_cap_of_every_local_method(method, epsilon):
+    cfg = attack_config("demo", None, [f"method={method}", f"privacy.epsilon={epsilon}"], "headline")
+    m = worst_case(cfg, epsilon)
+    assert m is not None and not m.above_cap, m.checks
+    assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr
+
+
+def test_the_worst_case_record_is_not_played_where_one_upload_is_not_protected():
+    for method, threat in (("dp_fedavg", "central"), ("kdp_fl", "record")):
+        cfg = attack_config("demo", None, [f"method={method}", "privacy.epsilon=1"], "headline")
+        assert worst_case(cfg, 1.0) is None and f"the {threat} threat model" in not_applicable(cfg)
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 10.0, 1000.0])

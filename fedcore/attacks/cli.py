@@ -96,5 +96,12 @@ def report_lines(r: dict) -> list[str]:
                      f"TPR at 1 % FPR {_pct(m['tpr_at_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_1pct_fpr'])}), "
                      f"at 0.1 % FPR {_pct(m['tpr_at_0_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_0_1pct_fpr'])})"
                      + ("; ABOVE THE CAP (a bug)" if m["above_cap"] else ""))
+    w = r.get("worst_case")
+    if w:
+        lines.append(f"worst-case record (one upload, {w['pairs']} draws): TPR at 1 % FPR {_pct(w['tpr_at_1pct_fpr'])} "
+                     f"(ε allows {_pct(w['dp_cap_tpr_at_1pct_fpr'])}), at 0.1 % FPR {_pct(w['tpr_at_0_1pct_fpr'])} "
+                     f"(ε allows {_pct(w['dp_cap_tpr_at_0_1pct_fpr'])})" + ("; ABOVE THE CAP (a bug)" if w["above_cap"] else ""))
+    elif m and r.get("worst_case_note"):
+        lines.append(f"worst-case record: not played here; {r['worst_case_note']}")
     lines.append(f"\n{r['seconds']:.1f} s")
     return lines

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
 import torch
 
 
@@ -57,15 +58,21 @@ def last_bias(params: dict) -> slice:
     return slice(total - last.numel(), total)
 
 
-def invert_linear(updates: torch.Tensor, layer: LinearLayer) -> torch.Tensor:
-    """``[k, inputs]`` least-squares inputs of ``updates [k, d]`` (zeros where the bias did not move)."""
-    w = updates[:, layer.weight].reshape(-1, layer.rows, layer.inputs).double()
-    b = updates[:, layer.bias].double()
-    norm = (b * b).sum(1, keepdim=True)
-    x = torch.einsum("kr,kri->ki", b, w) / norm.clamp(min=1e-300)
-    return torch.where(norm > 0, x, torch.zeros_like(x)).float()
+def invert_linear(updates, layer: LinearLayer):
+    """``[k, inputs]`` least-squares inputs of ``updates [k, d]`` (zeros where the bias did not move).
+
+    Computed in float64 numpy on the host (a few small arrays per round); a tensor comes back as a
+    float32 tensor on its device, an array as a float32 array."""
+    tensor = isinstance(updates, torch.Tensor)
+    u = updates.detach().double().cpu().numpy() if tensor else np.asarray(updates, dtype=np.float64)
+    w = u[:, layer.weight].reshape(-1, layer.rows, layer.inputs)
+    b = u[:, layer.bias]
+    norm = (b * b).sum(1, keepdims=True)
+    x = np.where(norm > 0, np.einsum("kr,kri->ki", b, w) / np.maximum(norm, 1e-300), 0.0).astype(np.float32)
+    return torch.from_numpy(x).to(updates.device) if tensor else x
 
 
-def recover_label(updates: torch.Tensor, bias: slice) -> torch.Tensor:
-    """``[k]`` labels read off the output bias of ``updates [k, d]`` (its largest entry)."""
+def recover_label(updates, bias: slice):
+    """``[k]`` labels read off the output bias of ``updates [k, d]`` (its largest entry; a tensor
+    or an array)."""
     return updates[:, bias].argmax(1)

@@ -45,7 +45,7 @@ class Membership:
     epsilon: float | None            # the largest headline of the runs (None = ∞)
     shadows: int
     pairs: int
-    accuracy: float                  # the runs' mean test accuracy
+    accuracy: float | None           # the runs' mean test accuracy (None: no model was trained)
     seconds: float
     checks: list = field(default_factory=list)   # per level: fpr, tpr, tpr_low, fpr_high, cap
     roc: dict = field(default_factory=dict)      # {"fpr": [...], "tpr": [...]} (at most 200 points)
@@ -91,7 +91,7 @@ def lira(cfg, shadows: int = 64) -> Membership:
     headline = max(r.headline for r in results)
     eps = headline if math.isfinite(headline) else math.inf
     delta = float(max(cfg.privacy.deltas(cfg.num_clients)))
-    return _report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
+    return report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
                    time.perf_counter() - t0)
 
 
@@ -136,7 +136,9 @@ def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
     return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
 
 
-def _report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float) -> Membership:
+def report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float) -> Membership:
+    """The ROC of membership ``scores`` (``truth``: which guesses are members), its TPR at :data:`LEVELS`
+    and their check against the region (ε, δ) allows (the module doc); ``accuracy``: the runs'."""
     from sklearn.metrics import auc, roc_curve
 
     fpr, tpr, _ = roc_curve(truth, scores)
@@ -156,6 +158,6 @@ def _report(scores, truth, eps: float, delta: float, shadows: int, accuracy: lis
         dp_cap_tpr_at_0_1pct_fpr=membership_cap(LEVELS[0], eps, delta),
         dp_cap_tpr_at_1pct_fpr=membership_cap(LEVELS[1], eps, delta),
         above_cap=any(c["above_cap"] for c in checks), epsilon=None if not math.isfinite(eps) else eps,
-        shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)), seconds=round(seconds, 3),
+        shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)) if accuracy else None, seconds=round(seconds, 3),
         checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],
                             "tpr": [round(float(v), 6) for v in tpr[keep]]})

@@ -8,13 +8,16 @@ experiment on the same recipe (:func:`.membership.lira`). The result is the JSON
     {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline",
      "accuracy", "reconstruction": {"psnr_db", "reidentified", "matched", "labels_recovered",
      "chance", "dp_cap", "trials", "above_cap", ...}, "attackers": [...],
-     "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", ...} | None, "seconds"}
+     "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", ...} | None,
+     "worst_case": {the same keys} | None, "worst_case_note", "seconds"}
 
 ``reidentified`` is the analytic inversion's (gradient matching's for a model without a linear
 first layer, on ``matching_images`` updates), ``matched`` the informed adversary's; both are
 rates over (round, client) trials, beside ``chance`` and ``dp_cap`` (their means over the
 trials: the mean of per-trial caps bounds the mean success). ``above_cap``: a rate more than 3
-standard errors above its cap, which is a bug of the mechanism or of its accounting.
+standard errors above its cap, which is a bug of the mechanism or of its accounting; so is a
+membership point (LiRA's or the worst case's, :mod:`.worst_case`) whose TPR's lower bound lies
+above the cap at its FPR's upper bound.
 """
 from __future__ import annotations
 
@@ -31,10 +34,12 @@ SIGMAS = 3.0
 
 
 def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budget_s: float = 2.0) -> dict:
-    """Attack ``cfg`` (see the module doc); ``shadows`` None skips membership inference."""
+    """Attack ``cfg`` (see the module doc); ``shadows`` None skips membership inference (LiRA and
+    the worst case)."""
     from ..engine import iter_run
     from .membership import lira
     from .watch import AttackWatch
+    from .worst_case import not_applicable, worst_case
 
     t0 = time.perf_counter()
     watches: list = []
@@ -60,10 +65,13 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
     summaries = [{**_describe(a), **_summary(trials.get(a.key, []))} for a in w.attackers]
     out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
            "epsilon_headline": headline, "accuracy": accuracy, "reconstruction": summaries[0],
-           "attackers": summaries, "membership": None}
+           "attackers": summaries, "membership": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
         out["membership"] = lira(cfg, shadows).to_dict()
-    out["above_cap"] = bool(summaries[0]["above_cap"] or (out["membership"] or {}).get("above_cap"))
+        worst = worst_case(cfg, headline)
+        out["worst_case"] = worst and worst.to_dict()
+    out["above_cap"] = bool(summaries[0]["above_cap"] or (out["membership"] or {}).get("above_cap")
+                            or (out["worst_case"] or {}).get("above_cap"))
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
 import torch
 
 from .attackers import attackers_for
@@ -51,14 +52,20 @@ class AttackWatch:
         self.x = x
         self.index = {c: i for i, c in enumerate(self.clients)}
         pad = setup.padded[self.clients] if self.clients else setup.padded[:0]
-        self.valid = torch.arange(pad.shape[1], device=pad.device)[None, :] < setup.counts[self.clients][:, None]
+        self.valid = (torch.arange(pad.shape[1], device=pad.device)[None, :]
+                      < setup.counts[self.clients][:, None]).cpu().numpy()
         self.images = x[pad]                       # [clients, n_max, pixels]: each watched client's images
+        self.images_np = self.images.cpu().numpy()   # the same on the host, where a round's scoring runs
+        self.y = setup.y_train[pad].cpu().numpy()    # [clients, n_max]: their labels
         self.position = torch.zeros(len(x), dtype=torch.long, device=x.device)   # a row's place in its client's list
         for c in self.clients:
             n = int(setup.counts[c])
             self.position[setup.padded[c, :n]] = torch.arange(n, device=x.device)
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
+        self.counts = setup.counts.tolist()
+        self._pictures: dict[tuple[int, int], str] = {}
+        """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
         self._round: dict = {}
         self.keep = keep if self.layer is None else 0
         self.kept: list[dict] = []
@@ -76,7 +83,7 @@ class AttackWatch:
         (``used[c]``: a mask over the client's images; a Poisson batch that drew nothing holds none)."""
         rows = {int(c): i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
-        used = {}
+        used, counted = {}, {}
         if watched:
             at = torch.as_tensor([rows[c] for c in watched], device=plan.index.device)
             live = (plan.mask[at] * plan.active[at][:, :, None]).flatten(1) > 0        # [k, S*B]
@@ -84,11 +91,11 @@ class AttackWatch:
             mask = torch.zeros(len(watched), self.images.shape[1] + 1, dtype=torch.bool, device=where.device)
             mask.scatter_(1, torch.where(live, where, self.images.shape[1]), True)
             mask = mask[:, :-1]
-            for c, m, any_used in zip(watched, mask, mask.any(1).tolist()):
-                if any_used:
-                    used[c] = m
-        self._round = {"rows": rows, "used": used, "raw": None, "upload": {}, "aggregate": None,
-                       "params": self.s.params}
+            for c, m, k in zip(watched, mask, mask.sum(1).tolist()):
+                if k:
+                    used[c], counted[c] = m, k
+        self._round = {"rows": rows, "used": used, "counted": counted, "raw": None, "upload": {},
+                       "aggregate": None, "params": self.s.params}
 
     def before(self, updates: torch.Tensor, sel: torch.Tensor) -> None:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
@@ -103,7 +110,9 @@ class AttackWatch:
         if not r.get("used"):
             return
         index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
-        r["upload"] = {c: upload.values[index[c]].detach().float().clone() for c in r["used"] if c in index}
+        mine = [c for c in r["used"] if c in index]
+        at = torch.as_tensor([index[c] for c in mine], dtype=torch.long, device=upload.values.device)
+        r["upload"] = dict(zip(mine, upload.values.detach().index_select(0, at).float().unbind(0)))
         r["aggregate"] = None if step is None else step.detach().float().clone()
 
     def report(self, headline, deltas) -> dict:
@@ -113,21 +122,21 @@ class AttackWatch:
             out["unsupported"] = self.unsupported
         r, self._round = self._round, {}
         used = r.get("used") or {}
-        r["candidates"] = self._candidates(r.get("params"), used)
+        r["candidates"] = self._candidates(r.get("params"), used, r.get("counted") or {})
         for attacker in self.attackers:
             clients = self._score(_received(attacker.source, r, used), used, attacker, headline, deltas, r)
             out["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
                                      "bounded": attacker.bounded, "clients": clients})
         return out
 
-    def _candidates(self, params, used: dict) -> dict:
+    def _candidates(self, params, used: dict, counted: dict) -> dict:
         """The candidates' own updates of every watched client that did not train on all its images
         (for those, any guess is among the images used: chance is 1), computed in one batch."""
         s = self.s
-        clients = [c for c in used if int(used[c].sum()) < int(s.counts[c])]
+        clients = [c for c in used if counted[c] < self.counts[c]]
         if not clients:
             return {}
-        rows = [s.padded[c, : int(s.counts[c])] for c in clients]
+        rows = [s.padded[c, : self.counts[c]] for c in clients]
         every = candidate_updates(s.model, params, s.x_train[torch.cat(rows)], s.y_train[torch.cat(rows)])
         return dict(zip(clients, every.split([len(r) for r in rows])))
 
@@ -137,19 +146,24 @@ class AttackWatch:
             return []
         s = self.s
         clients = [c for c, _ in received]
+        at = [self.index[c] for c in clients]
         vectors = torch.stack([v.float() for _, v in received])
-        at = torch.as_tensor([self.index[c] for c in clients], device=vectors.device)
-        mask = torch.stack([used[c] for c in clients])                      # [k, n_max] images used
-        labels = recover_label(vectors, self.label_slice)
-        y = s.y_train[s.padded[clients, : mask.shape[1]]]
+        # scored on the host, in numpy: a round's few small arrays, one copy each (no kernel per step)
+        host = vectors.cpu().numpy()
+        guessed = recover_label(host, self.label_slice)
+        recon = None if self.layer is None else invert_linear(host, self.layer)   # [k, pixels]
+        mask = torch.stack([used[c] for c in clients]).cpu().numpy()      # [k, n_max] images used
+        y = self.y[at]
         classes = s.ctx.num_classes
-        present = torch.zeros(len(clients), classes + 1, device=y.device).scatter_(
-            1, torch.where(mask, y, classes), 1.0)[:, :classes]               # [k, classes] labels used
-        label_ok = present.gather(1, labels[:, None])[:, 0].bool().tolist()
+        present = np.zeros((len(clients), classes + 1), dtype=bool)
+        present[np.arange(len(clients))[:, None], np.where(mask, y, classes)] = True
+        present = present[:, :classes]                                     # [k, classes] labels used
+        label_ok = present[np.arange(len(clients)), guessed].tolist()
         label_count, counts = present.sum(1).tolist(), mask.sum(1).tolist()
+        headline, deltas = _as_list(headline), _as_list(deltas)
         rows = []
         for j, c in enumerate(clients):
-            k, n = int(counts[j]), int(s.counts[c])
+            k, n = int(counts[j]), self.counts[c]
             everything = c not in r["candidates"]   # trained on all its images: any guess is one of them
             matched = everything or bool(mask[j, match_candidates(vectors[j], r["candidates"][c])])
             eps = float(headline[c]) if attacker.bounded and headline[c] is not None else math.inf
@@ -158,53 +172,65 @@ class AttackWatch:
                          "label_ok": label_ok[j], "label_chance": label_count[j] / classes,
                          "epsilon": None if not math.isfinite(eps) else eps,
                          "cap": reconstruction_cap(eps_swap, delta_swap, k / n)})
-        if self.layer is None:
+        if recon is None:
             for j, row in enumerate(rows):
                 if len(self.kept) < self.keep:
                     self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
-                                      "used": mask[j], "label": int(labels[j]), "row": row})
+                                      "used": used[clients[j]], "label": int(guessed[j]), "row": row})
             return rows
-        recon = invert_linear(vectors, self.layer)                          # [k, pixels]
-        images = self.images[at]
-        dist = (images - recon[:, None]).square().sum(-1)                   # [k, n_max] squared L2
-        guess = dist.masked_fill(~self.valid[at], math.inf).argmin(1)
-        closest = dist.masked_fill(~mask, math.inf).argmin(1)
-        found = mask.gather(1, guess[:, None])[:, 0].tolist()
-        truth = images[torch.arange(len(clients)), closest]
-        mse = (recon - truth).square().mean(1).tolist()
+        images = self.images_np[at]
+        dist = np.square(images - recon[:, None]).sum(-1)                   # [k, n_max] squared L2
+        guess = np.where(self.valid[at], dist, np.inf).argmin(1)
+        closest = np.where(mask, dist, np.inf).argmin(1)
+        found = mask[np.arange(len(clients)), guess].tolist()
+        truth = images[np.arange(len(clients)), closest]
+        mse = np.square(recon - truth).mean(1).tolist()
         shown = [j for j, c in enumerate(clients) if c in self.show]
-        pictures = dict(zip(shown, zip(encode_images(recon[shown]), encode_images(truth[shown], self.box))))
+        pictures = dict(zip(shown, zip(encode_images(recon[shown]), self._truths(clients, closest, truth, shown))))
         for j, row in enumerate(rows):
             row.update(reidentified=row["used"] == row["n"] or bool(found[j]), psnr=round(psnr_from_mse(mse[j], self.peak), 2))
             if j in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
                 row["image"], row["truth"] = pictures[j]
         return rows
 
+    def _truths(self, clients: list, closest, truth, shown: list) -> list[str]:
+        """The encoded true images of the ``shown`` rows (each client's image encoded once per run)."""
+        keys = [(clients[j], p) for j, p in zip(shown, closest[shown].tolist())]
+        new = [i for i, key in enumerate(keys) if key not in self._pictures]
+        if new:
+            self._pictures.update(zip([keys[i] for i in new], encode_images(truth[[shown[i] for i in new]], self.box)))
+        return [self._pictures[key] for key in keys]
 
-def encode_images(values: torch.Tensor, box: Optional[tuple] = None) -> list[str]:
-    """Each row of ``values [k, pixels]`` as base64 8-bit grey levels over ``box`` (default: the
-    row's own min and max).
+
+def _as_list(values) -> list:
+    """A tensor's or a sequence's values as a list (one conversion, not one per client)."""
+    return values.tolist() if isinstance(values, torch.Tensor) else list(values)
+
+
+def encode_images(values, box: Optional[tuple] = None) -> list[str]:
+    """Each row of ``values [k, pixels]`` (a tensor or an array) as base64 8-bit grey levels over
+    ``box`` (default: the row's own min and max).
 
     >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
     [[0, 128, 255], [0, 0, 255]]
     """
     import base64
 
-    v = values.detach().float().reshape(len(values), -1).cpu()
+    if isinstance(values, torch.Tensor):
+        values = values.detach().float().cpu().numpy()
+    v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
     if box is None:
-        lo, hi = v.min(1, keepdim=True).values, v.max(1, keepdim=True).values
+        lo, hi = v.min(1, keepdims=True), v.max(1, keepdims=True)
     else:
-        lo, hi = torch.full((len(v), 1), box[0]), torch.full((len(v), 1), box[1])
-    span = torch.where(hi > lo, hi - lo, torch.ones_like(hi))
-    scaled = ((v - lo) / span).clamp(0, 1).mul(255).round().to(torch.uint8).numpy()
+        lo, hi = np.float32(box[0]), np.float32(box[1])
+    span = np.where(hi > lo, hi - lo, np.float32(1.0))
+    scaled = np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
     return [base64.b64encode(row.tobytes()).decode("ascii") for row in scaled]
 
 
 def decode_image(text: str, shape: Optional[list] = None):
     """The uint8 numpy array of one of :func:`encode_images`' texts (reshaped to ``shape``'s last two axes)."""
     import base64
-
-    import numpy as np
 
     pixels = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
     if shape and len(shape) >= 2 and pixels.size == int(np.prod(shape)):

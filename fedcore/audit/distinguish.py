@@ -186,17 +186,13 @@ def report_epsilon(upload, row: int, delta: float) -> tuple[float, str]:
     return math.inf, "nothing noised: no finite eps"
 
 
-def distinguish(mech_cls, options, ctx, probe: Probe, *, name: str, client: int, trials: int,
-                seed: int = 0, dim: Optional[int] = None, confidence: float = CONFIDENCE) -> ReportAudit:
-    """Audit one report of ``mech_cls(options, ctx)`` for ``client`` with ``trials`` draws per input.
-
-    ``mech_cls`` may be any :class:`~fedcore.mechanisms.Mechanism` subclass (the tests pass
-    deliberately broken ones); a fresh instance is built for every batch of draws, each
-    draw a clone of ``client`` in round 1, so stateful mechanisms start clean.
-    """
-    import time
-
-    t0 = time.perf_counter()
+def draw_scores(mech_cls, options, ctx, probe: Probe, *, name: str, client: int, trials: int,
+                seed: int = 0, dim: Optional[int] = None) -> tuple[list, object, Pair, float]:
+    """``trials`` uploads of ``client`` from each of the probe's two inputs, through a fresh
+    ``mech_cls(options, ...)`` per batch, scored by the probe's statistic: ``([scores of input b,
+    scores of input a], the first upload, the pair, the mechanism's δ)``. Refuses central and
+    record-level mechanisms (one upload is not meant to be private on its own) and audits whose
+    draws x dim would take minutes."""
     dim = dim or ctx.num_params
     if trials < 8:
         raise ConfigError("trials", trials, "must be >= 8 (draws per input)")
@@ -227,6 +223,23 @@ def distinguish(mech_cls, options, ctx, probe: Probe, *, name: str, client: int,
             out.append(stat(upload.values).numpy())
             done += m
         scores.append(np.concatenate(out))
+    return scores, upload0, pair, delta
+
+
+def distinguish(mech_cls, options, ctx, probe: Probe, *, name: str, client: int, trials: int,
+                seed: int = 0, dim: Optional[int] = None, confidence: float = CONFIDENCE) -> ReportAudit:
+    """Audit one report of ``mech_cls(options, ctx)`` for ``client`` with ``trials`` draws per input.
+
+    ``mech_cls`` may be any :class:`~fedcore.mechanisms.Mechanism` subclass (the tests pass
+    deliberately broken ones); a fresh instance is built for every batch of draws, each
+    draw a clone of ``client`` in round 1, so stateful mechanisms start clean.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    scores, upload0, pair, delta = draw_scores(mech_cls, options, ctx, probe, name=name, client=client,
+                                               trials=trials, seed=seed, dim=dim)
+    dim = dim or ctx.num_params
     test = threshold_audit(scores[0], scores[1], delta, confidence)
     acc, basis = report_epsilon(upload0, 0, delta)
     claims = {label: float(v.reshape(-1)[0]) for label, v in upload0.claims.items()}

@@ -201,26 +201,35 @@ def two_point_premise(options) -> str:
             "so it measures what one linkable report leaks")
 
 
-def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> AuditResult:
+def one_report(cfg, client: Optional[int] = None):
+    """What a one-report audit of ``cfg``'s local mechanism needs: ``(context, client, mechanism
+    class, parsed options, audited options)``; ``client`` defaults to the largest budget."""
     from ..engine.setup import prepare
     from ..mechanisms import MECHANISMS
-    from .distinguish import PROBES, audit_options, distinguish
+    from .distinguish import audit_options
 
     name = cfg.privacy.mechanism
-    if dim is not None and dim < 1:
-        raise ConfigError("dim", dim, "must be an integer >= 1")
     s = prepare(cfg)
     eps = cfg.privacy.epsilons(cfg.num_clients)
     who = max(range(cfg.num_clients), key=lambda i: eps[i]) if client is None else client
     cls = MECHANISMS.get(name)
     parsed = cls.parse_options(cfg.privacy.mechanism_options, "privacy.mechanism_options")
-    options = audit_options(name, parsed)
-    r = distinguish(cls, options, s.ctx, PROBES[name], name=name, client=who, trials=trials, seed=seed, dim=dim,
+    return s.ctx, who, cls, parsed, audit_options(name, parsed)
+
+
+def _distinguishing(cfg, threat, *, trials, dim, client, seed, confidence) -> AuditResult:
+    from .distinguish import PROBES, distinguish
+
+    name = cfg.privacy.mechanism
+    if dim is not None and dim < 1:
+        raise ConfigError("dim", dim, "must be an integer >= 1")
+    ctx, who, cls, parsed, options = one_report(cfg, client)
+    r = distinguish(cls, options, ctx, PROBES[name], name=name, client=who, trials=trials, seed=seed, dim=dim,
                     confidence=confidence)
     claim, label = paper_claim(r.claims)
     premise, report = "", "one report"
     if name == "two_point":       # the claim rests on shuffling, which the audit of one report sets aside
-        claim, label = eps[who], "per-weight eps with shuffling (LDP-FL); needs reports the server cannot link"
+        claim, label = cfg.privacy.epsilons(cfg.num_clients)[who], "per-weight eps with shuffling (LDP-FL); needs reports the server cannot link"
         premise = two_point_premise(parsed)
         report = "one un-shuffled report"
     t = r.test
