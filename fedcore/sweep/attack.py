@@ -5,8 +5,9 @@ Each finished point's config is attacked with :func:`fedcore.attacks.run.attack_
 point retrained with the attack watch, then LiRA with ``shadows`` shadow runs), and the row gets
 :data:`ATTACK_KEYS`: ``reidentified`` (analytic inversion), ``matched`` (the informed
 adversary), their ``reidentified_chance`` and ``reidentified_cap`` (the cap the point's ε
-proves), ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and its ``mia_cap_tpr_at_1pct_fpr``, the
-``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Reference rows are attacked too:
+proves), ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and its ``mia_cap_tpr_at_1pct_fpr``,
+``worst_tpr_at_1pct_fpr`` (the worst-case record's membership in one upload, local threat model
+only: :mod:`fedcore.attacks.worst_case`; its cap is the same), the ``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Reference rows are attacked too:
 no privacy is where the attack does best.
 """
 from __future__ import annotations
@@ -19,7 +20,8 @@ from ..errors import FedcoreError
 DEFAULT_SHADOWS = 16
 """Shadow runs per point when ``--attack`` gives none (``attack`` alone uses 64)."""
 ATTACK_KEYS = ("attacker", "reidentified", "matched", "reidentified_chance", "reidentified_cap", "mia_auc",
-               "mia_tpr_at_1pct_fpr", "mia_cap_tpr_at_1pct_fpr", "attack_above_cap", "attack_seconds")
+               "mia_tpr_at_1pct_fpr", "mia_cap_tpr_at_1pct_fpr", "worst_tpr_at_1pct_fpr", "attack_above_cap",
+               "attack_seconds")
 
 
 def attack_columns(cfg, shadows: int) -> dict:
@@ -30,18 +32,20 @@ def attack_columns(cfg, shadows: int) -> dict:
         r = attack_run(cfg, shadows=shadows)
     except FedcoreError as exc:
         return {**dict.fromkeys(ATTACK_KEYS), "attack_error": str(exc)}
-    rec, mia = r["reconstruction"], r["membership"] or {}
+    rec, mia, worst = r["reconstruction"], r["membership"] or {}, r["worst_case"] or {}
     return {"attacker": rec["key"], "reidentified": rec["reidentified"], "matched": rec["matched"],
             "reidentified_chance": rec["chance"], "reidentified_cap": rec["dp_cap"], "mia_auc": mia.get("auc"),
             "mia_tpr_at_1pct_fpr": mia.get("tpr_at_1pct_fpr"),
-            "mia_cap_tpr_at_1pct_fpr": mia.get("dp_cap_tpr_at_1pct_fpr"), "attack_above_cap": r["above_cap"],
+            "mia_cap_tpr_at_1pct_fpr": mia.get("dp_cap_tpr_at_1pct_fpr"),
+            "worst_tpr_at_1pct_fpr": worst.get("tpr_at_1pct_fpr"), "attack_above_cap": r["above_cap"],
             "attack_seconds": r["seconds"]}
 
 
 def attack_summary(rows: Iterable[dict]) -> list[dict]:
     """The seed means of the attacked rows, one per (method, column ε, reference): ``headline``,
     ``matched``, ``reidentified``, ``chance``, ``cap`` (re-identification's), ``mia_tpr``,
-    ``mia_cap``, ``mia_auc``, ``above_cap`` (any seed) and ``n`` (seeds); the Frontier's attack panels."""
+    ``mia_cap``, ``mia_auc``, ``worst_tpr``, ``above_cap`` (any seed) and ``n`` (seeds); the Frontier's
+    attack panels."""
     groups: dict = {}
     for r in rows:
         if r.get("reidentified_cap") is None:
@@ -59,6 +63,7 @@ def attack_summary(rows: Iterable[dict]) -> list[dict]:
                     "reidentified": mean(items, "reidentified"), "chance": mean(items, "reidentified_chance"),
                     "cap": mean(items, "reidentified_cap"), "mia_tpr": mean(items, "mia_tpr_at_1pct_fpr"),
                     "mia_cap": mean(items, "mia_cap_tpr_at_1pct_fpr"), "mia_auc": mean(items, "mia_auc"),
+                    "worst_tpr": mean(items, "worst_tpr_at_1pct_fpr"),
                     "above_cap": any(i.get("attack_above_cap") for i in items), "n": len(items)})
     return out
 

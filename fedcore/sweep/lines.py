@@ -26,4 +26,6 @@ def attack_text(row: dict) -> str:
     flag = "  ABOVE THE CAP" if row.get("attack_above_cap") else ""
     return (f"  attack ({row['attacker']}): matched {pct(row['matched'])} (chance {pct(row['reidentified_chance'])}, "
             f"cap {pct(row['reidentified_cap'])}), MIA TPR@1%FPR {pct(row['mia_tpr_at_1pct_fpr'])} "
-            f"(cap {pct(row['mia_cap_tpr_at_1pct_fpr'])}){flag}")
+            f"(cap {pct(row['mia_cap_tpr_at_1pct_fpr'])})"
+            + ("" if row.get("worst_tpr_at_1pct_fpr") is None else f", worst-case record {pct(row['worst_tpr_at_1pct_fpr'])}")
+            + flag)

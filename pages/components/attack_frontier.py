@@ -3,8 +3,9 @@
 Drawing only: the rows' attack columns come from ``sweep --attack`` (:mod:`fedcore.sweep.attack`)
 and their seed means from :func:`fedcore.sweep.attack.attack_summary`. One column per threat
 model (as the accuracy panels); the top row is re-identification by the informed adversary,
-the bottom row membership inference (LiRA, TPR at 1 % FPR); each beside the cap the point's ε
-proves (dashed) and, per method, its no-privacy value (dotted).
+the middle row membership inference on the trained model (LiRA, TPR at 1 % FPR), the bottom row
+the same TPR for a worst-case record in one upload (local threat model only); each beside the
+cap the point's ε proves (dashed) and, per method, its no-privacy value (dotted).
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from .charts import COLORS, layout
 from . import narrow
 from .frontier import FACETS, facets, threat_of
 
-ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"))
+ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"),
+        ("worst_tpr", "mia_cap", "worst-case record, TPR at 1 % FPR"))
+NOT_LOCAL = "one upload is not private<br>on its own here: its worst<br>case is the canary audit's"
 
 
 def attacked(rows: list[dict]) -> bool:
@@ -34,7 +37,7 @@ def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figu
 
     stats = attack_summary(rows)
     panels = facets(rows) or ["local"]
-    fig = make_subplots(rows=2, cols=len(panels), shared_yaxes=True, shared_xaxes="columns", vertical_spacing=0.08,
+    fig = make_subplots(rows=len(ROWS), cols=len(panels), shared_yaxes=True, shared_xaxes="columns", vertical_spacing=0.06,
                         horizontal_spacing=0.04, subplot_titles=[f"<b>{FACETS[t][0]}</b>" for t in panels])
     methods = list(dict.fromkeys([*order, *(s["method"] for s in stats)]))
     for col, threat in enumerate(panels, start=1):
@@ -46,9 +49,12 @@ def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figu
                 continue
             for r, (value, cap, _) in enumerate(ROWS, start=1):
                 _traces(fig, stats, m, COLORS[i % len(COLORS)], value, cap, r, col, first=(col == 1 and r == 1))
-        for r in (1, 2):
+        for r in range(1, len(ROWS) + 1):
             fig.update_xaxes(type="log", range=[math.log10(low), math.log10(high)], row=r, col=col)
-        fig.update_xaxes(title_text="headline ε spent (log)", row=2, col=col)
+        fig.update_xaxes(title_text="headline ε spent (log)", row=len(ROWS), col=col)
+        if threat != "local":
+            fig.add_trace(go.Scatter(x=[math.sqrt(low * high)], y=[0.5], mode="text", text=[NOT_LOCAL], showlegend=False,
+                                     hoverinfo="skip", textfont=dict(size=11, color="#555")), row=len(ROWS), col=col)
     for r, (_, _, title) in enumerate(ROWS, start=1):
         fig.update_yaxes(title_text=title, row=r, col=1, range=[0, 1.02], tickformat=".0%")
         fig.update_yaxes(range=[0, 1.02], row=r)
@@ -57,7 +63,7 @@ def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figu
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no privacy",
                              line=dict(color="#555", dash="dot")))
     fig.update_annotations(font=dict(size=13))
-    layout(fig, "", revision, height=560, legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.12, yanchor="top"))
+    layout(fig, "", revision, height=760, legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.12, yanchor="top"))
     fig.update_layout(margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
@@ -93,7 +99,9 @@ def _traces(fig, stats, method, color, value, cap, row, col, first) -> None:
 CAPTION = ("Top: how often an attacker who knows a client's images picks the one its update was computed from "
            "(Balle et al. 2022), one image and one step per update (FedSGD: the attack's best case). Bottom: "
            "membership inference on the trained model (LiRA with shadow runs, Carlini et al. 2022), true positives "
-           "at 1 % false positives. Dashed: the most the point's ε allows any attacker (e^ε·k/n + δ; "
+           "at 1 % false positives. Bottom: the same for the record the cap is tight for, a worst-case record in one "
+           "upload (its update at a corner of the clip range; local threat model only): real digits sit far below "
+           "the cap, a worst-case record close to it. Dashed: the most the point's ε allows any attacker (e^ε·k/n + δ; "
            "TPR ≤ e^ε·FPR + δ); dotted: the same attack without privacy. A point above its dashed line is a bug.")
 
 
