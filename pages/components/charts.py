@@ -109,16 +109,36 @@ def method_events(table: pd.DataFrame, num_clients: int, total_rounds: int, revi
     return layout(fig, "Method events (recall, selection, …)", revision, showlegend=True)
 
 
+SIGNAL_WORDS = {
+    "clip_threshold": "clip threshold C_k (mean)", "eps_round": "ε allotted this round (mean)",
+    "noise_multiplier": "noise multiplier", "noise_multiplier_mean": "noise multiplier (mean)",
+    "upload_noise_std_mean": "noise std on an upload (mean)", "recall_rate": "share of users who recalled",
+    "similarity": "similarity s (mean)", "similarity_min": "similarity s (lowest)", "tau": "recall threshold τ",
+    "kalman_gain": "Kalman gain", "clipped_fraction": "share of weights clipped", "empty_round": "empty round",
+    "eq3_sensitivity_over_M": "eq. 3 sensitivity / M (mean)",
+}
+"""How a method's signal is titled on screen (its key, spaced, where it has no entry here)."""
+SIGNAL_PX = 95
+
+
 def signals(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
-    """Each scalar method signal (clip threshold, Kalman gain, ...) per round."""
-    fig = go.Figure()
+    """Each scalar method signal (clip threshold, Kalman gain, ...) per round, one small panel
+    each (their scales differ by orders of magnitude), titled in words."""
+    from plotly.subplots import make_subplots
+
     cols = [c for c in table.columns if c.startswith("signal.")]
-    for i, col in enumerate(cols):
-        fig.add_trace(go.Scatter(x=table["round"], y=table[col], name=col[len("signal."):],
-                                 mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[i % len(COLORS)])))
-    fig.update_xaxes(title_text="round", range=[0.5, max(total_rounds, 1) + 0.5])
-    fig.update_yaxes(title_text="value")
-    return layout(fig, "Method signals", revision)
+    names = [c[len("signal."):] for c in cols]
+    fig = make_subplots(rows=max(1, len(cols)), cols=1, shared_xaxes=True, vertical_spacing=0.3 / max(1, len(cols)),
+                        subplot_titles=[SIGNAL_WORDS.get(n, n.replace("_", " ")) for n in names])
+    for i, (col, name) in enumerate(zip(cols, names), start=1):
+        fig.add_trace(go.Scatter(x=table["round"], y=table[col], name=name, mode="lines+markers", marker=dict(size=4),
+                                 line=dict(color=COLORS[i % len(COLORS)]),
+                                 hovertemplate=f"{name}<br>round %{{x}}<br>%{{y:.4~g}}<extra></extra>"), row=i, col=1)
+    fig.update_xaxes(range=[0.5, max(total_rounds, 1) + 0.5])
+    fig.update_xaxes(title_text="round", row=max(1, len(cols)), col=1)
+    fig.update_yaxes(nticks=4, tickformat="~g", rangemode="tozero")   # float jitter of a flat signal stays flat
+    fig.update_annotations(font=dict(size=12), x=0.0, xanchor="left")
+    return layout(fig, "Method signals", revision, height=70 + SIGNAL_PX * max(1, len(cols)), showlegend=False)
 
 
 def recall_check(table: pd.DataFrame, total_rounds: int, revision: str) -> go.Figure:
