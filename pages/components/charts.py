@@ -202,9 +202,21 @@ def compare_accuracy(series: list[dict], revision: str) -> go.Figure:
 
 
 def accuracy_vs_epsilon(points: pd.DataFrame, view: str, revision: str) -> go.Figure:
-    """Final accuracy against the largest final epsilon, one marker per run."""
+    """Final accuracy against the largest final epsilon, one marker per run; runs that spend no
+    finite ε (nothing noised) have no place on the axis, and a note says how many are left out."""
     fig = go.Figure()
-    for i, (name, rows) in enumerate(points.groupby("group", sort=False)):
+    eps = pd.to_numeric(points["epsilon"], errors="coerce")
+    left_out = int((~np.isfinite(eps)).sum())
+    groups = list(points.groupby("group", sort=False))    # before the filter: a group keeps its colour
+    points = points[np.isfinite(eps)]
+    if left_out:
+        fig.add_annotation(text=f"{left_out} run{'s' if left_out > 1 else ''} without noise (ε = ∞) not drawn",
+                           x=0.5, y=0.04 if len(points) else 0.5, xref="paper", yref="paper", showarrow=False,
+                           font=dict(size=12, color="#555"))
+    for i, (name, _) in enumerate(groups):
+        rows = points[points["group"] == name]
+        if not len(rows):
+            continue
         fig.add_trace(go.Scatter(x=rows["epsilon"], y=rows["accuracy"], mode="markers", name=name,
                                  marker=dict(size=11, color=COLORS[i % len(COLORS)]), text=rows["label"],
                                  cliponaxis=False,
