@@ -9,8 +9,9 @@ candidate most aligned with what it received ``v``:
     ĵ = argmax_j ⟨v, u_j⟩ / (‖v‖ ‖u_j‖)
 
 For one example, one step and isotropic Gaussian noise after L2 clipping this is close to the
-likelihood-ratio guess the cap is tight for, so a mechanism that adds less noise than it
-accounts shows up here first (the planted σ/3 of ``tests/test_attacks.py``). Unlike the
+likelihood-ratio guess among real candidates, so a mechanism that adds far less noise than it
+accounts shows up here (the planted σ/10 of ``tests/test_attacks.py``); real digits' updates are
+too alike to expose σ/3, which the worst-case record does (:mod:`.worst_case`). Unlike the
 analytic inversion it needs no linear first layer: one ``vmap(grad)`` over the candidates.
 """
 from __future__ import annotations
