@@ -97,3 +97,16 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         yield b
         b.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """End the worker processes tests left starting (a job manager's warm worker spawned in a
+    test's last second): a spawned child still unpickling its queue when pytest exits prints a
+    traceback for a semaphore that is gone."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(2.0)
