@@ -115,6 +115,9 @@ class RunFinished:
     epsilon_pld: Optional[float] = None
     """The run's ε with its Gaussian releases composed by the PLD accountant instead of RDP
     (:meth:`fedcore.accounting.Ledger.pld_run`); None = ∞ or not computed (records from before the field)."""
+    epsilon_profile: Optional[list] = None
+    """``[[ε, δ], ...]``: the run's headline at several δ (:meth:`fedcore.accounting.Ledger.profile`),
+    each a guarantee of the run; the attacks' caps take the smallest. None in records from before the field."""
     type: str = "end"
     schema: int = SCHEMA_VERSION
 

@@ -145,15 +145,38 @@ def test_a_mechanism_with_a_third_of_its_noise_is_flagged_by_the_worst_case_reco
     run = attack_run(cfg, shadows=4)
     assert run["epsilon_headline"] == pytest.approx(1.0, rel=0.02)     # the ledger still counts σ
     assert run["worst_case"]["above_cap"] and run["above_cap"]
+    assert run["worst_case"]["dp_cap_tpr_at_1pct_fpr"] < membership_cap(0.01, run["epsilon_headline"], 1e-5)  # profile
+
+
+def run_end(cfg):
+    from fedcore.engine import iter_run
+    from fedcore.events import RunFinished
+
+    return next(e for e in iter_run(cfg) if isinstance(e, RunFinished))
 
 
 @pytest.mark.parametrize("method", ["ldp_fl", "pldp_b", "hw_dpfl"])
 @pytest.mark.parametrize("epsilon", [1.0, 100.0])
 def test_the_worst_case_record_stays_under_the_cap_of_every_local_method(method, epsilon):
+    """Under the cap of the run's whole privacy profile (its headline at every δ), the tightest."""
     cfg = attack_config("demo", None, [f"method={method}", f"privacy.epsilon={epsilon}"], "headline")
-    m = worst_case(cfg, epsilon)
+    profile = [tuple(p) for p in run_end(cfg).epsilon_profile]
+    m = worst_case(cfg, epsilon, profile=profile)
     assert m is not None and not m.above_cap, m.checks
-    assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr
+    assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, epsilon, 1e-5)
+
+
+def test_the_privacy_profile_holds_the_headline_and_loosens_as_delta_shrinks():
+    cfg = attack_config("demo", None, ["method=dp_fedavg", "privacy.epsilon=1"], "headline")
+    end = run_end(cfg)
+    eps = dict((d, e) for e, d in end.epsilon_profile)
+    assert list(eps) == sorted(eps, reverse=True) and len(eps) >= 6
+    values = [eps[d] for d in sorted(eps, reverse=True)]
+    assert values == sorted(values)                                  # smaller δ, larger ε
+    assert eps[1e-4] < 1.0 < eps[1e-6]                               # the run's own δ = 1e-5 sits between
+    # a tighter cap than the headline's alone, never a looser one
+    assert membership_cap(0.01, 1.0, 1e-5, list(end.epsilon_profile)) < membership_cap(0.01, 1.0, 1e-5)
+    assert run_end(attack_config("demo", None, ["method=fedavg"], "target")).epsilon_profile == []
 
 
 def test_the_worst_case_record_is_not_played_where_one_upload_is_not_protected():
@@ -171,7 +194,7 @@ def test_membership_stays_inside_the_region_its_epsilon_allows(epsilon):
     for check in m.checks:
         assert check["tpr_low"] <= check["cap"]
     assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr + 0.01
-    assert m.dp_cap_tpr_at_1pct_fpr == pytest.approx(membership_cap(0.01, m.epsilon, 1e-5))
+    assert m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, m.epsilon, 1e-5)   # the profile only tightens it
 
 
 def test_attack_success_does_not_fall_as_epsilon_grows(tmp_path, capsys):

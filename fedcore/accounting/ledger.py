@@ -62,6 +62,8 @@ enough that a headline ε (which grows like 1/z² at large ε) moves in steps of
 an equal-privacy calibration (:mod:`fedcore.equal_privacy`, 1 % tolerance) can land on it."""
 
 
+PROFILE_DELTAS = (0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10)
+"""The δs of :meth:`Ledger.profile`: each gives one (ε, δ) guarantee of the run."""
 PLD_LIMIT = 1e4
 """Above this headline ε the PLD view is not computed (its discretised PLD grows with ε, and the gap
 between two accountants of an ε that large teaches nothing)."""
@@ -148,16 +150,29 @@ class Ledger:
         """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
         return rdp_epsilons(self.rdp, self.delta)
 
-    def pure_composed(self) -> np.ndarray:
-        """``[N]`` each client's pure-eps releases composed by their PLD (:mod:`.pure`), at its delta."""
+    def pure_composed(self, delta: Optional[np.ndarray] = None) -> np.ndarray:
+        """``[N]`` each client's pure-eps releases composed by their PLD (:mod:`.pure`), at its delta
+        (or at ``delta [N]``)."""
+        delta = self.delta if delta is None else delta
         return np.array([compose_pure(r, d) if ok else math.inf
-                         for r, d, ok in zip(self.pure_releases, self.delta, self.pure_valid)])
+                         for r, d, ok in zip(self.pure_releases, delta, self.pure_valid)])
 
-    def headline(self) -> np.ndarray:
-        """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`."""
-        pure = self.pure_composed() if self.pure_valid.any() and self.pure.any() else self.pure
-        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed,
-                                 self.delta, self.threat_model)
+    def headline(self, delta: Optional[float] = None) -> np.ndarray:
+        """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`; with ``delta``, every
+        client's at that δ instead of its own (one point of the run's privacy profile)."""
+        d = self.delta if delta is None else np.full(len(self.delta), float(delta))
+        pure = self.pure_composed(d) if self.pure_valid.any() and self.pure.any() else self.pure
+        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed, d, self.threat_model)
+
+    def profile(self, deltas: tuple = PROFILE_DELTAS) -> list[tuple[float, float]]:
+        """``[(ε, δ)]``: the run's headline (largest over clients) at each δ of ``deltas``, finite
+        ones only. Each pair is a guarantee of the same run, so a test between neighbours must
+        respect all of them at once: the attacks' caps take the smallest (``shared/ATTACKS.md`` §4;
+        :func:`fedcore.attacks.caps.membership_cap`)."""
+        if self.threat_model == NO_PRIVACY:
+            return []
+        pairs = [(run_headline(self.headline(d).tolist()), float(d)) for d in deltas]
+        return [(e, d) for e, d in pairs if math.isfinite(e)]
 
     def headline_run(self) -> float:
         return run_headline(self.headline().tolist())

@@ -11,8 +11,9 @@ by two Gaussians; the target's score is the likelihood ratio
 
 Reported: the ROC over all (target, image) pairs (scikit-learn ``roc_curve``, ``auc``), TPR at
 0.1 % and 1 % FPR with one-sided 95 % Clopper-Pearson intervals, and the region the runs' ε
-allows (:func:`fedcore.attacks.caps.membership_cap`, ε the largest headline of the K + 1 runs;
-the pooled ROC averages the runs' ROCs, and the region is convex, so the cap holds for the
+allows (:func:`fedcore.attacks.caps.membership_cap`, ε the largest headline of the K + 1 runs,
+and at each δ of the runs' privacy profiles the largest ε: the smallest cap over all of those
+pairs; the pooled ROC averages the runs' ROCs, each under its own cap, so the cap holds for the
 pool). A point whose TPR's lower bound exceeds the cap at its FPR's upper bound is ``above_cap``:
 a bug, flagged like a failed audit. The pairs share images and shadows, so the intervals
 (which assume independent pairs) are indicative.
@@ -92,7 +93,18 @@ def lira(cfg, shadows: int = 64) -> Membership:
     eps = headline if math.isfinite(headline) else math.inf
     delta = float(max(cfg.privacy.deltas(cfg.num_clients)))
     return report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
-                   time.perf_counter() - t0)
+                  time.perf_counter() - t0, profile=common_profile([r.profile for r in results]))
+
+
+def common_profile(profiles: list) -> list[tuple[float, float]]:
+    """The (ε, δ) guarantees every run holds: at each δ all of ``profiles`` give, their largest ε
+    (the pooled ROC averages the runs' curves, each under its own cap, so under the largest).
+
+    >>> common_profile([[(1.0, 1e-3), (2.0, 1e-6)], [(1.5, 1e-3)]])
+    [(1.5, 0.001)]
+    """
+    shared = set.intersection(*({d for _, d in p} for p in profiles)) if profiles else set()
+    return [(max(e for p in profiles for e, d in p if d == delta), delta) for delta in sorted(shared, reverse=True)]
 
 
 @torch.no_grad()
@@ -136,9 +148,11 @@ def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
     return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
 
 
-def report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float) -> Membership:
+def report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float,
+           profile: list = ()) -> Membership:
     """The ROC of membership ``scores`` (``truth``: which guesses are members), its TPR at :data:`LEVELS`
-    and their check against the region (ε, δ) allows (the module doc); ``accuracy``: the runs'."""
+    and their check against the region (ε, δ) and the run's other guarantees ``profile`` allow
+    (the module doc); ``accuracy``: the runs'."""
     from sklearn.metrics import auc, roc_curve
 
     fpr, tpr, _ = roc_curve(truth, scores)
@@ -149,14 +163,14 @@ def report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list
         f, t = float(fpr[i]), float(tpr[i])
         f_high = _clopper_pearson(round(f * negatives), negatives, upper=True)
         t_low = _clopper_pearson(round(t * positives), positives, upper=False)
-        cap = membership_cap(f_high, eps, delta)
+        cap = membership_cap(f_high, eps, delta, profile)
         checks.append({"fpr": level, "tpr": t, "tpr_low": t_low, "fpr_high": f_high, "cap": cap,
                        "above_cap": t_low > cap})
     keep = np.unique(np.linspace(0, len(fpr) - 1, min(200, len(fpr))).astype(int))
     return Membership(
         auc=float(auc(fpr, tpr)), tpr_at_0_1pct_fpr=checks[0]["tpr"], tpr_at_1pct_fpr=checks[1]["tpr"],
-        dp_cap_tpr_at_0_1pct_fpr=membership_cap(LEVELS[0], eps, delta),
-        dp_cap_tpr_at_1pct_fpr=membership_cap(LEVELS[1], eps, delta),
+        dp_cap_tpr_at_0_1pct_fpr=membership_cap(LEVELS[0], eps, delta, profile),
+        dp_cap_tpr_at_1pct_fpr=membership_cap(LEVELS[1], eps, delta, profile),
         above_cap=any(c["above_cap"] for c in checks), epsilon=None if not math.isfinite(eps) else eps,
         shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)) if accuracy else None, seconds=round(seconds, 3),
         checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],

@@ -49,7 +49,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         return watches[-1]
 
     trials: dict[str, list] = {}
-    threat, headline, accuracy, caveat = "none", None, None, ""
+    threat, headline, accuracy, caveat, profile = "none", None, None, "", []
     for event in iter_run(cfg, watch=watch):
         if isinstance(event, RunStarted):
             threat, caveat = event.threat_model, event.caveat
@@ -58,7 +58,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
             for attacker in event.attack.get("attackers", []):
                 trials.setdefault(attacker["key"], []).extend(attacker["clients"])
         elif isinstance(event, RunFinished):
-            accuracy = event.final_accuracy
+            accuracy, profile = event.final_accuracy, [tuple(p) for p in event.epsilon_profile or []]
     w = watches[0]
     if w.kept:
         _match_kept(w, trials, budget_s)
@@ -68,7 +68,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
            "attackers": summaries, "membership": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
         out["membership"] = lira(cfg, shadows).to_dict()
-        worst = worst_case(cfg, headline)
+        worst = worst_case(cfg, headline, profile=profile)
         out["worst_case"] = worst and worst.to_dict()
     out["above_cap"] = bool(summaries[0]["above_cap"] or (out["membership"] or {}).get("above_cap")
                             or (out["worst_case"] or {}).get("above_cap"))

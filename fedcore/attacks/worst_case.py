@@ -11,8 +11,8 @@ projection onto the two inputs' difference for Gaussian noise, signs and two-poi
 
 The ROC is read and checked exactly as LiRA's (:func:`.membership.report`): TPR at 0.1 %, 1 %
 and 10 % FPR, each TPR's lower and FPR's upper Clopper-Pearson bound against
-``TPR <= e^ε FPR + δ`` at the run's headline ε. A correct mechanism lands under the cap (a
-Gaussian's curve comes closest at small FPR); one that adds less noise than its ledger counts
+``TPR <= e^ε FPR + δ`` at the run's headline ε and at each (ε, δ) of its privacy profile. A correct
+mechanism lands under the cap (a Gaussian's curve comes closest at small FPR); one that adds less noise than its ledger counts
 lands above it, and is flagged (``tests/test_attacks.py`` plants σ/3).
 
 Scope: local threat models, the mechanisms the distinguishing audit can probe. Central and
@@ -50,9 +50,11 @@ def not_applicable(cfg) -> str:
     return ""
 
 
-def worst_case(cfg, epsilon: Optional[float], trials: int = TRIALS, seed: int = 0) -> Optional[Membership]:
+def worst_case(cfg, epsilon: Optional[float], trials: int = TRIALS, seed: int = 0,
+               profile: list = ()) -> Optional[Membership]:
     """The worst-case membership game on ``cfg``'s mechanism (module doc), checked against the cap
-    at ``epsilon`` (the run's headline; None = ∞); None where :func:`not_applicable` says why."""
+    at ``epsilon`` (the run's headline; None = ∞) and the run's other guarantees ``profile``
+    (``RunFinished.epsilon_profile``); None where :func:`not_applicable` says why."""
     from ..audit.distinguish import PROBES, draw_scores
     from ..audit.run import one_report
 
@@ -66,4 +68,5 @@ def worst_case(cfg, epsilon: Optional[float], trials: int = TRIALS, seed: int = 
     scores = np.concatenate([out, inside])
     truth = np.concatenate([np.zeros(len(out), dtype=bool), np.ones(len(inside), dtype=bool)])
     eps = math.inf if epsilon is None else float(epsilon)
-    return report(scores, truth, eps, delta, shadows=0, accuracy=[], seconds=time.perf_counter() - t0)
+    return report(scores, truth, eps, delta, shadows=0, accuracy=[], seconds=time.perf_counter() - t0,
+                  profile=profile)

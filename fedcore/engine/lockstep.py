@@ -79,6 +79,8 @@ class LockstepResult:
     """Rounds in which at least one update was aggregated (``RunFinished.aggregated_rounds``)."""
     epsilon_pld: Optional[float] = None
     """The run's ε under the PLD accountant (``RunFinished.epsilon_pld``; inf = no guarantee, None = not computed)."""
+    profile: list = field(default_factory=list)
+    """``[(ε, δ)]``: the run's headline at several δ (``RunFinished.epsilon_profile``)."""
 
 
 class _Run:
@@ -216,5 +218,5 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                                             accuracy=r.accuracy if curves else [],
                                             signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {},
                                             aggregated_rounds=r.aggregated_rounds,
-                                            epsilon_pld=r.ledger.pld_run())
+                                            epsilon_pld=r.ledger.pld_run(), profile=r.ledger.profile())
     return results

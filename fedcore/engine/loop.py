@@ -104,4 +104,5 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                          aggregated=aggregated)
         aggregated_rounds += aggregated
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
-                      aggregated_rounds=aggregated_rounds, epsilon_pld=encode_epsilon(ledger.pld_run()))
+                      aggregated_rounds=aggregated_rounds, epsilon_pld=encode_epsilon(ledger.pld_run()),
+                      epsilon_profile=[list(pair) for pair in ledger.profile()])

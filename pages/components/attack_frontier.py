@@ -102,7 +102,7 @@ CAPTION = ("Top: how often an attacker who knows a client's images picks the one
            "at 1 % false positives. Bottom: the same for the record the cap is tight for, a worst-case record in one "
            "upload (its update at a corner of the clip range; local threat model only): real digits sit far below "
            "the cap, a worst-case record close to it. Dashed: the most the point's ε allows any attacker (e^ε·k/n + δ; "
-           "TPR ≤ e^ε·FPR + δ); dotted: the same attack without privacy. A point above its dashed line is a bug.")
+           "TPR ≤ e^ε·FPR + δ at every δ the run is proven for); dotted: the same attack without privacy. A point above its dashed line is a bug.")
 
 
 def attack_section(rows: list[dict], key: str) -> None:
