@@ -117,7 +117,8 @@ class RunFinished:
     (:meth:`fedcore.accounting.Ledger.pld_run`); None = ∞ or not computed (records from before the field)."""
     epsilon_profile: Optional[list] = None
     """``[[ε, δ], ...]``: the run's headline at several δ (:meth:`fedcore.accounting.Ledger.profile`),
-    each a guarantee of the run; the attacks' caps take the smallest. None in records from before the field."""
+    each a guarantee of the run; the attacks' caps take the smallest. None unless the run was asked for it
+    (``iter_run(profile=True)``: an attacked run) and in records from before the field."""
     type: str = "end"
     schema: int = SCHEMA_VERSION
 

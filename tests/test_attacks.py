@@ -152,7 +152,7 @@ def run_end(cfg):
     from fedcore.engine import iter_run
     from fedcore.events import RunFinished
 
-    return next(e for e in iter_run(cfg) if isinstance(e, RunFinished))
+    return next(e for e in iter_run(cfg, profile=True) if isinstance(e, RunFinished))
 
 
 @pytest.mark.parametrize("method", ["ldp_fl", "pldp_b", "hw_dpfl"])

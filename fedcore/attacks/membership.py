@@ -78,7 +78,7 @@ def lira(cfg, shadows: int = 64) -> Membership:
         raise ConfigError("num_clients", cfg.num_clients, f"must be <= {half} for membership inference: "
                           "each shadow run trains on half of the training images")
     configs = [cfg.with_overrides({"train_size": half, "seed": cfg.seed + 7919 * k}) for k in range(shadows + 1)]
-    results = run_lockstep(configs)
+    results = run_lockstep(configs, profile=True)
     device = resolve_device(cfg.device)  # the pool the halves come from: every training image
     data = load_dataset(cfg.dataset, device=device)
     data_x, data_y = data.x_train, data.y_train

@@ -50,7 +50,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
 
     trials: dict[str, list] = {}
     threat, headline, accuracy, caveat, profile = "none", None, None, "", []
-    for event in iter_run(cfg, watch=watch):
+    for event in iter_run(cfg, watch=watch, profile=bool(shadows)):   # the membership caps need it
         if isinstance(event, RunStarted):
             threat, caveat = event.threat_model, event.caveat
         elif isinstance(event, RoundEvent):

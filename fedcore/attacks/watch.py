@@ -54,8 +54,8 @@ class AttackWatch:
         pad = setup.padded[self.clients] if self.clients else setup.padded[:0]
         self.valid = (torch.arange(pad.shape[1], device=pad.device)[None, :]
                       < setup.counts[self.clients][:, None]).cpu().numpy()
-        self.images = x[pad]                       # [clients, n_max, pixels]: each watched client's images
-        self.images_np = self.images.cpu().numpy()   # the same on the host, where a round's scoring runs
+        self.images = x[pad].cpu().numpy()         # [clients, n_max, pixels]: each watched client's images,
+                                                   # on the host, where a round's scoring runs
         self.y = setup.y_train[pad].cpu().numpy()    # [clients, n_max]: their labels
         self.position = torch.zeros(len(x), dtype=torch.long, device=x.device)   # a row's place in its client's list
         for c in self.clients:
@@ -178,7 +178,7 @@ class AttackWatch:
                     self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
                                       "used": used[clients[j]], "label": int(guessed[j]), "row": row})
             return rows
-        images = self.images_np[at]
+        images = self.images[at]
         dist = np.square(images - recon[:, None]).sum(-1)                   # [k, n_max] squared L2
         guess = np.where(self.valid[at], dist, np.inf).argmin(1)
         closest = np.where(mask, dist, np.inf).argmin(1)

@@ -29,7 +29,8 @@ from .setup import RunSetup, prepare
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
-             setup: Optional[RunSetup] = None, trainer: str = "batched", watch=None) -> Iterator:
+             setup: Optional[RunSetup] = None, trainer: str = "batched", watch=None,
+             profile: bool = False) -> Iterator:
     """Run ``cfg`` and yield ``RunStarted``, one ``RoundEvent`` per round, ``RunFinished``.
 
     Raises :class:`~fedcore.errors.FedcoreError` for settings that turn out impossible
@@ -38,7 +39,9 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
     plain per-client loop (tests and benchmarks only). ``watch``: a callable
     ``setup -> AttackWatch | None`` (:mod:`fedcore.attacks.watch`); each round's event then carries
-    what the attackers of the run's threat model recover (``RoundEvent.attack``).
+    what the attackers of the run's threat model recover (``RoundEvent.attack``). ``profile``: the
+    ``RunFinished`` event also carries the run's privacy profile (its headline at several δ, for the
+    attacks' caps; one composition per client and δ, so only when asked).
     """
     t_start = time.perf_counter()
     s = setup or prepare(cfg)
@@ -105,4 +108,4 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         aggregated_rounds += aggregated
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
                       aggregated_rounds=aggregated_rounds, epsilon_pld=encode_epsilon(ledger.pld_run()),
-                      epsilon_profile=[list(pair) for pair in ledger.profile()])
+                      epsilon_profile=[list(pair) for pair in ledger.profile()] if profile else None)
