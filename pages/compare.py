@@ -7,7 +7,7 @@ largest epsilon any client spent.
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, compare, history, host, pacing, routing, state
+from pages.components import charts, compare, history, host, pacing, plot, routing, state
 from pages.components.press import pressed
 from fedcore.runner import ACTIVE
 from fedcore.tables import BASIC
@@ -63,9 +63,9 @@ def comparison():
         st.rerun()  # the whole page: the run picker's labels ("running · acc ...") and the timer
     series, points, summary = compare.build(selected, group=group, view=view)
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts.compare_accuracy(series, "compare"), key="cmp-acc", width="stretch")
+    plot.chart(charts.compare_accuracy(series, "compare"), "cmp-acc", left, width="stretch")
     if len(points):
-        right.plotly_chart(charts.accuracy_vs_epsilon(points, view, "compare"), key="cmp-eps", width="stretch")
+        plot.chart(charts.accuracy_vs_epsilon(points, view, "compare"), "cmp-eps", right, width="stretch")
     else:
         right.info("No privacy ledger for these runs yet.")
     st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch",

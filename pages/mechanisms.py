@@ -13,7 +13,7 @@ from fedcore import teaching
 from fedcore.errors import ConfigError
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
 from fedcore.mechanisms import MECHANISMS
-from pages.components import routing
+from pages.components import plot, routing
 
 routing.through_router()
 
@@ -182,13 +182,13 @@ except (ValueError, ConfigError) as err:
 st.markdown(reading.guarantee)
 left, right = st.columns(2)
 left.markdown(f"**What the server receives when the client holds w = {w:.3g}**")
-left.plotly_chart(_layout(output_chart(name, law, samples, w, (lo, hi)), "mech-output"),
-                  key="mech-output", width="stretch")
+plot.chart(_layout(output_chart(name, law, samples, w, (lo, hi)), "mech-output"), "mech-output", left,
+           width="stretch")
 sign = demo.error == teaching.SIGN_ERROR
 right.markdown("**Probability that the released sign is wrong, against ε**" if sign
                else "**Variance of the released value, against ε**")
-right.plotly_chart(_layout(error_chart(demo, curve_eps, curve, points_eps, points, eps, current), "mech-error"),
-                   key="mech-error", width="stretch")
+plot.chart(_layout(error_chart(demo, curve_eps, curve, points_eps, points, eps, current), "mech-error"),
+           "mech-error", right, width="stretch")
 
 st.subheader(f"What ε = {eps:g} means here")
 st.markdown(reading.meaning)

@@ -16,7 +16,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from pages.components import charts, host, pacing, routing, state
+from pages.components import charts, host, pacing, plot, routing, state
 from pages.components.job_progress import job_line
 from pages.components.plain import plain, plain_text
 from pages.components.press import pressed
@@ -112,8 +112,8 @@ def show_table(paper_key: str, table: dict) -> None:
         st.markdown(f"{icon} {c['claim']}: **{v}** — {c['detail']}")
     series = results.accuracy_series(table)
     if series:
-        st.plotly_chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),
-                        key=f"papers-{paper_key}-{table['key']}", width="stretch")
+        plot.chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),
+                   f"papers-{paper_key}-{table['key']}", width="stretch")
     with st.expander("Settings the paper leaves open, and what we chose"):
         st.markdown(table["notes"])
         if table.get("quick_notes"):

@@ -14,7 +14,7 @@ from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
 
-from . import form, pacing, state
+from . import form, pacing, plot, state
 
 PLAIN_WHO = {
     "server": "The server sees each client's exact update: nothing is noised.",
@@ -116,7 +116,7 @@ def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool) ->
     fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(range=[0, 1.05], tickformat=".0%"),
                       title=dict(text="How often it found the image, all rounds so far", font=dict(size=14)),
                       legend=dict(orientation="h", y=-0.25), bargap=0.5)
-    st.plotly_chart(fig, key=f"{key}-attack-success-{run_id}", config={"displayModeBar": False})
+    plot.chart(fig, f"{key}-attack-success-{run_id}", config={"displayModeBar": False})
     above = [c for c, s in stats.items() if s["above_cap"]]
     if above:
         st.error(f"Above the cap for client(s) {', '.join(map(str, above))}: the mechanism adds less noise than its "

@@ -11,7 +11,7 @@ import streamlit as st
 from fedcore.audit.run import audit_release
 from fedcore.errors import ConfigError
 
-from . import pacing
+from . import pacing, plot
 from .plain import plain
 from .press import pressed
 
@@ -100,7 +100,7 @@ def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, s
     cols[2].metric("audited ε (lower bound, 95 %)", _fmt(r["lower"]),
                    help=f"Best threshold test on {DRAWS:,} draws per input; the most these draws can show "
                         f"is {_fmt(r['ceiling'])}.")
-    st.plotly_chart(bounds_chart(r["lower"], r["upper"], r["ceiling"], claim), key="mech-audit", width="stretch")
+    plot.chart(bounds_chart(r["lower"], r["upper"], r["ceiling"], claim), "mech-audit", width="stretch")
     st.caption(f"Inputs: {r['inputs']}. The attacker's error rates on the held-out draws: FPR {r['fpr']:.4f}, "
                f"FNR {r['fnr']:.4f}. One release of one number, δ = {delta:.0e}.")
     if r["lower"] > r["upper"]:

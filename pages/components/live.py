@@ -19,7 +19,7 @@ from fedcore.events import RunState
 from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
 
-from . import charts, host, pacing, presentation, state, tempo
+from . import charts, host, pacing, plot, presentation, state, tempo
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -250,7 +250,7 @@ def accuracy_chart(record: dict, run: RunState, key: str, large: bool = False) -
     """Test accuracy and loss per round."""
     fig = pacing.figure(record, run, "acc", lambda: charts.accuracy_loss(
         rounds_table(run), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
-    st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-acc", width="stretch")
+    plot.chart(presentation.enlarge(fig) if large else fig, f"{key}-acc", width="stretch")
 
 
 def side_by_side(record: dict, run: RunState, key: str) -> None:
@@ -288,7 +288,7 @@ def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) ->
                 "and there is no curve to draw.", icon=":material/lock_open:")
         return
     fig = pacing.figure(record, run, "eps", build, key, view, view_name(view), large)
-    st.plotly_chart(presentation.enlarge(fig) if large else fig, key=f"{key}-eps", width="stretch")
+    plot.chart(presentation.enlarge(fig) if large else fig, f"{key}-eps", width="stretch")
 
 
 def budget_line(record: dict, run: RunState, view: str) -> tuple[list[float], str]:
@@ -318,23 +318,23 @@ def detail_charts(record: dict, run: RunState, key: str, with_privacy: bool = Tr
     with right if with_privacy else left:
         fig = pacing.figure(record, run, "weights",
                             lambda: charts.participation(*weights_matrix(run, n), rev), key)
-        st.plotly_chart(fig, key=f"{key}-weights", width="stretch")
+        plot.chart(fig, f"{key}-weights", width="stretch")
     happened = method_events_table(run)
     has_signals = any(c.startswith("signal.") for c in table.columns)
     if len(happened) or has_signals:
         left, right = st.columns(2)
         if len(happened):
             fig = pacing.figure(record, run, "events", lambda: charts.method_events(happened, n, total, rev), key)
-            left.plotly_chart(fig, key=f"{key}-events", width="stretch")
+            plot.chart(fig, f"{key}-events", left, width="stretch")
         if has_signals:
             fig = pacing.figure(record, run, "signals", lambda: charts.signals(table, total, rev), key)
-            (right if len(happened) else left).plotly_chart(fig, key=f"{key}-signals", width="stretch")
+            plot.chart(fig, f"{key}-signals", right if len(happened) else left, width="stretch")
     else:
         st.caption("Method events (e.g. ULDP-FED recalls) and signals (clip threshold, Kalman gain) "
                    "appear here for methods that emit them; this one emits none.")
     if "signal.tau" in table.columns and "signal.similarity" in table.columns:
         fig = pacing.figure(record, run, "recall", lambda: charts.recall_check(table, total, rev), key)
-        st.plotly_chart(fig, key=f"{key}-recall", width="stretch")
+        plot.chart(fig, f"{key}-recall", width="stretch")
         st.caption("**Why a user recalls** (ULDP-FED, CheckSimilarity): it compares its noisy update with the "
                    "last global update; below τ it sends the index of its most similar stored update "
                    "instead of a fresh one. When the noise dominates, the similarity hovers around 0 and a "

@@ -15,6 +15,8 @@ import re
 
 import streamlit as st
 
+from . import plot
+
 BREAKPOINT_PX = 640
 """Screens this wide or narrower get the stacked figure (Streamlit stacks its columns there too)."""
 PANEL_PX = 200
@@ -116,7 +118,7 @@ def css_class(key: str) -> str:
 
 
 def panels_chart(fig, key: str, narrow=None, memo=None, **kwargs) -> None:
-    """``st.plotly_chart(fig, key=key, **kwargs)`` on a wide screen, and its panels stacked
+    """:func:`.plot.chart` of ``fig`` (key ``key``) on a wide screen, and its panels stacked
     (``narrow``, default :func:`stacked` of ``fig``; key ``key`` + :data:`STACKED`) on a phone: both
     are sent, CSS hides the one that does not fit the screen. With ``memo`` (a key: what the
     figure shows, e.g. its rows' count), ``fig`` is the function that builds it, called, and its
@@ -129,5 +131,5 @@ def panels_chart(fig, key: str, narrow=None, memo=None, **kwargs) -> None:
     wide, phone = css_class(key), css_class(key + STACKED)
     st.html(f"<style>@media (width <= {BREAKPOINT_PX}px) {{.{wide} {{display: none;}}}}"
             f"@media (width > {BREAKPOINT_PX}px) {{.{phone} {{display: none;}}}}</style>")
-    st.plotly_chart(fig, key=key, **kwargs)
-    st.plotly_chart(stacked(fig) if narrow is None else narrow, key=key + STACKED, **kwargs)
+    plot.chart(fig, key, **kwargs)
+    plot.chart(stacked(fig) if narrow is None else narrow, key + STACKED, **kwargs)

@@ -10,7 +10,7 @@ from fedcore.data.root import public_message
 from fedcore.errors import DatasetUnavailable, FedcoreError
 from fedcore.engine.split import partition_preview
 
-from . import charts, narrow
+from . import charts, narrow, plot
 from .form import student_mode
 from .plain import plain
 
@@ -56,7 +56,7 @@ def split_preview(cfg: RunConfig, key: str) -> None:
         st.caption(f"No split to show: {plain(exc, 400)}")
         return
     title = f"Label distribution per client — {cfg.partition.kind} split of {cfg.dataset}"
-    st.plotly_chart(_figure(_data_fields(cfg), key, title), key=key, width="stretch")
+    plot.chart(_figure(_data_fields(cfg), key, title), key, width="stretch")
     st.caption(f"{len(sizes)} clients · samples per client: min {sizes.min()}, median "
                f"{int(sorted(sizes)[len(sizes) // 2])}, max {sizes.max()}. Weights such as HW-DPFL's "
                "Hellinger weights are computed from these histograms (which the server thus learns).")
