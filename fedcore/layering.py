@@ -50,3 +50,13 @@ def read_config_file(path: str) -> dict:
         raise FedcoreError(f"--config {path}: holds a JSON {type(data).__name__.replace('NoneType', 'null')}; "
                            "expected an object of config fields, e.g. {\"rounds\": 5}")
     return data
+
+
+def refuse_unused_epsilon(cfg, sets) -> None:
+    """Refuse ``--set privacy.epsilon=...`` on a config that adds no noise (mechanism ``none``): its
+    ε would be ignored without a word (``attack`` on fedavg reported a run that spent nothing)."""
+    given = [item.partition("=")[2].strip() for item in sets or () if item.partition("=")[0].strip() == "privacy.epsilon"]
+    if given and cfg.privacy.mechanism == "none":
+        name = cfg.method or "this config"
+        raise FedcoreError(f"--set privacy.epsilon={given[-1]}: {name} adds no noise (privacy.mechanism none), so "
+                           "no ε applies; drop it or pick a private method, e.g. --set method=dp_fedavg")

@@ -39,9 +39,10 @@ def add_attack_parser(sub) -> argparse.ArgumentParser:
 
 def attack_config(preset, config_file, sets, match: str):
     """The config to attack: layered as ``run`` does, its budget solved under ``--match headline``."""
-    from ..layering import build_config
+    from ..layering import build_config, refuse_unused_epsilon
 
     cfg = build_config(preset, config_file, list(sets or ()))
+    refuse_unused_epsilon(cfg, sets)
     if match != "headline" or cfg.privacy.mechanism == "none":
         return cfg
     from ..equal_privacy import match_headline

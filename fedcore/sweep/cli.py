@@ -3,8 +3,10 @@
     python -m fedcore sweep --preset demo [--methods ldp_fl,pldp_b] \\
         --epsilons 0.1,0.3,1,3,10,30,100 --seeds 3 [--set KEY=VALUE ...] --out frontier.json
 
-Prints one line per finished point, then the mean ± std table. Invalid input exits 2 with
-one line naming the field (``fedcore.cli.main``'s error handling).
+Every point is calibrated and built before the first trains (:func:`.job.checked_groups`, the
+page's check). Prints one line per finished point, then the mean ± std table. Invalid input
+(a point that cannot run included) exits 2 with one line naming the field (``fedcore.cli.main``'s
+error handling).
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ def add_sweep_parser(sub) -> argparse.ArgumentParser:
 def cmd_sweep(args) -> int:
     from ..attacks.membership import check_shadows
     from .audit import check_trials
+    from .job import checked_groups
     from .rows import rows_to_resume, summary_table, write_frontier
     from .runner import run_groups
     from .spec import SweepSpec
@@ -81,9 +84,10 @@ def cmd_sweep(args) -> int:
           f"{f'; each audited with {audit} draws per input' if audit else ''}"
           f"{f'; each attacked ({attack} shadow runs)' if attack else ''}"
           + ("; each method's budget is solved for before its runs" if spec.match == "headline" else ""), flush=True)
+    groups = checked_groups(spec)  # every point calibrated and built: one that cannot run exits 2 before any trains
     if getattr(args, "ray", None):
         from ..distributed.cli import sweep_on_ray
-        return sweep_on_ray(args, spec, spec.points())
+        return sweep_on_ray(args, spec, [p for group in groups for p in group])
     rows: list[dict] = []
 
     def to_train(groups):  # each group's points not in --out yet; the rows of those that are join `rows`
@@ -92,7 +96,7 @@ def cmd_sweep(args) -> int:
             yield [p for p in group if p.config.config_hash() not in done]
 
     done = set(kept)
-    for row in run_groups(to_train(spec.groups()), batched=not args.one_by_one, audit=audit, attack=attack):
+    for row in run_groups(to_train(groups), batched=not args.one_by_one, audit=audit, attack=attack):
         rows.append(row)
         print(point_line(len(rows), total, row), flush=True)
         write_frontier(args.out, rows + list(kept.values()))  # not yet reached: kept until the end

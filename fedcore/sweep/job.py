@@ -108,26 +108,28 @@ def sweep_main(store_dir: str, job_id: str) -> None:
 
 
 def checked_points(spec: SweepSpec) -> list:
-    """Every point of ``spec``, calibrated, each prepared once (data split, model, mechanism and
-    aggregator built: no training) so that a point that cannot run raises before any trains: a
+    """Every point of ``spec``, checked (:func:`checked_groups`), in one list."""
+    return [p for group in checked_groups(spec) for p in group]
+
+
+def checked_groups(spec: SweepSpec) -> list[list]:
+    """The groups of ``spec`` (:meth:`~fedcore.sweep.spec.SweepSpec.groups`: a method's points),
+    calibrated, each point prepared once (data split, model, mechanism and aggregator built: no
+    training) so that a point that cannot run raises before any trains: a
     :class:`~fedcore.errors.FedcoreError` naming the point, e.g. ``dp_fedavg ε=0.01 seed 0:
-    privacy.epsilon: got 0.01; is too small to reach ...``."""
+    privacy.epsilon: got 0.01; is too small to reach ...``. The page's sweep job and the CLI's
+    ``sweep`` both check this way."""
     from ..engine.setup import prepare
 
-    points, groups = [], iter(spec.groups())
-    while True:
-        try:
-            group = next(groups)  # a method's points, their budgets solved (equal privacy)
-        except StopIteration:
-            return points
-        except FedcoreError as exc:
-            raise FedcoreError(f"solving a method's budget for {', '.join(spec.methods)}: {exc}") from None
+    checked = []
+    for group in spec.groups():  # a method's points, their budgets solved (equal privacy)
         for point in group:
             try:
                 prepare(point.config.replace(device="cpu"))
             except FedcoreError as exc:
                 raise FedcoreError(f"{point.label}: {exc}") from None
-            points.append(point)
+        checked.append(list(group))
+    return checked
 
 
 def yield_or_stop(store, job_id: str) -> bool:

@@ -146,7 +146,11 @@ class SweepSpec:
             if refs:
                 yield refs
             if private:  # a method without noise has only its reference
-                yield self._private_points(method, cfg, seeds, scenario)
+                try:
+                    points = self._private_points(method, cfg, seeds, scenario)
+                except FedcoreError as exc:
+                    raise FedcoreError(f"solving {method}'s budget: {exc}") from None
+                yield points
 
     def _private_points(self, method: str, cfg, seeds: list[int], scenario) -> list[SweepPoint]:
         out = []
