@@ -105,11 +105,21 @@ def settle(pg, seconds: float = 1.0, timeout_s: float = 90) -> None:
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = 0.2) -> None:
-    """Poll ``predicate`` every ``interval`` s until it is true; fail with ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
+    """Poll ``predicate`` every ``interval`` s until it is true; fail with ``what`` once ``timeout``
+    s times the host's load (:func:`load_scaled`, re-read while waiting) have passed: a condition,
+    never a wall-clock deadline that a busy host misses."""
+    start = time.monotonic()
     while not predicate():
-        assert time.monotonic() < deadline, what
+        assert time.monotonic() - start < load_scaled(timeout), what
         time.sleep(interval)
+
+
+def load_scaled(seconds: float) -> float:
+    """``seconds`` times how much slower than usual work runs now (the 1-minute load per CPU, at
+    least 1: :func:`fedcore.runner.queueing.load_factor`); what a test's wait allows."""
+    from fedcore.runner.queueing import load_factor
+
+    return seconds * load_factor()
 
 
 def stop_active_runs(store, wait_s: float = 30) -> None:

@@ -183,6 +183,15 @@ class Jobs:
                 self._enqueue(job.id, job.owner, job.kind, job.pausable)
         return job.id
 
+    def keep_owners_alive(self, owners) -> int:
+        """Refresh the heartbeat of every queued or training job of ``owners`` (the visitors with a
+        page open, measured by the server: ``pages/components/presence.py``); returns how many."""
+        with self._lock:
+            ids = [i for i, o in self._owner.items() if o is not None and o in owners]
+        for job_id in ids:
+            self.store.touch(job_id)
+        return len(ids)
+
     def job(self, job_id: str) -> Optional[dict]:
         """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
         return self.store.get_run(job_id) if job_id in self._owner else None

@@ -5,7 +5,8 @@
   ``st.session_state``, server-side: no cookie names it); admins are the host's ``admins``.
 - :func:`keep_my_runs`: the visitor's "keep my runs" code, and a field to claim runs with one.
 - :func:`limits`: the host's :class:`~fedcore.runner.limits.HostLimits` (read once per server).
-- :func:`keep_alive`: the owner's page refreshes its run's heartbeat (nobody else's does).
+- :func:`keep_alive`: the owner's page refreshes its run's heartbeat (nobody else's does); the
+  server refreshes it too while any page of the owner is open (:mod:`.presence`, noted by :func:`viewer`).
 - :func:`plain` (from :mod:`pages.components.plain`, the one plain-text helper): text from a
   link (or an error quoting it) as escaped, truncated plain text, never markdown: no links,
   images, colours or icons can be smuggled into a warning.
@@ -22,7 +23,7 @@ from fedcore.errors import FedcoreError
 from fedcore.runner.owners import SignedIn, Viewer, can_control
 
 from .plain import flash, flashed, link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
-from .server import forget_events, identities, limits, manager  # host.limits: the same cached limits
+from .server import forget_events, identities, limits, manager, presence  # host.limits: the same cached limits
 
 LOG = logging.getLogger("fedcore.dashboard")
 TOUCH_EVERY_S = 5.0
@@ -151,9 +152,12 @@ def viewer() -> Viewer:
     """Who is looking: ``user:<hash of issuer and subject>`` when signed in, else the anonymous
     ``visitor:<id>`` the server issued to this session (:func:`_anonymous`)."""
     user = signed_in()
-    if user is not None:
-        return user.viewer(limits().admins)
-    return Viewer(_anonymous()[0])
+    who = user.viewer(limits().admins) if user is not None else Viewer(_anonymous()[0])
+    try:
+        presence().note(_session_id(), who.owner)  # its jobs live while this session's browser is connected
+    except Exception:  # noqa: BLE001  (no store: the page's own polls are all there is)
+        LOG.exception("presence unavailable")
+    return who
 
 
 def may_control(record: dict) -> bool:

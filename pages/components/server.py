@@ -11,6 +11,8 @@ from fedcore.runner import EventCache, Jobs, default_store_dir
 from fedcore.runner.limits import HostLimits, dashboard_limits
 from fedcore.runner.owners import Identities
 
+from .presence import Presence, session_alive
+
 
 @st.cache_resource(show_spinner=False)
 def limits() -> HostLimits:
@@ -23,6 +25,16 @@ def job_manager(store_dir: str) -> Jobs:
     """The one manager of ``store_dir``: the host's limits, the store checked (and replaced
     if damaged) at start-up."""
     return Jobs(store_dir, limits=limits(), check_store=True)
+
+
+@st.cache_resource(show_spinner=False)
+def _presence(store_dir: str) -> Presence:
+    return Presence(job_manager(store_dir).keep_owners_alive, session_alive).start()
+
+
+def presence() -> Presence:
+    """The server's record of which visitors have a page open (:mod:`.presence`)."""
+    return _presence(str(default_store_dir()))
 
 
 @st.cache_resource(show_spinner=False)
