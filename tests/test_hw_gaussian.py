@@ -117,16 +117,23 @@ def test_per_step_noise_draws_poisson_batches_and_shuffled_batches_carry_the_cav
     assert not make_mechanism(batching="shuffle").poisson_batches           # round placement: no batches to draw
 
 
-def test_the_stored_records_say_their_per_step_headline_assumes_poisson_sampling():
+def test_the_stored_records_caveat_exactly_the_per_step_rows_that_trained_shuffled():
+    """A stored record's caveat is the one its config implies: shuffled batches carry "assumes Poisson
+    sampling" and a starred ε cell; Poisson batches (the default, every seed since 2026-11-26) neither."""
     import json
     from pathlib import Path
 
+    from fedcore.mechanisms import caveat_of
     from fedcore.reproduce.report import caveat, epsilon_cell, table_rows
 
     record = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/hw_dpfl.json").read_text())
     noisy = [r for t in record["tables"] for r in t["rows"] if r["config"]["privacy"]["mechanism"] == "hw_gaussian"]
-    assert noisy and all("assumes Poisson sampling" in caveat(r) and epsilon_cell(r).split(" (")[0].endswith("*")
-                         for r in noisy)
+    assert noisy
+    for r in noisy:
+        shuffled = r["config"]["privacy"]["mechanism_options"].get("batching") == "shuffle"
+        assert caveat(r) == caveat_of(r["config"]["privacy"])
+        assert ("assumes Poisson sampling" in caveat(r)) == shuffled
+        assert epsilon_cell(r).split(" (")[0].endswith("*") == shuffled
     uldp = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/uldp.json").read_text())
     rows = {r["preset"]: r for t in uldp["tables"] for r in table_rows(t)}
     ddp = rows["uldp_mnist_ddp"]

@@ -200,3 +200,17 @@ def test_a_rounds_new_curves_computed_side_by_side_are_the_serial_ones(tmp_path,
         if rdp._pool() is not None:
             rdp._pool().shutdown()
         rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear(); rdp._pool.cache_clear()
+
+
+def test_privacy_parameters_reach_the_mechanisms_in_float64():
+    """ε = 0.1 and δ = 1e-5 are not rounded through float32 on their way to the mechanism and the ledger."""
+    import torch
+
+    from fedcore.engine.setup import prepare
+    from fedcore.resolve import preset_config
+
+    cfg = preset_config("demo").with_overrides({"method": "dp_fedavg", "privacy.epsilon": [0.1],
+                                                "privacy.delta": [1e-5], "rounds": 1})
+    ctx = prepare(cfg).ctx
+    assert ctx.epsilon.dtype == torch.float64 and ctx.delta.dtype == torch.float64
+    assert float(ctx.epsilon[0]) == 0.1 and float(ctx.delta[0]) == 1e-5

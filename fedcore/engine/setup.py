@@ -69,11 +69,14 @@ def prepare(cfg: RunConfig) -> RunSetup:
 
 def build_components(cfg: RunConfig, base: RunContext, model: torch.nn.Module):
     """``(mechanism, aggregator, ctx)`` of ``cfg``'s privacy settings on the data and model of
-    ``base`` (a context whose budgets, rounds and local settings are replaced by ``cfg``'s)."""
+    ``base`` (a context whose budgets, rounds and local settings are replaced by ``cfg``'s).
+
+    ε and δ stay float64 from the config to the ledger and the caps (0.1 in float32 is
+    0.10000000149); a mechanism casts to the update's dtype only where it draws noise."""
     n, pc, device = cfg.num_clients, cfg.privacy, base.device
     ctx = dataclasses.replace(
-        base, epsilon=torch.tensor(pc.epsilons(n), dtype=torch.float32, device=device),
-        delta=torch.tensor(pc.deltas(n), dtype=torch.float32, device=device), rounds=cfg.rounds,
+        base, epsilon=torch.tensor(pc.epsilons(n), dtype=torch.float64, device=device),
+        delta=torch.tensor(pc.deltas(n), dtype=torch.float64, device=device), rounds=cfg.rounds,
         participation=cfg.participation, local=cfg.local, server_lr=pc.server_lr)
     mech_cls, agg_cls = MECHANISMS.get(pc.mechanism), AGGREGATORS.get(pc.aggregator)
     mech_options = mech_cls.parse_options(pc.mechanism_options, "privacy.mechanism_options")
