@@ -29,5 +29,7 @@ from pages.components.host import require_store, sign_in_controls  # noqa: E402 
 page = st.navigation(pages, position="top")
 if page.title not in ("Mechanisms", "Papers"):  # the pages that read no run store
     require_store()  # a store that cannot be used: one message, never a blank page
-    sign_in_controls()  # only when the host configured [auth] (st.login): runs then belong to the user
+# who is looking (signed in, or the browser's "keep my runs" code): every page, since every page can start
+# a job (a reproduction, an audit) and its buttons wait until the page knows its visitor
+sign_in_controls()
 page.run()

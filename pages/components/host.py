@@ -61,6 +61,7 @@ def _anonymous(recheck: bool = False) -> tuple[str, str]:
                 st.session_state[IDENTITY_KEY] = (owner, code, now)
                 return owner, code
             st.session_state[MOVED_KEY] = time.monotonic()  # its code was used in another browser
+            st.session_state.pop(CLAIMED_KEY, None)
         owner, code = ids.issue()
     except Exception:  # noqa: BLE001  (no registry: this page session alone, no code to keep)
         LOG.exception("anonymous identities unavailable")
@@ -74,6 +75,10 @@ BROWSER_KEY = "host.browser_code"
 absent until the browser reported)."""
 SYNCED_KEY = "host.browser_synced"
 MOVED_KEY = "host.moved"
+CLAIMED_KEY = "host.claimed"
+"""The code this session claimed runs with, until the browser reports it stored (a report of the
+browser's earlier code, landing after the claim, made the session that visitor again: the page said
+the runs were "yours in this tab" and History listed none)."""
 MOVED_SHOWN_S = 60.0
 """How long the page says its runs moved (it reruns at once when the browser stores its new code)."""
 _BROWSER = None
@@ -97,11 +102,16 @@ def visitor_from_browser() -> None:
     server knows makes this session that visitor (nothing is spent). A code that must replace the
     stored one (a claim, or one re-issued after a claim elsewhere spent it) is sent to be stored.
 
-    Only a browser that holds another code reports, so a new visitor's first page costs no extra
-    rerun: a rerun landing while the first run still draws the page can interrupt it (a click or a
-    widget set from a link then took effect only on the next run). Called once per script run."""
+    The browser reports its code once per page (one rerun; :mod:`.press` keeps a click that rerun
+    interrupts), and until it has, buttons that start work wait (:func:`visitor_known`). A code
+    this session claimed outranks the one the browser held (:data:`CLAIMED_KEY`), which it
+    replaces. Called once per script run."""
     reported = st.session_state.get(BROWSER_KEY)
-    if reported and reported != st.session_state.get(SYNCED_KEY):
+    if reported and reported == st.session_state.get(CLAIMED_KEY):
+        del st.session_state[CLAIMED_KEY]  # the browser keeps the claimed code now
+    if reported and st.session_state.get(CLAIMED_KEY):
+        st.session_state[SYNCED_KEY] = reported  # a claim outranks the browser's earlier code: it is replaced
+    elif reported and reported != st.session_state.get(SYNCED_KEY):
         try:
             owner = identities().owner_of(reported)
         except Exception:  # noqa: BLE001  (no registry: the session's own identity)
@@ -116,6 +126,17 @@ def visitor_from_browser() -> None:
     _browser_component()(offer=code, replace=replace, key=BROWSER_KEY, default=None)
 
 
+def visitor_known() -> bool:
+    """Whether this page knows its visitor: signed in, or the browser reported the code it keeps
+    (``""``: none it can keep), or no browser is connected to report one (AppTest, bare mode).
+    Until then a press that starts work waits (:func:`.press.pressed`): under the fresh identity
+    the session was issued, one browser's tabs held several visitors (issue 38 §3)."""
+    from .presence import session_alive
+
+    return (st.session_state.get(BROWSER_KEY) is not None or not session_alive(_session_id())
+            or signed_in() is not None)
+
+
 def claim(code: str) -> bool:
     """Take over the runs of a "keep my runs" ``code``: this session becomes their owner,
     the code is spent and a new one issued (shown by :func:`keep_my_runs`)."""
@@ -123,6 +144,7 @@ def claim(code: str) -> bool:
     if got is None:
         return False
     st.session_state[IDENTITY_KEY] = (*got, time.monotonic())
+    st.session_state[CLAIMED_KEY] = got[1]  # until the browser stores it, its earlier code must not win
     return True
 
 

@@ -69,4 +69,4 @@ def session_alive(session_id: str) -> bool:
     Streamlit server, e.g. AppTest: its pages' own polls keep their jobs alive)."""
     from streamlit.runtime import Runtime
 
-    return Runtime.exists() and Runtime.instance().is_active_session(session_id)
+    return Runtime.exists() and Runtime.instance().is_active_session(session_id) is True  # AppTest: a mock

@@ -13,13 +13,24 @@ from __future__ import annotations
 import streamlit as st
 
 
+WAITING = "A moment: this page is reading who you are from your browser."
+"""The help of a button that waits for the page to know its visitor."""
+
+
 def _press(flag: str) -> None:
     st.session_state[flag] = True
 
 
 def pressed(where, label: str, *, key: str, disabled: bool = False, **kwargs) -> bool:
     """Draw ``where.button(label, ...)`` (``where``: ``st`` or a column); True once per press,
-    in the first script run that reaches the button after it (never while it is disabled)."""
+    in the first script run that reaches the button after it (never while it is disabled).
+    It is disabled until the page knows its visitor (:func:`.host.visitor_known`): a press before
+    that started work under a fresh identity."""
+    from .host import visitor_known
+
+    if not visitor_known():
+        disabled = True
+        kwargs["help"] = WAITING
     flag = f"{key}.pressed"
     where.button(label, key=key, disabled=disabled, on_click=_press, args=(flag,), **kwargs)
     return bool(st.session_state.pop(flag, False)) and not disabled
