@@ -199,6 +199,12 @@ def reproduction_progress(paper_key: str, key: str) -> None:
              noun="quick reproduction", stop_key=f"papers.{paper_key}.stop")
 
 
+def whose(status: dict) -> str:
+    """"Your" to the owner of the reproduction job ``status``, "This server's" to every other visitor."""
+    owner = status.get("owner")
+    return "Your" if owner is not None and owner == host.viewer().owner else "This server's"
+
+
 def shown_record(paper, status: dict) -> tuple[Optional[dict], bool]:
     """The record the tab shows and whether it is this server's: the quick reproduction that ended
     here (finished or stopped) unless the visitor picks the shipped one; else the shipped one."""
@@ -208,7 +214,7 @@ def shown_record(paper, status: dict) -> tuple[Optional[dict], bool]:
         if status["status"] in ("finished", "stopped") else None
     if mine is None:
         return shipped, False
-    labels = {"mine": f"Your quick reproduction (this server, {when(mine.get('created'))})",
+    labels = {"mine": f"{whose(status)} quick reproduction (this server, {when(mine.get('created'))})",
               "shipped": "Shipped with the app" + (f" ({plain_text(shipped.get('mode') or '')}, "
                                                     f"{when(shipped.get('created'))})" if shipped else " (none)")}
     pick = st.radio("Record shown", list(labels), format_func=labels.get, horizontal=True,
@@ -235,7 +241,7 @@ for tab, paper in zip(tabs, PAPERS.values()):
                     "(CPU, minutes) or without `--quick` (paper settings, GPU).")
         else:
             if mine:
-                st.success(f"**Your quick reproduction (this server, {when(record.get('created'))})** · "
+                st.success(f"**{whose(job)} quick reproduction (this server, {when(record.get('created'))})** · "
                            f"{plain(record['device'])} · mode {plain(record['mode'])} · "
                            f"`{plain_text(record.get('command') or '', 300)}`", icon=":material/science:")
             else:

@@ -203,6 +203,11 @@ def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_on
     at.radio(key="papers.pldp.shown").set_value("shipped").run()
     assert "Shipped with the app: reproduced on" in texts(at, "caption")
     assert (ROOT / "assets" / "reproduction" / "pldp.json").read_bytes() == shipped   # left as it was
+    # another visitor sees this server's record, not as theirs (issue 38 §8)
+    other = papers_page()
+    assert other.radio(key="papers.pldp.shown").options[0].startswith("This server's quick reproduction (this")
+    assert "**This server's quick reproduction (this server, " in texts(other, "success")
+    assert "Your quick reproduction" not in texts(other, "success")
 
 
 def test_another_visitor_watches_the_reproduction_but_cannot_stop_it(digits_only, monkeypatch):
