@@ -28,9 +28,9 @@ def pressed(where, label: str, *, key: str, disabled: bool = False, **kwargs) ->
     that started work under a fresh identity."""
     from .host import visitor_known
 
-    if not visitor_known():
-        disabled = True
-        kwargs["help"] = WAITING
     flag = f"{key}.pressed"
+    if not visitor_known():  # a press already made waits for the run that knows the visitor
+        where.button(label, key=key, disabled=True, **{**kwargs, "help": WAITING})
+        return False
     where.button(label, key=key, disabled=disabled, on_click=_press, args=(flag,), **kwargs)
     return bool(st.session_state.pop(flag, False)) and not disabled

@@ -1,0 +1,46 @@
+"""One browser is one visitor (issue 38 §3), also when its tabs are opened at once and pressed
+at once: Run waits until the page has read the browser's stored code (or found none), so no
+press starts work under the fresh identity a new session is issued. Three tabs of one fresh
+browser each press Run on the same config as soon as it is enabled: one visitor, so one run
+(a visitor's press of a config they train already opens that run), shown in every tab."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from dashboard_server import CHROMIUM, round_counter, wait_until  # noqa: E402
+
+SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=383"
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                                 "the browser test never downloads a browser")]
+
+
+def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, shared_server):
+    from fedcore.runner import RunStore
+
+    url, store = shared_server
+    since = time.time()
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        tabs = [context.new_page() for _ in range(3)]
+        for tab in tabs:
+            tab.set_default_timeout(120_000)
+            tab.goto(url + SLOW, wait_until="commit")     # all three load together
+        for tab in tabs:
+            tab.get_by_role("button", name="Run", exact=True).click()   # waits until it is enabled
+        wait_until(lambda: all(round_counter(tab) >= 1 for tab in tabs), 120, "a tab's press started nothing")
+        runs = [r for r in RunStore(store).list_runs() if r["created"] >= since]
+        assert len({r["owner"] for r in runs}) == 1, [(r["id"], r["owner"]) for r in runs]
+        assert len(runs) == 1                                # one visitor's press of the config it trains opens it
+        for tab in tabs:                                     # and every tab may stop it: it is theirs
+            assert tab.get_by_role("button", name="Stop", exact=True).is_enabled()
+    finally:
+        context.close()
