@@ -91,6 +91,9 @@ class Ledger:
         self.exposed = np.zeros(num_clients, dtype=bool)      # released something with no bound
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
         self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps, for the PLD
+        self.last_round: dict[int, tuple[dict, dict]] = {}
+        """The latest round's releases of each client it touched: ``{client: ({(z, q): steps}, {ε: count})}``
+        (the games that read one round, :meth:`game_bound`)."""
         self.claims: dict[str, np.ndarray] = {}
 
     def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
@@ -102,6 +105,7 @@ class Ledger:
         ``pure / pure_count`` eps each make up ``pure`` (None: one); ``gaussian`` covers its
         own clients."""
         ids = clients.cpu().numpy().astype(np.int64)
+        self.last_round = {}
         if spent is not None:
             np.add.at(self.basic, ids, _numpy(spent))
         for label, values in (claims or {}).items():
@@ -127,6 +131,8 @@ class Ledger:
             for c, total, k in zip(ids, values, counts):
                 unit = float(f"{total / k:.12g}")
                 self.pure_releases[c][unit] = self.pure_releases[c].get(unit, 0) + k
+                if total > 0:
+                    self.last_round.setdefault(int(c), ({}, {}))[1][unit] = float(k)
             with_pure[ids] = True
         else:
             self.exposed[uncovered] = True
@@ -145,6 +151,8 @@ class Ledger:
             np.add.at(self.steps, ids[sel], steps[sel])
             for c, k in zip(ids[sel], steps[sel]):
                 self.tally[c][(value, min(1.0, rate))] = self.tally[c].get((value, min(1.0, rate)), 0.0) + float(k)
+                mine = self.last_round.setdefault(int(c), ({}, {}))[0]
+                mine[(value, min(1.0, rate))] = mine.get((value, min(1.0, rate)), 0.0) + float(k)
 
     def rdp_epsilon(self) -> np.ndarray:
         """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
@@ -173,6 +181,40 @@ class Ledger:
             return []
         pairs = [(run_headline(self.headline(d).tolist()), float(d)) for d in deltas]
         return [(e, d) for e, d in pairs if math.isfinite(e)]
+
+    def game_bound(self, client: int, game, delta: Optional[float] = None):
+        """What ``client``'s releases prove for ``game`` (:class:`~fedcore.accounting.games.Game`): its latest
+        round's (``releases="round"``) or all of them, at its δ (or ``delta``); a
+        :class:`~fedcore.accounting.games.Bound`, infinite where the client released something unbounded."""
+        from .games import NATIVE_ADJACENCY, bound, unbounded
+
+        d = float(self.delta[client] if delta is None else delta)
+        if self.threat_model == NO_PRIVACY or self.exposed[client]:
+            return unbounded(game, d, "nothing noised: no guarantee")
+        if game.releases == "round" and int(client) in self.last_round:
+            gaussian, pure = self.last_round[int(client)]
+            if not self.rdp_valid[client] and not self.pure_valid[client]:
+                return unbounded(game, d, "a release without a bound")
+        else:   # the run so far (also a round that spent nothing new: a recalled upload repeats an earlier one)
+            gaussian = self.tally[client] if self.rdp_valid[client] else {}
+            pure = self.pure_releases[client] if self.pure_valid[client] else {}
+            if not gaussian and not pure and (self.steps[client] or self.pure[client]):
+                return unbounded(game, d, "a release without a bound")
+        return bound(game, gaussian, pure, NATIVE_ADJACENCY.get(self.threat_model, "add_remove"), d)
+
+    def run_bound(self, game, clients=None):
+        """One :meth:`game_bound` that holds for every client (of ``clients``): the run's answer to ``game``.
+        Clients with identical releases share one computation."""
+        from .games import worst
+
+        ids = range(len(self.basic)) if clients is None else clients
+        seen: dict = {}
+        for c in ids:
+            key = (tuple(sorted(self.tally[c].items())), tuple(sorted(self.pure_releases[c].items())),
+                   float(self.delta[c]), bool(self.exposed[c]), bool(self.rdp_valid[c]), bool(self.pure_valid[c]))
+            if key not in seen:
+                seen[key] = self.game_bound(c, game)
+        return worst(seen.values())
 
     def headline_run(self) -> float:
         return run_headline(self.headline().tolist())

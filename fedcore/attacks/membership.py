@@ -10,11 +10,12 @@ by two Gaussians; the target's score is the likelihood ratio
 ``log N(φ; μ_in, σ_in²) - log N(φ; μ_out, σ_out²)`` (online LiRA, Carlini et al. 2022, Alg. 1).
 
 Reported: the ROC over all (target, image) pairs (scikit-learn ``roc_curve``, ``auc``), TPR at
-0.1 % and 1 % FPR with one-sided 95 % Clopper-Pearson intervals, and the region the runs' ε
-allows (:func:`fedcore.attacks.caps.membership_cap`, ε the largest headline of the K + 1 runs,
-and at each δ of the runs' privacy profiles the largest ε: the smallest cap over all of those
-pairs; the pooled ROC averages the runs' ROCs, each under its own cap, so the cap holds for the
-pool). A point whose TPR's lower bound exceeds the cap at its FPR's upper bound is ``above_cap``:
+0.1 % and 1 % FPR with one-sided 95 % Clopper-Pearson intervals, and the region allowed by what
+the runs prove for LiRA's game (:func:`membership_game`: in and out halves of a fixed size differ
+by a *replacement*, the attacker sees the final model, the sampling stays secret), the largest
+over the K + 1 runs (:func:`fedcore.accounting.games.worst`; the pooled ROC averages the runs'
+ROCs, each under its own cap, so the cap holds for the pool): the exact trade-off curve where
+the runs are μ-GDP, else the smallest over their privacy profile. A point whose TPR's lower bound exceeds the cap at its FPR's upper bound is ``above_cap``:
 a bug, flagged like a failed audit. The pairs share images and shadows, so the intervals
 (which assume independent pairs) are indicative.
 """
@@ -28,7 +29,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from .caps import membership_cap
+from ..accounting.games import Bound, Game, worst
 
 LEVELS = (0.001, 0.01, 0.1)
 """FPRs at which the TPR is reported and checked against the cap."""
@@ -50,6 +51,13 @@ class Membership:
     seconds: float
     checks: list = field(default_factory=list)   # per level: fpr, tpr, tpr_low, fpr_high, cap
     roc: dict = field(default_factory=dict)      # {"fpr": [...], "tpr": [...]} (at most 200 points)
+    cap_game: str = ""               # the game the caps are proven for (Game.key) and in words
+    cap_game_words: str = ""
+    cap_epsilon: float | None = None     # its ε at cap_delta (None = ∞), the accountant and μ (μ-GDP)
+    cap_delta: float = 0.0
+    cap_basis: str = ""
+    cap_mu: float | None = None
+    run_cap_tpr_at_1pct_fpr: float | None = None   # the worst case's: the whole run's cap, beside one upload's
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,7 +86,8 @@ def lira(cfg, shadows: int = 64) -> Membership:
         raise ConfigError("num_clients", cfg.num_clients, f"must be <= {half} for membership inference: "
                           "each shadow run trains on half of the training images")
     configs = [cfg.with_overrides({"train_size": half, "seed": cfg.seed + 7919 * k}) for k in range(shadows + 1)]
-    results = run_lockstep(configs, profile=True)
+    game = membership_game(cfg)
+    results = run_lockstep(configs, game=game)
     device = resolve_device(cfg.device)  # the pool the halves come from: every training image
     data = load_dataset(cfg.dataset, device=device)
     data_x, data_y = data.x_train, data.y_train
@@ -90,21 +99,19 @@ def lira(cfg, shadows: int = 64) -> Membership:
     phi = np.stack([_confidence(model, r.params, data_x, data_y) for r in results])
     scores, truth = _online_scores(phi, members)
     headline = max(r.headline for r in results)
-    eps = headline if math.isfinite(headline) else math.inf
-    delta = float(max(cfg.privacy.deltas(cfg.num_clients)))
-    return report(scores, truth, eps, delta, shadows, [r.final_accuracy or 0.0 for r in results],
-                  time.perf_counter() - t0, profile=common_profile([r.profile for r in results]))
+    proof = worst(r.bound for r in results)
+    return report(scores, truth, proof, shadows, [r.final_accuracy or 0.0 for r in results],
+                  time.perf_counter() - t0, headline=headline)
 
 
-def common_profile(profiles: list) -> list[tuple[float, float]]:
-    """The (ε, δ) guarantees every run holds: at each δ all of ``profiles`` give, their largest ε
-    (the pooled ROC averages the runs' curves, each under its own cap, so under the largest).
+def membership_game(cfg) -> Game:
+    """LiRA's game on ``cfg``: a record in one fixed-size half or the other (a replacement), the attacker
+    holding the final model, the sampling secret; the unit a record under record-level DP, else the
+    client's data it belongs to (local and central DP protect the whole of it)."""
+    from ..audit.run import threat_model_of
 
-    >>> common_profile([[(1.0, 1e-3), (2.0, 1e-6)], [(1.5, 1e-3)]])
-    [(1.5, 0.001)]
-    """
-    shared = set.intersection(*({d for _, d in p} for p in profiles)) if profiles else set()
-    return [(max(e for p in profiles for e, d in p if d == delta), delta) for delta in sorted(shared, reverse=True)]
+    unit = "record" if threat_model_of(cfg) == "record" else "user"
+    return Game(unit, "replace", "run", "secret")
 
 
 @torch.no_grad()
@@ -138,6 +145,11 @@ def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np
     return np.concatenate(scores), np.concatenate(truth)
 
 
+def _tpr_at(fpr, tpr, level: float) -> float:
+    """The ROC's TPR at the largest FPR not above ``level``."""
+    return float(tpr[int(np.searchsorted(fpr, level, side="right") - 1)])
+
+
 def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
     from scipy.stats import beta
 
@@ -148,30 +160,30 @@ def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
     return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
 
 
-def report(scores, truth, eps: float, delta: float, shadows: int, accuracy: list, seconds: float,
-           profile: list = ()) -> Membership:
-    """The ROC of membership ``scores`` (``truth``: which guesses are members), its TPR at :data:`LEVELS`
-    and their check against the region (ε, δ) and the run's other guarantees ``profile`` allow
-    (the module doc); ``accuracy``: the runs'."""
+def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: float,
+           headline: float = math.inf, levels: tuple = LEVELS) -> Membership:
+    """The ROC of membership ``scores`` (``truth``: which guesses are members), its TPR at ``levels``
+    and their check against the region ``proof`` allows (what the runs prove for the game played,
+    :class:`~fedcore.accounting.games.Bound`); ``accuracy``: the runs'; ``headline``: their largest
+    headline ε, shown beside."""
     from sklearn.metrics import auc, roc_curve
 
     fpr, tpr, _ = roc_curve(truth, scores)
     positives, negatives = int(truth.sum()), int((~truth).sum())
     checks = []
-    for level in LEVELS:
+    for level in levels:
         i = int(np.searchsorted(fpr, level, side="right") - 1)
-        f, t = float(fpr[i]), float(tpr[i])
+        f, t = float(fpr[i]), _tpr_at(fpr, tpr, level)
         f_high = _clopper_pearson(round(f * negatives), negatives, upper=True)
         t_low = _clopper_pearson(round(t * positives), positives, upper=False)
-        cap = membership_cap(f_high, eps, delta, profile)
+        cap = proof.tpr_cap(f_high)
         checks.append({"fpr": level, "tpr": t, "tpr_low": t_low, "fpr_high": f_high, "cap": cap,
                        "above_cap": t_low > cap})
     keep = np.unique(np.linspace(0, len(fpr) - 1, min(200, len(fpr))).astype(int))
     return Membership(
-        auc=float(auc(fpr, tpr)), tpr_at_0_1pct_fpr=checks[0]["tpr"], tpr_at_1pct_fpr=checks[1]["tpr"],
-        dp_cap_tpr_at_0_1pct_fpr=membership_cap(LEVELS[0], eps, delta, profile),
-        dp_cap_tpr_at_1pct_fpr=membership_cap(LEVELS[1], eps, delta, profile),
-        above_cap=any(c["above_cap"] for c in checks), epsilon=None if not math.isfinite(eps) else eps,
+        auc=float(auc(fpr, tpr)), tpr_at_0_1pct_fpr=_tpr_at(fpr, tpr, LEVELS[0]), tpr_at_1pct_fpr=_tpr_at(fpr, tpr, LEVELS[1]),
+        dp_cap_tpr_at_0_1pct_fpr=proof.tpr_cap(LEVELS[0]), dp_cap_tpr_at_1pct_fpr=proof.tpr_cap(LEVELS[1]),
+        above_cap=any(c["above_cap"] for c in checks), epsilon=headline if math.isfinite(headline) else None,
         shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)) if accuracy else None, seconds=round(seconds, 3),
         checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],
-                            "tpr": [round(float(v), 6) for v in tpr[keep]]})
+                            "tpr": [round(float(v), 6) for v in tpr[keep]]}, **proof.to_dict())

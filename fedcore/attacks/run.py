@@ -7,14 +7,18 @@ experiment on the same recipe (:func:`.membership.lira`). The result is the JSON
 
     {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline",
      "accuracy", "reconstruction": {"psnr_db", "reidentified", "matched", "labels_recovered",
-     "chance", "dp_cap", "trials", "above_cap", ...}, "attackers": [...],
+     "chance", "dp_cap", "cap_game", "cap_game_words", "cap_epsilon", "trials", "above_cap", ...},
+     "attackers": [...],
      "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", ...} | None,
      "worst_case": {the same keys} | None, "worst_case_note", "seconds"}
 
 ``reidentified`` is the analytic inversion's (gradient matching's for a model without a linear
 first layer, on ``matching_images`` updates), ``matched`` the informed adversary's; both are
 rates over (round, client) trials, beside ``chance`` and ``dp_cap`` (their means over the
-trials: the mean of per-trial caps bounds the mean success). ``above_cap``: a rate more than 3
+trials: the mean of per-trial caps bounds the mean success). Each cap is proven for the game the
+view plays (:func:`.watch.reconstruction_game`: which of the client's own images did this
+round's update use?): ``cap_game`` names it, ``cap_epsilon`` is its ε (the trials' mean), which is
+one round's, without amplification, for a replacement: not the run's headline. ``above_cap``: a rate more than 3
 standard errors above its cap, which is a bug of the mechanism or of its accounting; so is a
 membership point (LiRA's or the worst case's, :mod:`.worst_case`) whose TPR's lower bound lies
 above the cap at its FPR's upper bound.
@@ -62,7 +66,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
     w = watches[0]
     if w.kept:
         _match_kept(w, trials, budget_s)
-    summaries = [{**_describe(a), **_summary(trials.get(a.key, []))} for a in w.attackers]
+    summaries = [{**_describe(a), **_summary(trials.get(a.key, [])), **_run_cap(w, a)} for a in w.attackers]
     out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
            "epsilon_headline": headline, "accuracy": accuracy, "reconstruction": summaries[0],
            "attackers": summaries, "membership": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
@@ -74,6 +78,17 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
                             or (out["worst_case"] or {}).get("above_cap"))
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
+
+
+def _run_cap(w, attacker) -> dict:
+    """``run_cap_epsilon``: what the whole run proves for the view's question asked of every release
+    (:func:`.watch.run_game`), beside the one-round cap the view is checked against; None = ∞."""
+    from .watch import run_game
+
+    if w.ledger is None or not attacker.bounded:
+        return {"run_cap_epsilon": None}
+    proof = w.ledger.run_bound(run_game(w.ledger.threat_model))
+    return {"run_cap_epsilon": proof.epsilon if proof.finite else None, "run_cap_basis": proof.basis}
 
 
 def _describe(attacker) -> dict:
@@ -99,10 +114,24 @@ def _summary(rows: list) -> dict:
     above = any(rate is not None and rate - SIGMAS * se > cap
                 for rate, se in ((reid, reid_se), (matched, matched_se)))
     psnrs = [r["psnr"] for r in rows if "psnr" in r]
-    return {"trials": len(rows), "reidentified": reid, "reidentified_se": reid_se, "matched": matched,
+    games = sorted({r["game"].partition(" x")[0] for r in rows if r.get("game")})
+    groups = sorted({int(r["game"].partition(" x")[2] or 1) for r in rows if r.get("game")})
+    epsilons = [r.get("epsilon") for r in rows]
+    return {"cap_game": ", ".join(games), "cap_game_words": _game_words(games), "cap_groups": groups,
+            "cap_epsilon": None if None in epsilons else sum(epsilons) / len(epsilons),
+            "trials": len(rows), "reidentified": reid, "reidentified_se": reid_se, "matched": matched,
             "matched_se": matched_se, "labels_recovered": _rate(rows, "label_ok")[0],
             "label_chance": mean("label_chance"), "psnr_db": sum(psnrs) / len(psnrs) if psnrs else None,
             "chance": mean("chance"), "dp_cap": cap, "images_used": mean("used"), "above_cap": above}
+
+
+def _game_words(keys: list) -> str:
+    """The first game of ``keys`` (``Game.key``) in words ("" for none)."""
+    from ..accounting.games import Game
+
+    if not keys:
+        return ""
+    return Game.from_key(keys[0]).words()
 
 
 def per_client(attack_records, key: str) -> dict[int, dict]:

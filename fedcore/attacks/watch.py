@@ -27,8 +27,8 @@ from typing import Optional
 import numpy as np
 import torch
 
+from ..accounting.games import unbounded
 from .attackers import attackers_for
-from .caps import reconstruction_cap, swap_privacy
 from .informed import candidate_updates, match_candidates
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
@@ -67,6 +67,8 @@ class AttackWatch:
         self._pictures: dict[tuple[int, int], str] = {}
         """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
         self._round: dict = {}
+        self.ledger = None
+        """The run's ledger as of the last :meth:`report` (the whole run's bound is read from it at the end)."""
         self.keep = keep if self.layer is None else 0
         self.kept: list[dict] = []
         """Without a linear first layer: the first ``keep`` updates, for gradient matching later."""
@@ -115,8 +117,10 @@ class AttackWatch:
         r["upload"] = dict(zip(mine, upload.values.detach().index_select(0, at).float().unbind(0)))
         r["aggregate"] = None if step is None else step.detach().float().clone()
 
-    def report(self, headline, deltas) -> dict:
-        """The round's attack record (``headline`` / ``deltas``: each client's ε so far and δ)."""
+    def report(self, ledger) -> dict:
+        """The round's attack record; ``ledger`` (the run's, this round recorded) answers each
+        attacker's game (:func:`reconstruction_game`) per client."""
+        self.ledger = ledger
         out = {"shape": list(self.s.x_train.shape[1:]), "method": "analytic", "attackers": []}
         if self.unsupported:
             out["unsupported"] = self.unsupported
@@ -124,7 +128,7 @@ class AttackWatch:
         used = r.get("used") or {}
         r["candidates"] = self._candidates(r.get("params"), used, r.get("counted") or {})
         for attacker in self.attackers:
-            clients = self._score(_received(attacker.source, r, used), used, attacker, headline, deltas, r)
+            clients = self._score(_received(attacker.source, r, used), used, attacker, ledger, r)
             out["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
                                      "bounded": attacker.bounded, "clients": clients})
         return out
@@ -140,7 +144,7 @@ class AttackWatch:
         every = candidate_updates(s.model, params, s.x_train[torch.cat(rows)], s.y_train[torch.cat(rows)])
         return dict(zip(clients, every.split([len(r) for r in rows])))
 
-    def _score(self, received: list, used: dict, attacker, headline, deltas, r: dict) -> list[dict]:
+    def _score(self, received: list, used: dict, attacker, ledger, r: dict) -> list[dict]:
         """One row per client of ``received`` (``(client, vector)`` pairs), scored together."""
         if not received:
             return []
@@ -160,18 +164,18 @@ class AttackWatch:
         present = present[:, :classes]                                     # [k, classes] labels used
         label_ok = present[np.arange(len(clients)), guessed].tolist()
         label_count, counts = present.sum(1).tolist(), mask.sum(1).tolist()
-        headline, deltas = _as_list(headline), _as_list(deltas)
         rows = []
         for j, c in enumerate(clients):
             k, n = int(counts[j]), self.counts[c]
             everything = c not in r["candidates"]   # trained on all its images: any guess is one of them
             matched = everything or bool(mask[j, match_candidates(vectors[j], r["candidates"][c])])
-            eps = float(headline[c]) if attacker.bounded and headline[c] is not None else math.inf
-            eps_swap, delta_swap = swap_privacy(s.mechanism.threat_model, eps, float(deltas[c]), k)
+            game = reconstruction_game(s.mechanism.threat_model, k)
+            proof = ledger.game_bound(c, game) if attacker.bounded else unbounded(
+                game, float(ledger.delta[c]), f"{attacker.who} is not bounded by the run's ε")
             rows.append({"client": c, "used": k, "n": n, "chance": k / n, "matched": matched,
                          "label_ok": label_ok[j], "label_chance": label_count[j] / classes,
-                         "epsilon": None if not math.isfinite(eps) else eps,
-                         "cap": reconstruction_cap(eps_swap, delta_swap, k / n)})
+                         "epsilon": proof.epsilon if proof.finite else None, "game": game.key,
+                         "cap": proof.reid_cap(k / n)})
         if recon is None:
             for j, row in enumerate(rows):
                 if len(self.kept) < self.keep:
@@ -202,9 +206,24 @@ class AttackWatch:
         return [self._pictures[key] for key in keys]
 
 
-def _as_list(values) -> list:
-    """A tensor's or a sequence's values as a list (one conversion, not one per client)."""
-    return values.tolist() if isinstance(values, torch.Tensor) else list(values)
+def run_game(threat_model: str):
+    """The same question asked of every release of the run, the sampling secret: the whole run's
+    cap, shown beside the view's (valid for an attacker who pools every round; loose for this one)."""
+    from ..accounting.games import Game
+
+    return Game("record" if threat_model == "record" else "user", "replace", "run", "secret")
+
+
+def reconstruction_game(threat_model: str, used: int):
+    """The game of this view (``shared/ATTACKS.md`` §3): which of the client's own candidates did this
+    round's update use? Every candidate is in the data, so the sampling is known (no amplification);
+    the attacker reads one round's release; the ``used`` images are swapped for others: one user-level
+    replacement under local and central DP, ``used`` record replacements under record-level DP."""
+    from ..accounting.games import Game
+
+    if threat_model == "record":
+        return Game("record", "replace", "round", "conditioned", group=max(1, int(used)))
+    return Game("user", "replace", "round", "conditioned")
 
 
 def encode_images(values, box: Optional[tuple] = None) -> list[str]:

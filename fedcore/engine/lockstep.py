@@ -81,6 +81,8 @@ class LockstepResult:
     """The run's ε under the PLD accountant (``RunFinished.epsilon_pld``; inf = no guarantee, None = not computed)."""
     profile: list = field(default_factory=list)
     """With ``profile``: ``[(ε, δ)]``, the run's headline at several δ (``RunFinished.epsilon_profile``)."""
+    bound: Optional[object] = None
+    """With ``game``: what the run proves for that game (:meth:`fedcore.accounting.Ledger.run_bound`)."""
 
 
 class _Run:
@@ -152,13 +154,15 @@ def _per_run_noise(parts):
 
 
 def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: False, *,
-                 curves: bool = False, profile: bool = False) -> Optional[list[LockstepResult]]:
+                 curves: bool = False, profile: bool = False, game=None) -> Optional[list[LockstepResult]]:
     """Train ``configs`` together; one :class:`LockstepResult` per config, in order
     (None if ``should_stop`` returned True before the end). All configs must share
     :func:`batch_key`. ``curves``: also evaluate every ``eval_every`` rounds and keep the
     accuracy curve and the method signals' means, as :func:`~fedcore.engine.loop.iter_run`'s
     round events carry them (a reproduction's record needs them; a sweep point does not).
-    ``profile``: also each run's privacy profile (``LockstepResult.profile``; membership inference's caps)."""
+    ``profile``: also each run's privacy profile (``LockstepResult.profile``); ``game``
+    (:class:`~fedcore.accounting.games.Game`): also each run's bound for it (``LockstepResult.bound``;
+    membership inference's caps)."""
     keys = {batch_key(c) for c in configs}
     if len(keys) != 1:
         raise ValueError(f"run_lockstep needs runs of one batch_key; got {len(keys)} different ones")
@@ -220,5 +224,6 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                                             signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {},
                                             aggregated_rounds=r.aggregated_rounds,
                                             epsilon_pld=r.ledger.pld_run(),
-                                            profile=r.ledger.profile() if profile else [])
+                                            profile=r.ledger.profile() if profile else [],
+                                            bound=r.ledger.run_bound(game) if game is not None else None)
     return results

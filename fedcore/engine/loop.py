@@ -96,7 +96,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
         headline = ledger.headline()
-        attack = {} if watcher is None else watcher.report(headline, ledger.delta)
+        attack = {} if watcher is None else watcher.report(ledger)
         yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
                          uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
                          epsilon_accountant=ledger.views(), events=events, signals=signals,
