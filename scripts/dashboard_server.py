@@ -104,13 +104,17 @@ def settle(pg, seconds: float = 1.0, timeout_s: float = 90) -> None:
         time.sleep(seconds)
 
 
-def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = 0.2) -> None:
-    """Poll ``predicate`` every ``interval`` s until it is true; fail with ``what`` once ``timeout``
-    s times the host's load (:func:`load_scaled`, re-read while waiting) have passed: a condition,
-    never a wall-clock deadline that a busy host misses."""
+def wait_until(predicate: Callable[[], object], timeout: float, what, interval: float = 0.2):
+    """Poll ``predicate`` every ``interval`` s until it returns something true, and return that;
+    fail with ``what`` (a text, or a function giving one) once ``timeout`` s times the host's load
+    (:func:`load_scaled`, re-read while waiting) have passed: a condition, never a wall-clock
+    deadline that a busy host misses."""
     start = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - start < load_scaled(timeout), what
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() - start < load_scaled(timeout), what() if callable(what) else what
         time.sleep(interval)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard_server import wait_until  # scripts/ (tests/conftest.py puts it on the path)
 from fedcore.catalog import METHODS
 from fedcore.events import RunFinished, event_from_dict, replay
 
@@ -48,12 +49,22 @@ def progress_text(at) -> str:
     return bars[0].proto.text if bars else ""
 
 
-def wait_until_done(at, timeout=150) -> AppTest:
-    deadline = time.monotonic() + timeout
-    while not any(s in progress_text(at) for s in ("finished", "stopped", "failed")):
-        assert time.monotonic() < deadline, f"run did not end; last progress {progress_text(at)!r}"
-        time.sleep(0.3)
+def wait_on(at, condition, timeout: float, what) -> AppTest:
+    """Run the page again every 0.3 s until ``condition(at)`` holds; fail with ``what(at)`` after
+    ``timeout`` s scaled by the host's load (:func:`dashboard_server.wait_until`)."""
+    def holds() -> bool:
+        if condition(at):
+            return True
         at.run()
+        return False
+
+    wait_until(holds, timeout, lambda: what(at), interval=0.3)
+    return at
+
+
+def wait_until_done(at, timeout=150) -> AppTest:
+    wait_on(at, lambda a: any(s in progress_text(a) for s in ("finished", "stopped", "failed")), timeout,
+            lambda a: f"run did not end; last progress {progress_text(a)!r}")
     return at.run()
 
 
@@ -235,15 +246,12 @@ def test_compare_overlays_runs_and_groups_seeds(finished_run, store_dir):
     assert len(at.get("plotly_chart")) == 2
     by_label(at.number_input, "Seeds").set_value(2).run()
     by_label(at.button, "Run seeds").click().run()
-    deadline = time.monotonic() + 150
-    while True:  # seed 0 replays the finished run, seed 1 trains
-        table = at.dataframe[0].value
+    def both_seeds(a) -> bool:  # seed 0 replays the finished run, seed 1 trains
+        table = a.dataframe[0].value
         seeds = table[table["run"].str.contains("3 rounds")]
-        if set(seeds["seed"]) >= {0, 1} and (seeds["status"] == "finished").all():
-            break
-        assert time.monotonic() < deadline, table.to_dict("records")
-        time.sleep(0.5)
-        at.run()
+        return set(seeds["seed"]) >= {0, 1} and (seeds["status"] == "finished").all()
+
+    wait_on(at, both_seeds, 150, lambda a: a.dataframe[0].value.to_dict("records"))
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     legend = [t.get("name", "") for t in spec["data"]]
     assert any("(mean of " in n for n in legend), legend  # one group with a band
@@ -298,21 +306,14 @@ def test_pause_step_and_resume_a_live_run(store_dir):
     by_label(at.slider, "Rounds").set_value(60).run()
     by_label(at.button, "Run").click().run()
     by_label(at.button, "Pause").click().run()
-    deadline = time.monotonic() + 120
-    while "· paused" not in progress_text(at):
-        assert time.monotonic() < deadline, progress_text(at)
-        time.sleep(0.3)
-        at.run()
+    wait_on(at, lambda a: "· paused" in progress_text(a), 120, progress_text)
     assert "Paused after round" in texts(at)
     held = progress_text(at)
     time.sleep(1.5)
     assert progress_text(at.run()) == held                      # held between two rounds
     done = int(held.split()[1])
     by_label(at.button, "Step").click().run()
-    while f"Round {done + 1} / 60 · paused" not in progress_text(at):
-        assert time.monotonic() < deadline, progress_text(at)
-        time.sleep(0.3)
-        at.run()
+    wait_on(at, lambda a: f"Round {done + 1} / 60 · paused" in progress_text(a), 120, progress_text)
     by_label(at.button, "Resume").click().run()
     wait_until_done(at)
     assert "Round 60 / 60 · finished" in progress_text(at)
