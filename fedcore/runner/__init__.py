@@ -2,8 +2,9 @@
 
 Plain Python (never imports Streamlit): the dashboard, scripts and tests share it.
 
-- :class:`RunStore` (``store.py``): every job's record (one set of status words) and the
-  runs' JSON event streams on disk.
+- :class:`RunStore` (``store.py``): every job's record (one set of status words), as a
+  :class:`JobRecord` (``record.py``: one frozen type for every kind, a run is one more job), and
+  the runs' JSON event streams on disk; every job that ended is archived, whatever its kind.
 - :class:`Jobs` (``jobs.py``): the one job manager: queue, start, stop and watch runs,
   sweeps and audits (``audits.py``); who trains next is ``policy.py`` (pure), how a job
   trains ``launchers.py`` (spawned processes, one interface) and ``warm.py`` (the warm
@@ -19,6 +20,7 @@ headline ε), :mod:`fedcore.reproduce.estimate` (durations) and
 """
 from .jobs import Jobs
 from .labels import run_label
+from .record import JobRecord
 from .store import ACTIVE, TERMINAL, EventCache, RunStore, default_store_dir
 
-__all__ = ["ACTIVE", "TERMINAL", "EventCache", "Jobs", "RunStore", "default_store_dir", "run_label"]
+__all__ = ["ACTIVE", "TERMINAL", "EventCache", "JobRecord", "Jobs", "RunStore", "default_store_dir", "run_label"]

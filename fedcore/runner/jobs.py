@@ -7,10 +7,14 @@ submission: a :class:`~fedcore.runner.limits.LimitError` names the limit, whatev
 one owner model (:mod:`fedcore.runner.owners`), one :meth:`~Jobs.stop`, one
 :meth:`~Jobs.status`. Every job is a record in the :class:`~fedcore.runner.store.RunStore`,
 ``queued`` -> ``running`` -> ``finished`` | ``stopped`` | ``failed``, which its worker keeps up
-to date. A run (:meth:`~Jobs.start`) also writes its events there; a config that already
-finished is not trained again (the result cache). Any other kind is a :class:`Job` (made by
-``fedcore.sweep.job``, ``fedcore.runner.audits``) queued by :meth:`~Jobs.submit` and launched
-by the function its record names (:mod:`fedcore.runner.launchers`).
+to date. A run (:meth:`~Jobs.start`) is one more job: it also writes its events there, a
+config that already finished is not trained again (the result cache), and its record's
+``entry`` is :data:`RUN_ENTRY` (a worker process, the warm one when ready). Any other kind is a
+:class:`Job` (made by ``fedcore.sweep.job``, ``fedcore.runner.audits``) queued by
+:meth:`~Jobs.submit`; every kind is launched by the function its record names
+(:mod:`fedcore.runner.launchers`) and ends by one lifetime rule
+(:func:`~fedcore.runner.policy.lifetime_over`: checked by a run's own worker, by the manager for
+the others).
 Every job takes one worker slot (``max_running``) while it trains, in the order and shares of
 :mod:`fedcore.runner.policy`; a worker that dies without saying so is marked ``failed`` by
 :meth:`~Jobs.poll`, which a thread calls twice a second. A restart keeps the store's jobs:
@@ -43,6 +47,8 @@ from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, ca
 from .warm import WarmWorker
 from .worker import job_main
 
+RUN_ENTRY = "fedcore.runner.jobs:Jobs._run_worker"
+"""The ``entry`` of a run's record: the manager's own launcher of run workers (:meth:`Jobs._run_worker`)."""
 STOP_GRACE = 5.0
 """Seconds a worker gets to stop at its next round before it is terminated."""
 POLL_INTERVAL = 0.5
@@ -100,7 +106,6 @@ class Jobs:
         self._lock = threading.RLock()
         self._procs: dict[str, Launcher] = {}  # jobs holding a slot
         self._queued: list[str] = []  # runs and jobs, in order
-        self._runs: set[str] = set()  # which queued / training jobs are runs
         self._pausable: set[str] = set()  # runs and the jobs that yield between points (local sweeps)
         self._reasons: dict[str, str] = {}  # why the manager stopped a job (its owner left, its time was up)
         self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
@@ -154,8 +159,8 @@ class Jobs:
             self.capacity_left(owner, refuse=True)
             extra = {"owner": owner, "background": background, **self._lifetime(background)}
             record = self.store.create_run(cfg.to_dict(), cfg.config_hash(), label=label or run_label(cfg),
-                                           match=exact, **extra)
-            self._enqueue(record["id"], owner, "run")
+                                           match=exact, entry=RUN_ENTRY, **extra)
+            self._enqueue(record["id"], owner, record["pausable"])
             return record["id"]
 
     def _lifetime(self, background: bool = False) -> dict:
@@ -180,7 +185,7 @@ class Jobs:
                 lifetime = self._lifetime(background=job.owner is None)
                 self.store.create_job(job.id, job.kind, owner=job.owner, label=job.label, entry=job.entry,
                                       seconds=job.seconds, pausable=job.pausable, **lifetime, **job.fields)
-                self._enqueue(job.id, job.owner, job.kind, job.pausable)
+                self._enqueue(job.id, job.owner, job.pausable)
         return job.id
 
     def keep_owners_alive(self, owners) -> int:
@@ -196,11 +201,9 @@ class Jobs:
         """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
         return self.store.get_run(job_id) if job_id in self._owner else None
 
-    def _enqueue(self, job_id: str, owner: Optional[str], kind: str, pausable: bool = False) -> None:
+    def _enqueue(self, job_id: str, owner: Optional[str], pausable: bool = False) -> None:
         self._owner[job_id] = owner
-        if kind == "run":
-            self._runs.add(job_id)
-        if kind == "run" or pausable:
+        if pausable:
             self._pausable.add(job_id)
         self._queued.append(job_id)
         self._dispatch()
@@ -243,7 +246,7 @@ class Jobs:
             if r is None:
                 return None
             who = {"owner": r.get("owner"), "fixed": i not in self._pausable}
-            if r.get("kind", "run") != "run":
+            if not r["events"]:  # no rounds to go by: its expected duration, as one round
                 return {"id": i, "rounds": 1, "round_s": r.get("seconds"), "elapsed_s": 0.0, **who}
             c = r.get("config") or {}
             pace = seconds_per_round(history, c.get("dataset"), c.get("model"))
@@ -394,15 +397,15 @@ class Jobs:
     def _forget(self, job_id: str) -> None:
         for table in (self._procs, self._preempted, self._stopping, self._owner, self._reasons):
             table.pop(job_id, None)
-        self._runs.discard(job_id)
         self._pausable.discard(job_id)
 
     def _expire(self) -> None:
-        """Stop the sweeps and audits whose owner left or whose time is up
-        (:func:`~fedcore.runner.policy.lifetime_over`; a run's own worker checks the same)."""
+        """Stop the jobs whose owner left or whose time is up
+        (:func:`~fedcore.runner.policy.lifetime_over`), but for those whose worker checks the same
+        itself (a run's: its launcher ``watches_lifetime``)."""
         now = time.time()
-        for job_id in [*self._procs, *self._preempted]:
-            if job_id in self._runs or job_id in self._stopping:
+        for job_id, launcher in [*self._procs.items(), *self._preempted.items()]:
+            if getattr(launcher, "watches_lifetime", False) or job_id in self._stopping:
                 continue
             record = self.store.get_run(job_id)
             why = record and lifetime_over(record, self.store.last_beat(job_id), now)
@@ -437,40 +440,40 @@ class Jobs:
             record = self.store.claim(move.start)
             if record is None:  # stopped, deleted, or taken by another manager of the store
                 self._forget(move.start)
-            elif move.start in self._runs:
-                self._start_run(record)
             else:
                 self._launch(record)
 
     def _launch(self, record: dict) -> None:
+        """Start job ``record`` by its ``entry`` (a run's: :meth:`_run_worker`), unless its owner
+        left while it waited."""
         why = lifetime_over({**record, "started": None}, self.store.last_beat(record["id"]), time.time())
         if why:  # its owner left while it waited
             self._forget(record["id"])
             self.store.finish(record["id"], "stopped", reason=f"its owner left before it started ({why})")
             return
         self.store.touch(record["id"])  # time spent waiting never counts against it
+        entry = record.get("entry") or RUN_ENTRY  # a run of an older store names none
         try:
-            launcher = load_entry(record["entry"])(self.store, record)
+            launcher = (self._run_worker if entry == RUN_ENTRY else load_entry(entry))(self.store, record)
         except Exception as exc:  # noqa: BLE001  (one job that cannot start must not stop the queue)
             self._forget(record["id"])
             self.store.finish(record["id"], "failed", f"it could not start ({type(exc).__name__}: {exc})"[:300])
             return
         self._procs[record["id"]] = launcher
-        self.store.update_run(record["id"], status=RUNNING, pid=launcher.pid, started=time.time())
+        if getattr(launcher, "watches_lifetime", False):  # its worker records its own start
+            self.store.update_run(record["id"], pid=launcher.pid)
+        else:
+            self.store.update_run(record["id"], status=RUNNING, pid=launcher.pid, started=time.time())
 
-    def _start_run(self, record: dict) -> None:
-        run_id, grace = record["id"], record.get("grace_s")
-        if grace and time.time() - self.store.last_beat(run_id) > grace:
-            self._forget(run_id)
-            self.store.finish(run_id, "stopped", reason=f"its owner left before it started "
-                                                        f"(nobody watched it for {grace:g} s)")
-            return
-        self.store.touch(run_id)
+    def _run_worker(self, store: RunStore, record: dict) -> Launcher:
+        """A run's launcher (entry :data:`RUN_ENTRY`): the warm worker when one is ready, else a
+        worker spawned now; the worker records its start and checks its own lifetime
+        (:class:`~fedcore.runner.worker.Watchdog`)."""
+        run_id = record["id"]
         warm = self._warm.take(run_id)
         proc = warm.process if warm else spawn(job_main, self.store_dir, run_id, *self._priority,
                                                name=f"fedcore-run-{run_id}")
-        self.store.update_run(run_id, pid=proc.pid)
-        self._procs[run_id] = ProcessLauncher(proc, partial(self.store.request_stop, run_id), keep=warm)
+        return ProcessLauncher(proc, partial(store.request_stop, run_id), keep=warm, watches_lifetime=True)
 
     def warm_state(self) -> str:
         """The warm worker's :meth:`~fedcore.runner.warm.WarmWorker.state`."""
@@ -498,19 +501,18 @@ class Jobs:
         from .tempo import preempt
 
         for record in reversed(self.store.list_runs(kind=None)):  # oldest first
-            job_id, kind = record["id"], record.get("kind", "run")
+            job_id = record["id"]
             if record["status"] not in ACTIVE:
                 continue
             if pid_alive(record.get("pid")):
-                self._procs[job_id] = PidLauncher(record["pid"], partial(self.store.request_stop, job_id))
+                self._procs[job_id] = PidLauncher(record["pid"], partial(self.store.request_stop, job_id),
+                                                  watches_lifetime=(record.get("entry") or RUN_ENTRY) == RUN_ENTRY)
             elif record["status"] == QUEUED and not record.get("handed_over"):
                 self._queued.append(job_id)
             else:
                 self.store.finish(job_id, "failed", "its worker is gone (the dashboard was restarted while it ran)")
                 continue
             self._owner[job_id] = record.get("owner")
-            if kind == "run":
-                self._runs.add(job_id)
-            if kind == "run" or record.get("pausable"):
+            if record.get("pausable"):
                 self._pausable.add(job_id)
                 preempt(self.store, job_id, False)  # one paused for fair share gets its turn again

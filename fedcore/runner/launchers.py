@@ -26,6 +26,8 @@ class Launcher(Protocol):
     """A job in progress (see the module doc); ``pid`` is its process id, None when it has none."""
 
     pid: Optional[int]
+    watches_lifetime: bool
+    """Its worker stops itself when its owner left or its time is up (a run's); else the manager does."""
 
     def alive(self) -> bool: ...
 
@@ -40,9 +42,9 @@ class ProcessLauncher:
     live as long as the process (a warm worker's job queue)."""
 
     def __init__(self, process: multiprocessing.Process, stop: Optional[Callable[[], None]] = None,
-                 keep: object = None):
+                 keep: object = None, watches_lifetime: bool = False):
         self.process, self.stop, self.keep = process, stop, keep
-        self.pid = process.pid
+        self.pid, self.watches_lifetime = process.pid, watches_lifetime
 
     def alive(self) -> bool:
         return self.process.is_alive()
@@ -74,8 +76,8 @@ class ProcessLauncher:
 class PidLauncher:
     """A worker that a previous manager started and that still lives (taken up after a restart)."""
 
-    def __init__(self, pid: int, stop: Callable[[], None]):
-        self.pid, self.request_stop = int(pid), stop
+    def __init__(self, pid: int, stop: Callable[[], None], watches_lifetime: bool = False):
+        self.pid, self.request_stop, self.watches_lifetime = int(pid), stop, watches_lifetime
 
     def alive(self) -> bool:
         return pid_alive(self.pid)

@@ -21,10 +21,10 @@ code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is o
 - ``index``       ids of all runs in creation order;
 - ``done:<key>``  id of the finished run of a :func:`cache_key` (the result cache).
 
-Beside the database, every run that ended (finished, stopped or failed) is archived as one
-JSON file, ``archive/<id>.json`` (its record and every event, written atomically when it
-ends and rewritten when its record changes later). The archives are what a store is
-rebuilt from: finished runs survive a damaged or deleted ``cache.db``.
+Beside the database, every job that ended (finished, stopped or failed), whatever its kind, is
+archived as one JSON file, ``archive/<id>.json`` (its record and every event, written atomically
+when it ends and rewritten when its record changes later). The archives are what a store is
+rebuilt from: ended runs, sweeps, audits and reproductions survive a damaged or deleted ``cache.db``.
 
 Safety: the folder is created (and kept) private, mode 0700: diskcache still unpickles
 rows that a writer marked as pickles, so nobody else may write there. A store folder
@@ -62,7 +62,6 @@ import stat
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -71,6 +70,7 @@ import diskcache
 from ..errors import FedcoreError
 from ..files import write_atomic
 from ..events import Event, RunFinished, RunState, fold, replay, to_dict
+from .record import RUN, EqualPrivacy, JobRecord, cache_key, normalized  # noqa: F401  (re-exported)
 
 STORE_ENV = "FEDCORE_STORE"
 QUEUED, RUNNING, FINISHED, STOPPED, FAILED = "queued", "running", "finished", "stopped", "failed"
@@ -78,27 +78,6 @@ ACTIVE = (QUEUED, RUNNING)
 """Statuses of a job waiting for a worker slot or holding one."""
 TERMINAL = (FINISHED, STOPPED, FAILED)
 """Statuses after which a job never changes again: with :data:`ACTIVE`, every kind's status words."""
-
-
-@dataclass(frozen=True)
-class EqualPrivacy:
-    """A run's equal-privacy request ("spend exactly ε in total", its record's ``match``): the
-    whole run's headline ε ``target``; once its worker solved the method's own budget, the
-    ``headline`` ε the run spends, whether that ``reached`` the target, and the ``knob`` it set."""
-
-    target: float
-    headline: Optional[float] = None
-    reached: Optional[bool] = None
-    knob: Optional[float] = None
-
-    def to_dict(self) -> dict:
-        """The record's ``match``: an unsolved request has no ``knob``."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-
-def cache_key(record: dict) -> str:
-    """The result cache's key of a run: its requested config's hash, marked when it spends exactly ε."""
-    return record["config_hash"] + (" spend exactly" if record.get("match") else "")
 
 
 def default_store_dir() -> Path:
@@ -123,7 +102,13 @@ class StoreError(FedcoreError):
 PRIVATE = 0o700
 ARCHIVE = "archive"
 """Sub-folder of the store holding ``<id>.json`` of every run that ended."""
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,119}$")
+"""A job id that may name an archive file: a run's id, ``sweep:<key>``, ``audit:<key>``, ..."""
+
+
+def archive_name(job_id: str) -> str:
+    """The archive file's stem of ``job_id`` (``:`` is ``+`` there: no ``+`` is in an id)."""
+    return job_id.replace(":", "+")
 EXISTENCE_CHECK_S = 1.0
 """At most this often an access checks that the store's database file still exists."""
 
@@ -209,8 +194,8 @@ class RunStore:
         restored = self._restore_archives()
         self.problem = (f"The run store was damaged ({str(exc).splitlines()[0][:120]}); it was moved aside "
                         f"to {moved.name} and a new store was started"
-                        + (f" with the {restored} runs that had ended (from their archives)." if restored
-                           else ", empty (no run had ended)."))
+                        + (f" with the {restored} jobs that had ended (runs, sweeps, audits, reproductions; "
+                           "from their archives)." if restored else ", empty (no job had ended)."))
 
     def _ensure_present(self) -> None:
         now = time.monotonic()
@@ -231,18 +216,18 @@ class RunStore:
         self._open()
         restored = self._restore_archives()
         self.problem = problem if not restored else (
-            problem.replace(": runs from before are gone.", "") + f" {restored} runs that had ended were restored "
+            problem.replace(": runs from before are gone.", "") + f" {restored} jobs that had ended were restored "
             "from their archives.")
 
     # --- archives: what a damaged store is rebuilt from -------------------------------
     def _archive_path(self, run_id: str) -> Optional[Path]:
-        return self.directory / ARCHIVE / f"{run_id}.json" if _SAFE_ID.match(str(run_id)) else None
+        return self.directory / ARCHIVE / f"{archive_name(run_id)}.json" if _SAFE_ID.match(str(run_id)) else None
 
     def _archive(self, run_id: str) -> None:
-        """Write ``archive/<id>.json`` (record + events) of a run that ended; atomic, 0600."""
+        """Write ``archive/<id>.json`` (record + events) of a job of any kind that ended; atomic, 0600."""
         path = self._archive_path(run_id)
         record = self.cache.get(f"run:{run_id}")
-        if path is None or record is None or record.get("status") not in TERMINAL or record.get("kind", "run") != "run":
+        if path is None or record is None or record.get("status") not in TERMINAL:
             return
         n = self.cache.get(f"n:{run_id}", 0)
         events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
@@ -255,7 +240,7 @@ class RunStore:
     def _backfill_archives(self) -> None:
         """Archive runs that ended before archives existed (a store from an older version)."""
         folder = self.directory / ARCHIVE
-        have = {p.stem for p in folder.glob("*.json")} if folder.is_dir() else set()
+        have = {p.stem.replace("+", ":") for p in folder.glob("*.json")} if folder.is_dir() else set()
         for run_id in self.cache.get("index", []):
             if run_id not in have:
                 self._archive(run_id)  # only runs that ended are written
@@ -268,7 +253,7 @@ class RunStore:
         known = set(self.cache.get("index", []))
         restored = []
         for path in folder.glob("*.json"):
-            run_id = path.stem
+            run_id = path.stem.replace("+", ":")
             if run_id in known or not _SAFE_ID.match(run_id):
                 continue
             try:
@@ -302,7 +287,7 @@ class RunStore:
         id that ended: a sweep trained again) with the kind's ``fields``; returns the record."""
         now = time.time()
         record = {"id": job_id, "kind": kind, "owner": owner, "label": label, "created": now, "status": QUEUED,
-                  "error": None, "pid": None, **fields}
+                  "error": None, "pid": None, "events": False, **fields}
         with self.cache.transact():
             ids = self.cache.get("index", [])
             self.cache.delete(f"stop:{job_id}")
@@ -317,9 +302,10 @@ class RunStore:
                    owner: Optional[str] = None, match: Optional[EqualPrivacy] = None, **extra: Any) -> dict:
         """Record a new run of the requested ``config`` (spending exactly ε with ``match``) with
         status ``queued``; returns the record."""
-        return self.create_job(run_id or new_run_id(), "run", owner=owner, label=label, requested=config,
+        return self.create_job(run_id or new_run_id(), RUN, owner=owner, label=label, requested=config,
                                config=config, config_hash=config_hash, match=match and match.to_dict(),
-                               rounds=config.get("rounds"), rounds_done=0, final_accuracy=None, **extra)
+                               rounds=config.get("rounds"), rounds_done=0, final_accuracy=None, events=True,
+                               pausable=True, **extra)
 
     @_recovering
     def claim(self, job_id: str) -> Optional[dict]:
@@ -341,8 +327,31 @@ class RunStore:
 
     @_recovering
     def get_run(self, run_id: str) -> Optional[dict]:
-        """The run record, or None if there is no such run."""
-        return self.cache.get(f"run:{run_id}")
+        """The job record of ``run_id`` as a dict (any kind; an older store's read as this version
+        writes it), or None if there is no such job."""
+        return self._normal(self.cache.get(f"run:{run_id}"))
+
+    @staticmethod
+    def _normal(record: Optional[dict]) -> Optional[dict]:
+        return None if record is None else normalized(record)
+
+    def get_job(self, job_id: str) -> Optional[JobRecord]:
+        """The :class:`~fedcore.runner.record.JobRecord` of ``job_id``, or None."""
+        record = self.get_run(job_id)
+        return None if record is None else JobRecord.from_dict(record)
+
+    def list_jobs(self, kind: Optional[str] = None) -> list[JobRecord]:
+        """Every job of ``kind`` (None: of every kind) as a :class:`~fedcore.runner.record.JobRecord`,
+        newest first."""
+        return [JobRecord.from_dict(r) for r in self.list_runs(kind)]
+
+    def update_job(self, job_id: str, **fields: Any) -> Optional[JobRecord]:
+        """:meth:`update_run` returning the :class:`~fedcore.runner.record.JobRecord`; an
+        :class:`~fedcore.runner.record.EqualPrivacy` ``match`` is stored as its dict."""
+        if isinstance(fields.get("match"), EqualPrivacy):
+            fields["match"] = fields["match"].to_dict()
+        record = self.update_run(job_id, **fields)
+        return None if record is None else JobRecord.from_dict(record)
 
     @_recovering
     def update_run(self, run_id: str, **fields: Any) -> Optional[dict]:
@@ -360,11 +369,11 @@ class RunStore:
         return record
 
     @_recovering
-    def list_runs(self, kind: Optional[str] = "run") -> list[dict]:
+    def list_runs(self, kind: Optional[str] = RUN) -> list[dict]:
         """Every record of ``kind`` (None: of every kind), newest first."""
         ids = self.cache.get("index", [])
         records = (self.cache.get(f"run:{i}") for i in reversed(ids))
-        return [r for r in records if r is not None and kind in (None, r.get("kind", "run"))]
+        return [r for r in map(self._normal, records) if r is not None and kind in (None, r["kind"])]
 
     @_recovering
     def run_ids(self) -> list[str]:
@@ -377,7 +386,7 @@ class RunStore:
         with self.cache.transact():
             record = self.cache.get(f"run:{run_id}")
             self.cache.set("index", [i for i in self.cache.get("index", []) if i != run_id])
-            if record is not None and record.get("kind", "run") == "run" \
+            if record is not None and record.get("config_hash") \
                     and self.cache.get(f"done:{cache_key(record)}") == run_id:
                 self.cache.delete(f"done:{cache_key(record)}")
         self.cache.evict(run_id)
@@ -415,7 +424,7 @@ class RunStore:
             return None
         events = self.read_events(run_id, 0, touch=False)
         keep = {k: v for k, v in record.items() if k not in ("id", "label", "created", "owner", "pid")}
-        copy = self.create_job(new_run_id(), "run", label=record["label"], owner=owner, replayed_from=run_id)
+        copy = self.create_job(new_run_id(), record["kind"], label=record["label"], owner=owner, replayed_from=run_id)
         with self.cache.transact():
             for k, event in enumerate(events):
                 self.cache.set(f"ev:{copy['id']}:{k}", event, tag=copy["id"])
@@ -460,7 +469,7 @@ class RunStore:
         record = self.get_run(run_id)
         if record is None or record["status"] in TERMINAL:
             return False
-        if record.get("kind", "run") != "run":
+        if not record["events"]:
             return self.update_run(run_id, status=status, error=error, finished=time.time(), **extra) is not None
         elapsed = time.time() - record["created"]
         end = RunFinished(status, record["rounds_done"], elapsed, record["final_accuracy"], error)

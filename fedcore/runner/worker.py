@@ -215,11 +215,10 @@ def solve_budget(store, run_id: str, cfg, match: dict):
     and the solution (``headline``, ``reached``, ``knob``; ``released`` False and ``knob`` None when the
     run releases nothing at any budget)."""
     from ..equal_privacy import match_headline
+    from .record import EqualPrivacy
 
     solved = match_headline(cfg, match["target"])
-    store.update_run(run_id, config=solved.config.to_dict(),
-                     match={**match, "headline": solved.headline, "reached": solved.reached, "knob": solved.knob,
-                            "released": solved.released})
+    store.update_job(run_id, config=solved.config.to_dict(), match=EqualPrivacy.from_matched(solved))
     return solved.config
 
 
