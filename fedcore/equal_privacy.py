@@ -18,6 +18,13 @@ that budget, ``reached=False``: its headline, below the target, is what it can s
 releases nothing at any budget (PLDP-FL rule C selecting nobody in every round of a short run)
 has no budget to solve: it keeps its configured budgets, ``released=False`` and ``knob=None``.
 
+Personalized budgets (clients set at different ε) are solved each on its own
+(:func:`_match_each`): the clients of one set value share one scale, every distinct value gets
+its own, so each client spends within ``[(1 - tol), 1] ×`` its own share of the target (its set ε
+when the target is the largest set ε, as the Playground and ``attack`` ask). One scale for all
+would fit the largest client and push the others past their own budgets (``attack_digits``:
+10.18, 124.8, 1,083 and 10,023 spent against 10, 100, 1,000 and 10,000 set).
+
 >>> from fedcore.layering import build_config
 >>> cfg = build_config("demo", None, ["method=pldp_b"])
 >>> matched = match_headline(cfg, 10.0)
@@ -27,7 +34,7 @@ has no budget to solve: it keeps its configured budgets, ``released=False`` and 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from .errors import FedcoreError
@@ -50,6 +57,8 @@ class Matched:
     scale: float         # solved budgets / configured budgets
     reached: bool = True  # False: even its largest budget spends less than the target (it runs at that)
     released: bool = True  # False: the replay released nothing at any budget; no budget was solved
+    per_client: tuple = ()  # ({"client", "set", "spent"}, ...): each client's set ε and replayed headline
+    each: bool = True      # False: personalized budgets that could not be solved each on its own (one scale)
 
 
 def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess: float = 1 - TOLERANCE / 2) -> Matched:
@@ -60,7 +69,6 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
     tried first (a sweep passes the scale another seed or target needed; by default just below
     1, where a mechanism calibrated to its own headline, e.g. DP-SGD's, already lands).
     """
-    from .engine.replay import replay_headline
     from .engine.setup import prepare
 
     if not (math.isfinite(target) and target > 0):
@@ -68,6 +76,28 @@ def match_headline(cfg, target: float, tol: float = TOLERANCE, base=None, guess:
     eps = list(cfg.privacy.epsilons(cfg.num_clients))
     base = base if base is not None else prepare(cfg.replace(device="cpu"))
     label = cfg.method or cfg.privacy.mechanism
+    if len(set(eps)) > 1:
+        try:
+            return _match_each(cfg, target, tol, base, eps, label)
+        except FedcoreError:   # coupled budgets (PLDP-FL's rule C picks clients by budget): one scale, said so
+            one = _match_one(cfg, target, tol, base, eps, label, guess)
+            from .engine.replay import replay_headlines
+
+            heads = replay_headlines(one.config, base)
+            return replace(one, per_client=_per_client(eps, heads, target), each=False)
+    return _match_one(cfg, target, tol, base, eps, label, guess)
+
+
+def _per_client(eps: list, heads, target: float) -> tuple:
+    """``({"client", "set", "spent"}, ...)``: each client's share of ``target`` (its set ε when the
+    target is the largest) and its replayed headline."""
+    top = max(eps)
+    return tuple({"client": i, "set": e * target / top, "spent": float(h)} for i, (e, h) in enumerate(zip(eps, heads)))
+
+
+def _match_one(cfg, target: float, tol: float, base, eps: list, label: str, guess: float) -> Matched:
+    """One scale for every client's budget, solved for the run's headline (the largest client's)."""
+    from .engine.replay import replay_headline
 
     def scaled(log_s: float):
         values = [min(EPSILON_RANGE[1], max(EPSILON_RANGE[0], e * math.exp(log_s))) for e in eps]
@@ -132,3 +162,44 @@ def _next_guess(lo, hi, aim: float, lo_limit: float, hi_limit: float):
 def _matched(cfg, target: float, headline: float, log_s: float, eps: list, reached: bool = True) -> Matched:
     scale = math.exp(log_s)
     return Matched(cfg, target, headline, max(cfg.privacy.epsilon), scale, reached)
+
+
+def _match_each(cfg, target: float, tol: float, base, eps: list, label: str) -> Matched:
+    """Personalized budgets: one scale per distinct set ε, solved together (module doc). Each round
+    replays the run once and moves every group not yet in tolerance along its own bracket
+    (:func:`_next_guess`); a mechanism that couples clients (one noise for the sum) converges as the
+    groups settle, and all are checked on one final replay."""
+    from .engine.replay import replay_headlines
+
+    values = sorted(set(eps))
+    member = [values.index(e) for e in eps]
+    aims = [v * target / max(values) for v in values]          # each group's own share of the target
+    log_s = [math.log(1 - tol / 2)] * len(values)
+    brackets: list[list] = [[None, None] for _ in values]
+    limits = [(math.log(EPSILON_RANGE[0] / v), math.log(EPSILON_RANGE[1] / v)) for v in values]
+
+    def config(scales):
+        return cfg.with_overrides({"privacy.epsilon": [min(EPSILON_RANGE[1], max(EPSILON_RANGE[0], e * math.exp(scales[m])))
+                                                       for e, m in zip(eps, member)]})
+
+    for _ in range(MAX_STEPS):
+        trial = config(log_s)
+        heads = replay_headlines(trial, base)
+        spent = [max(float(h) for h, m in zip(heads, member) if m == g) for g in range(len(values))]
+        if all((1 - tol) * a <= h <= a for h, a in zip(spent, aims)):
+            return Matched(trial, target, max(spent), max(trial.privacy.epsilons(cfg.num_clients)),
+                           math.exp(log_s[-1]), per_client=_per_client(eps, heads, target))
+        if any(math.isinf(h) for h in spent):
+            raise FedcoreError(f"equal privacy: {label} has no finite headline ε (nothing is noised), "
+                               "so it cannot be matched to a target")
+        for g, (h, a) in enumerate(zip(spent, aims)):
+            if (1 - tol) * a <= h <= a:
+                continue
+            point = (log_s[g], math.log(h) if h > 0 else -math.inf)
+            brackets[g][1 if h > a else 0] = point
+            guess = _next_guess(*brackets[g], math.log((1 - tol / 2) * a), *limits[g])
+            if guess is None:
+                raise FedcoreError(f"equal privacy: {label} cannot spend ε = {a:g} for the clients set at "
+                                   f"{values[g]:g} within {tol:.0%} (closest {h:.4g})")
+            log_s[g] = guess
+    raise FedcoreError(f"equal privacy: {label}'s personalized budgets did not settle in {MAX_STEPS} replays")

@@ -49,7 +49,9 @@ def test_a_method_without_noise_cannot_be_matched():
 
 def test_personalized_budgets_keep_their_tiers_and_the_rules_differ():
     """Tiers 10/50/100 % of the column's ε: PLDP-FL's rules A, B, C and the B-IVW and C-max
-    ablations now weight or pick clients differently, so their accuracies differ."""
+    ablations now weight or pick clients differently, so their accuracies differ. Each tier is
+    solved on its own (its clients spend their own share), so the solved budgets keep the tiers'
+    order, not their ratio."""
     from fedcore.sweep.runner import run_sweep
     from fedcore.sweep.spec import SweepSpec
 
@@ -57,7 +59,7 @@ def test_personalized_budgets_keep_their_tiers_and_the_rules_differ():
     assert spec.methods == ("pldp_a", "pldp_b", "pldp_c", "pldp_b_ivw", "pldp_c_max")
     points = spec.points()
     eps = points[0].config.privacy.epsilon
-    assert len(set(eps)) == 3 and max(eps) / min(eps) == pytest.approx(10.0)
+    assert len(set(eps)) == 3 and max(eps) / min(eps) > 3
     rows = list(run_sweep(points))
     assert all(0.99 * 30 <= r["epsilon_accountant"] <= 30 for r in rows)
     accuracies = {r["method"]: r["accuracy"] for r in rows}
@@ -77,3 +79,17 @@ def test_mixed_noniid_makes_hellinger_weights_matter():
     rows = {r["method"]: r for r in run_sweep(points)}
     assert rows["hw_dpfl"]["accuracy"] != rows["hw_fedavg"]["accuracy"]
     assert rows["hw_dpfl"]["epsilon_accountant"] == pytest.approx(rows["hw_fedavg"]["epsilon_accountant"])
+
+
+def test_spend_exactly_keeps_every_client_within_its_own_budget():
+    """attack_digits: six clients set at ε = 1 ... 100,000. One scale for all made four of them spend
+    more than they were given (10.18, 124.8, 1,083, 10,023); each budget solved on its own keeps every
+    client's proven ε in [0.99, 1] x its own."""
+    from fedcore.layering import build_config
+
+    cfg = build_config("attack_digits", None, [])
+    matched = match_headline(cfg, max(cfg.privacy.epsilons(cfg.num_clients)))
+    assert matched.each and len(matched.per_client) == 6
+    for c in matched.per_client:
+        assert 0.99 * c["set"] <= c["spent"] <= c["set"], c
+    assert matched.headline == max(c["spent"] for c in matched.per_client)

@@ -28,7 +28,7 @@ four words:
 3. releases without sampling are exactly μ-GDP, ``μ = k·√(Σ steps / z²)`` (Dong, Roth & Su 2019,
    Cor. 3.3): the membership region is the trade-off curve ``TPR ≤ Φ(Φ⁻¹(FPR) + μ)`` and the
    re-identification bound for a prior κ is ``Φ(Φ⁻¹(κ) + μ)`` (Hayes, Mahloujifar & Balle 2023,
-   Thm 2); ε at each δ comes from dp-accounting's PLD of that one Gaussian;
+   Thm 2); ε at each δ is that one Gaussian's exact ε (dp-accounting's analytic privacy loss);
 4. otherwise the caps are the smallest over the game's privacy profile, ε at
    :data:`PROFILE_DELTAS` (dp-accounting's PLD for Gaussian steps, the k-fold randomized
    response for pure ones, :mod:`.pure`): ``TPR ≤ min e^ε FPR + δ, 1 - e^-ε (1 - δ - FPR)``
@@ -198,7 +198,7 @@ def _gaussian_bound(game: Game, steps: dict, scale: int, doubled: bool, delta: f
     if all(q >= 1 for _, q in steps):
         mu = scale * math.sqrt(sum(k / z ** 2 for (z, _), k in steps.items()))
         mu = _round_up(mu)
-        words = "μ-GDP, exact for Gaussian releases without sampling (Dong, Roth & Su 2019); ε from dp-accounting's PLD"
+        words = "μ-GDP, exact for Gaussian releases without sampling (Dong, Roth & Su 2019; ε by dp-accounting's analytic Gaussian privacy loss)"
         return Bound(game, _gdp_epsilon(mu, delta), delta, words, mu=mu,
                      profile=tuple((_gdp_epsilon(mu, d), d) for d in PROFILE_DELTAS))
     relation = "REPLACE_ONE" if doubled else "ADD_OR_REMOVE_ONE"
@@ -236,15 +236,25 @@ def _round_up(mu: float) -> float:
 
 @lru_cache(maxsize=8192)
 def _gdp_epsilon(mu: float, delta: float) -> float:
-    """ε at ``delta`` of one Gaussian with sensitivity/σ = ``mu`` (dp-accounting's PLD, pessimistic)."""
-    from .pure import gaussian_pld_epsilon
+    """ε at ``delta`` of one Gaussian with sensitivity/σ = ``mu``: the root of dp-accounting's exact
+    ``GaussianPrivacyLoss.get_delta_for_epsilon`` (δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2); Balle &
+    Wang 2018, Thm 8), found by Brent's method and rounded up. No discretised PLD: at the μ of ε in the
+    thousands one would take seconds to minutes."""
+    from dp_accounting.pld.privacy_loss_mechanism import GaussianPrivacyLoss
+    from scipy.optimize import brentq
 
     if mu == 0:
         return 0.0
-    if not math.isfinite(mu):
+    if not math.isfinite(mu) or mu > 1e6:
         return math.inf
-    value = gaussian_pld_epsilon((((1.0 / mu, 1.0), 1),), delta)
-    return math.inf if value is None else value
+    loss = GaussianPrivacyLoss(standard_deviation=1.0 / mu, sensitivity=1.0)
+    excess = lambda eps: loss.get_delta_for_epsilon(eps) - delta  # noqa: E731
+    if excess(0.0) <= 0:
+        return 0.0
+    high = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1.0
+    while excess(high) > 0:
+        high *= 2
+    return brentq(excess, 0.0, high, xtol=1e-12, rtol=1e-12) * (1 + 1e-9)
 
 
 @lru_cache(maxsize=2048)

@@ -58,13 +58,23 @@ def cmd_attack(args) -> int:
         check_shadows(args.shadows)
     if not 0 < args.budget <= 600:
         raise FedcoreError(f"--budget {args.budget}: must be seconds in (0, 600]")
+    from ..layering import build_config
+
+    budgets = build_config(args.preset, args.config, list(args.set or ())).privacy
     cfg = attack_config(args.preset, args.config, args.set, args.match)
     result = attack_run(cfg, shadows=None if args.no_membership else args.shadows, budget_s=args.budget)
+    result["epsilon_per_client"] = per_client_budgets(budgets.epsilons(cfg.num_clients),
+                                                      result.pop("epsilon_headline_per_client"))
     if args.json:
         print(json.dumps(result, allow_nan=False))
     else:
         print("\n".join(report_lines(result)))
     return 0
+
+
+def per_client_budgets(set_values, spent) -> list[dict]:
+    """``[{"client", "set", "spent"}]``: each client's ε as set and its headline ε spent (None = ∞)."""
+    return [{"client": i, "set": float(e), "spent": h} for i, (e, h) in enumerate(zip(set_values, spent))]
 
 
 def _pct(x) -> str:
@@ -84,8 +94,9 @@ def report_lines(r: dict) -> list[str]:
             lines.append("  no update reached it")
             continue
         lines.append(f"  re-identified {_pct(a['reidentified'])} (inversion), {_pct(a['matched'])} (informed "
-                     f"adversary) over {a['trials']} updates; chance {_pct(a['chance'])}, the run's ε allows at most "
-                     f"{_pct(a['dp_cap'])}")
+                     f"adversary) over {a['trials']} updates; chance {_pct(a['chance'])}, at most "
+                     f"{_pct(a['dp_cap'])} proven (ε {format_epsilon(a.get('cap_epsilon'))} for its game: "
+                     f"{a.get('cap_game_words') or 'none'}; the whole run's {format_epsilon(a.get('run_cap_epsilon'))})")
         if a.get("psnr_db") is not None:
             lines.append(f"  PSNR {a['psnr_db']:.1f} dB; labels recovered {_pct(a['labels_recovered'])} "
                          f"(chance {_pct(a['label_chance'])}); {a['images_used']:.1f} images per update")
@@ -104,5 +115,9 @@ def report_lines(r: dict) -> list[str]:
                      f"(ε allows {_pct(w['dp_cap_tpr_at_0_1pct_fpr'])})" + ("; ABOVE THE CAP (a bug)" if w["above_cap"] else ""))
     elif m and r.get("worst_case_note"):
         lines.append(f"worst-case record: not played here; {r['worst_case_note']}")
+    spent = [c for c in r.get("epsilon_per_client") or [] if c["spent"] is not None]
+    if len({c["set"] for c in spent}) > 1:
+        lines.append("\nε per client, set → spent: " + ", ".join(
+            f"{format_epsilon(c['set'])} → {format_epsilon(c['spent'])}" for c in spent))
     lines.append(f"\n{r['seconds']:.1f} s")
     return lines

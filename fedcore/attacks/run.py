@@ -53,12 +53,12 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         return watches[-1]
 
     trials: dict[str, list] = {}
-    threat, headline, accuracy, caveat, profile = "none", None, None, "", []
+    threat, headline, accuracy, caveat, profile, per_client = "none", None, None, "", [], []
     for event in iter_run(cfg, watch=watch, profile=bool(shadows)):   # the membership caps need it
         if isinstance(event, RunStarted):
             threat, caveat = event.threat_model, event.caveat
         elif isinstance(event, RoundEvent):
-            headline = event.epsilon_headline_run
+            headline, per_client = event.epsilon_headline_run, event.epsilon_headline
             for attacker in event.attack.get("attackers", []):
                 trials.setdefault(attacker["key"], []).extend(attacker["clients"])
         elif isinstance(event, RunFinished):
@@ -68,7 +68,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         _match_kept(w, trials, budget_s)
     summaries = [{**_describe(a), **_summary(trials.get(a.key, [])), **_run_cap(w, a)} for a in w.attackers]
     out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
-           "epsilon_headline": headline, "accuracy": accuracy, "reconstruction": summaries[0],
+           "epsilon_headline": headline, "epsilon_headline_per_client": per_client, "accuracy": accuracy, "reconstruction": summaries[0],
            "attackers": summaries, "membership": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
         out["membership"] = lira(cfg, shadows).to_dict()

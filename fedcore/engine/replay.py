@@ -28,7 +28,15 @@ from .setup import RunSetup, build_components, prepare
 
 
 def replay_headline(cfg, base: Optional[RunSetup] = None) -> float:
-    """Headline ε (inf = no guarantee) that a run of ``cfg`` spends, replayed without training.
+    """Headline ε (inf = no guarantee) that a run of ``cfg`` spends, replayed without training:
+    the largest of :func:`replay_headlines`."""
+    headline = replay_headlines(cfg, base)
+    return float(headline.max()) if len(headline) else math.inf
+
+
+def replay_headlines(cfg, base: Optional[RunSetup] = None) -> np.ndarray:
+    """Each client's headline ε ``[N]`` (inf = no guarantee) that a run of ``cfg`` spends, replayed
+    without training.
 
     ``base``: a :class:`RunSetup` of the same data, split and model (only the privacy
     settings may differ), reused so that a calibration loads and splits the data once.
@@ -45,8 +53,7 @@ def replay_headline(cfg, base: Optional[RunSetup] = None) -> float:
         sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
         same = global_flat.expand(len(selected), -1).clone()      # every update is zero
         global_flat = server_round(s, global_flat, ledger, same, sel, rnd, gen).global_flat
-    headline = ledger.headline()
-    return float(headline.max()) if len(headline) else math.inf
+    return ledger.headline()
 
 
 def _with_privacy(base: RunSetup, cfg) -> RunSetup:
