@@ -93,3 +93,15 @@ def test_spend_exactly_keeps_every_client_within_its_own_budget():
     for c in matched.per_client:
         assert 0.99 * c["set"] <= c["spent"] <= c["set"], c
     assert matched.headline == max(c["spent"] for c in matched.per_client)
+
+
+def test_a_runs_record_keeps_each_clients_set_and_spent_and_the_page_says_them():
+    from fedcore.runner.record import EqualPrivacy
+    from pages.components.live import per_client_line
+
+    cfg = build_config("attack_digits", None, [])
+    matched = match_headline(cfg, max(cfg.privacy.epsilons(cfg.num_clients)))
+    note = EqualPrivacy.read(EqualPrivacy.from_matched(matched).to_dict()).to_dict()
+    assert [r["set"] for r in note["per_client"]] == [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]
+    line = per_client_line(note)
+    assert "1 → 0.995" in line and "100,000 → 99,400" in line and "none spends more than its own ε" in line

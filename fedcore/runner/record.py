@@ -29,13 +29,16 @@ class EqualPrivacy:
     """A job's equal-privacy request ("spend exactly ε in total", its record's ``match``): the whole
     run's headline ε ``target``; once solved (:func:`fedcore.equal_privacy.match_headline`, whose
     ``Matched`` it records), the ``headline`` ε the run spends, whether that ``reached`` the target,
-    the ``knob`` it set and whether the run ``released`` anything at any budget."""
+    the ``knob`` it set, whether the run ``released`` anything at any budget, and with personalized
+    budgets each client's set and spent ε (``per_client``, ``each``: solved each on its own)."""
 
     target: float
     headline: Optional[float] = None
     reached: Optional[bool] = None
     knob: Optional[float] = None
     released: Optional[bool] = None
+    per_client: Optional[tuple] = None
+    each: Optional[bool] = None
 
     @property
     def solved(self) -> bool:
@@ -48,14 +51,19 @@ class EqualPrivacy:
     @classmethod
     def from_matched(cls, matched) -> "EqualPrivacy":
         """The solution :func:`fedcore.equal_privacy.match_headline` found."""
-        return cls(matched.target, matched.headline, matched.reached, matched.knob, matched.released)
+        return cls(matched.target, matched.headline, matched.reached, matched.knob, matched.released,
+                   tuple(matched.per_client) or None, matched.each if matched.per_client else None)
 
     @classmethod
     def read(cls, value) -> Optional["EqualPrivacy"]:
         """A record's ``match`` (a dict, as stored), or None."""
         if not value:
             return None
-        return cls(**{k: value[k] for k in ("target", "headline", "reached", "knob", "released") if k in value})
+        fields = ("target", "headline", "reached", "knob", "released", "per_client", "each")
+        out = {k: value[k] for k in fields if k in value}
+        if out.get("per_client") is not None:
+            out["per_client"] = tuple(out["per_client"])
+        return cls(**out)
 
 
 def normalized(record: dict) -> dict:

@@ -214,10 +214,25 @@ def epsilon_explained(record: dict, spent) -> None:
                 f"finished run spends at most that.")
         if not note.get("reached", True):
             text += f" Even its largest budget spends only {people(note['headline'])}."
+        text += per_client_line(note)
     else:
         text = (f"**You set ε = {people(set_eps)} {unit}; the run spends {people(spent)} over the whole run so "
                 f"far**: {why_they_differ(mech)}. Switch on *Spend exactly ε in total* to compare methods fairly.")
     st.caption(text)
+
+
+def per_client_line(note: dict) -> str:
+    """With personalized budgets: each client's ε set → spent over the whole run, and whether each
+    was solved on its own (the headline is the largest client's)."""
+    rows = note.get("per_client") or []
+    if len({r["set"] for r in rows}) < 2:
+        return ""
+    pairs = ", ".join(f"{people(r['set'])} → {people(r['spent'])}" for r in rows)
+    if note.get("each", True):
+        return (f" **Per client, set → spent:** {pairs}: each client's budget was solved on its own, so "
+                "none spends more than its own ε; the ε spent above is the largest.")
+    return (f" **Per client, set → spent:** {pairs}: this method's budgets move together (one scale for "
+            "all), so clients other than the largest may spend more than they were set.")
 
 
 def privacy_caption(privacy: dict, device) -> None:
