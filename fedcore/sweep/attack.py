@@ -7,8 +7,11 @@ point retrained with the attack watch, then LiRA with ``shadows`` shadow runs), 
 adversary), their ``reidentified_chance`` and ``reidentified_cap`` (the cap the point's ε
 proves), ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and its ``mia_cap_tpr_at_1pct_fpr``,
 ``worst_tpr_at_1pct_fpr`` (the worst-case record's membership in one upload, local threat model
-only: :mod:`fedcore.attacks.worst_case`; its cap is the same), the ``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Reference rows are attacked too:
-no privacy is where the attack does best.
+only: :mod:`fedcore.attacks.worst_case`) and its ``worst_cap_tpr_at_1pct_fpr`` (one upload's curve),
+the ``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Each cap is proven for its
+attack's game (:mod:`fedcore.accounting.games`): ``reidentified_cap_epsilon``, ``mia_cap_epsilon``
+and ``worst_cap_epsilon`` are their ε, ``reidentified_cap_game`` and ``mia_cap_game`` the games.
+Reference rows are attacked too: no privacy is where the attack does best.
 """
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ from ..errors import FedcoreError
 DEFAULT_SHADOWS = 16
 """Shadow runs per point when ``--attack`` gives none (``attack`` alone uses 64)."""
 ATTACK_KEYS = ("attacker", "reidentified", "matched", "reidentified_chance", "reidentified_cap", "mia_auc",
-               "mia_tpr_at_1pct_fpr", "mia_cap_tpr_at_1pct_fpr", "worst_tpr_at_1pct_fpr", "attack_above_cap",
-               "attack_seconds")
+               "mia_tpr_at_1pct_fpr", "mia_cap_tpr_at_1pct_fpr", "worst_tpr_at_1pct_fpr", "worst_cap_tpr_at_1pct_fpr",
+               "reidentified_cap_game", "reidentified_cap_epsilon", "mia_cap_game", "mia_cap_epsilon",
+               "worst_cap_epsilon", "attack_above_cap", "attack_seconds")
 
 
 def attack_columns(cfg, shadows: int) -> dict:
@@ -37,15 +41,19 @@ def attack_columns(cfg, shadows: int) -> dict:
             "reidentified_chance": rec["chance"], "reidentified_cap": rec["dp_cap"], "mia_auc": mia.get("auc"),
             "mia_tpr_at_1pct_fpr": mia.get("tpr_at_1pct_fpr"),
             "mia_cap_tpr_at_1pct_fpr": mia.get("dp_cap_tpr_at_1pct_fpr"),
-            "worst_tpr_at_1pct_fpr": worst.get("tpr_at_1pct_fpr"), "attack_above_cap": r["above_cap"],
+            "worst_tpr_at_1pct_fpr": worst.get("tpr_at_1pct_fpr"),
+            "worst_cap_tpr_at_1pct_fpr": worst.get("dp_cap_tpr_at_1pct_fpr"),
+            "reidentified_cap_game": rec.get("cap_game"), "reidentified_cap_epsilon": rec.get("cap_epsilon"),
+            "mia_cap_game": mia.get("cap_game"), "mia_cap_epsilon": mia.get("cap_epsilon"),
+            "worst_cap_epsilon": worst.get("cap_epsilon"), "attack_above_cap": r["above_cap"],
             "attack_seconds": r["seconds"]}
 
 
 def attack_summary(rows: Iterable[dict]) -> list[dict]:
     """The seed means of the attacked rows, one per (method, column ε, reference): ``headline``,
-    ``matched``, ``reidentified``, ``chance``, ``cap`` (re-identification's), ``mia_tpr``,
-    ``mia_cap``, ``mia_auc``, ``worst_tpr``, ``above_cap`` (any seed) and ``n`` (seeds); the Frontier's
-    attack panels."""
+    ``matched``, ``reidentified``, ``chance``, ``cap`` (re-identification's) and its ``cap_epsilon``,
+    ``mia_tpr``, ``mia_cap``, ``mia_cap_epsilon``, ``mia_auc``, ``worst_tpr``, ``worst_cap``,
+    ``above_cap`` (any seed) and ``n`` (seeds); the Frontier's attack panels."""
     groups: dict = {}
     for r in rows:
         if r.get("reidentified_cap") is None:
@@ -64,6 +72,9 @@ def attack_summary(rows: Iterable[dict]) -> list[dict]:
                     "cap": mean(items, "reidentified_cap"), "mia_tpr": mean(items, "mia_tpr_at_1pct_fpr"),
                     "mia_cap": mean(items, "mia_cap_tpr_at_1pct_fpr"), "mia_auc": mean(items, "mia_auc"),
                     "worst_tpr": mean(items, "worst_tpr_at_1pct_fpr"),
+                    "worst_cap": mean(items, "worst_cap_tpr_at_1pct_fpr"),
+                    "cap_epsilon": mean(items, "reidentified_cap_epsilon"),
+                    "mia_cap_epsilon": mean(items, "mia_cap_epsilon"),
                     "above_cap": any(i.get("attack_above_cap") for i in items), "n": len(items)})
     return out
 

@@ -21,7 +21,7 @@ from . import narrow
 from .frontier import FACETS, facets, threat_of
 
 ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"),
-        ("worst_tpr", "mia_cap", "worst-case record, TPR at 1 % FPR"))
+        ("worst_tpr", "worst_cap", "worst-case record, TPR at 1 % FPR"))
 NOT_LOCAL = "one upload is not private<br>on its own here: its worst<br>case is the canary audit's"
 
 
