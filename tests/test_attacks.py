@@ -137,7 +137,7 @@ def test_a_mechanism_with_a_third_of_its_noise_is_flagged_by_the_worst_case_reco
             "privacy.mechanism_options.reading=local", "privacy.mechanism_options.noise=accountant"]
     cfg = attack_config("demo", None, sets, "headline")
     honest = worst_case(cfg, 1.0)
-    assert not honest.above_cap and honest.tpr_at_1pct_fpr < honest.dp_cap_tpr_at_1pct_fpr
+    assert not honest.above_cap and honest.tpr_at_1pct_fpr < _within_noise(honest.dp_cap_tpr_at_1pct_fpr)
     monkeypatch.setattr(uldp, "torch", _Weakened(3.0))
     broken = worst_case(cfg, 1.0)
     at_1pct = broken.checks[1]
@@ -163,7 +163,14 @@ def test_the_worst_case_record_stays_under_the_cap_of_every_local_method(method,
     profile = [tuple(p) for p in run_end(cfg).epsilon_profile]
     m = worst_case(cfg, epsilon, profile=profile)
     assert m is not None and not m.above_cap, m.checks
-    assert m.tpr_at_1pct_fpr <= m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, epsilon, 1e-5)
+    # one upload's exact curve: an honest Gaussian lies on it (within sampling noise), under the run's cap
+    assert m.tpr_at_1pct_fpr <= _within_noise(m.dp_cap_tpr_at_1pct_fpr)
+    assert m.dp_cap_tpr_at_1pct_fpr <= m.run_cap_tpr_at_1pct_fpr <= membership_cap(0.01, epsilon, 1e-5)
+
+
+def _within_noise(cap: float, draws: int = 20_000) -> float:
+    """``cap`` plus 4 standard errors of a rate measured over ``draws``."""
+    return cap + 4 * math.sqrt(cap * (1 - cap) / draws)
 
 
 def test_the_privacy_profile_holds_the_headline_and_loosens_as_delta_shrinks():
@@ -197,7 +204,8 @@ def test_membership_stays_inside_the_region_its_epsilon_allows(epsilon):
     # LiRA's halves differ by a replacement: the cap is the replace-one curve, within the (2ε, (1+e^ε)δ)
     # that group privacy gives from the add/remove headline
     assert m.cap_game == "user/replace/run/secret" and m.cap_epsilon is not None
-    assert m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, 2 * m.epsilon, (1 + math.exp(m.epsilon)) * 1e-5)
+    if m.epsilon < 30:
+        assert m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, 2 * m.epsilon, (1 + math.exp(m.epsilon)) * 1e-5)
 
 
 def test_attack_success_does_not_fall_as_epsilon_grows(tmp_path, capsys):

@@ -1,23 +1,32 @@
-"""Membership inference on the trained model: LiRA with shadow runs (Carlini et al. 2022).
+"""Membership inference on the trained model: LiRA and RMIA over the same shadow runs.
 
 The experiment (``shared/ATTACKS.md`` §4): K + 1 runs of the *same* recipe (the config as
 given: method, budgets, rounds, local training), each on a random half of the dataset's
-training images (``train_size = N / 2``, its own seed), trained together as one lockstep batch
+training images (``train_size = N / 2``, its own seed; or, where the config sets a smaller
+``train_size`` m, m images drawn from all N: few records per model, which the model can
+memorise), trained together as one lockstep batch
 (:func:`fedcore.engine.lockstep.run_lockstep`). Each run in turn is the target and the other K
-its shadows (leave one out). For every image, the logit-scaled confidence
-``φ = log(p_y / (1 - p_y))`` of the shadows that trained on it and of those that did not is fit
-by two Gaussians; the target's score is the likelihood ratio
-``log N(φ; μ_in, σ_in²) - log N(φ; μ_out, σ_out²)`` (online LiRA, Carlini et al. 2022, Alg. 1).
+its shadows (leave one out). Two scoring functions read the same runs (:func:`attacks`):
+
+- **LiRA** (Carlini et al. 2022, Alg. 1, online): for every image, the logit-scaled confidence
+  ``φ = log(p_y / (1 - p_y))`` of the shadows that trained on it and of those that did not is fit
+  by two Gaussians; the target's score is ``log N(φ; μ_in, σ_in²) - log N(φ; μ_out, σ_out²)``.
+- **RMIA** (Zarifzadeh et al. 2024, Eq. 3-4): the target's likelihood ratio of an image x against
+  the population, ``LR(x, z) = (p(x|θ) / p(x)) / (p(z|θ) / p(z))`` with ``p(x)`` the mean of
+  ``p(x|θ')`` over the K shadows (reference models on random subsets, members or not) and z the
+  test images (never trained on); the score is ``Pr_z[LR(x, z) ≥ γ]`` at γ = 1 (ties broken by
+  ``p(x|θ)/p(x)`` itself, so a low-FPR threshold can fall between them).
 
 Reported: the ROC over all (target, image) pairs (scikit-learn ``roc_curve``, ``auc``), TPR at
-0.1 % and 1 % FPR with one-sided 95 % Clopper-Pearson intervals, and the region allowed by what
+0.1 % and 1 % FPR with one-sided Clopper-Pearson intervals (:data:`ALPHA` over all checks), and the region allowed by what
 the runs prove for LiRA's game (:func:`membership_game`: in and out halves of a fixed size differ
 by a *replacement*, the attacker sees the final model, the sampling stays secret), the largest
 over the K + 1 runs (:func:`fedcore.accounting.games.worst`; the pooled ROC averages the runs'
 ROCs, each under its own cap, so the cap holds for the pool): the exact trade-off curve where
 the runs are μ-GDP, else the smallest over their privacy profile. A point whose TPR's lower bound exceeds the cap at its FPR's upper bound is ``above_cap``:
 a bug, flagged like a failed audit. The pairs share images and shadows, so the intervals
-(which assume independent pairs) are indicative.
+(which assume independent pairs) are indicative. ``cap_curve`` is that region's edge over an FPR
+grid (:data:`CURVE_FPR`), for a log-log ROC drawn inside it.
 """
 from __future__ import annotations
 
@@ -33,7 +42,14 @@ from ..accounting.games import Bound, Game, worst
 
 LEVELS = (0.001, 0.01, 0.1)
 """FPRs at which the TPR is reported and checked against the cap."""
+ALPHA = 0.01
+"""The chance that a correct mechanism is flagged by one ROC's checks (all levels together, Bonferroni):
+with an exact curve an honest Gaussian lies *on* its cap, so every check's interval must carry this."""
 MIN_SHADOWS, MAX_SHADOWS = 4, 512
+CURVE_FPR = tuple(float(f) for f in np.logspace(-4, 0, 41))
+"""The FPRs at which ``cap_curve`` gives the region's edge (log-spaced, 1e-4 to 1)."""
+GAMMA = 1.0
+"""RMIA's threshold on the pairwise likelihood ratio (Zarifzadeh et al. 2024, Eq. 4)."""
 
 
 @dataclass
@@ -58,6 +74,8 @@ class Membership:
     cap_basis: str = ""
     cap_mu: float | None = None
     run_cap_tpr_at_1pct_fpr: float | None = None   # the worst case's: the whole run's cap, beside one upload's
+    cap_curve: dict = field(default_factory=dict)  # {"fpr": CURVE_FPR, "tpr": the cap at each}: the region's edge
+    attack: str = "LiRA"                           # the scoring function: LiRA, RMIA, the worst case's test
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,7 +89,14 @@ def check_shadows(value) -> int:
 
 
 def lira(cfg, shadows: int = 64) -> Membership:
-    """Run the LiRA experiment of the module doc on ``cfg``'s recipe with ``shadows`` shadow runs."""
+    """LiRA's result of the experiment of the module doc on ``cfg``'s recipe with ``shadows`` shadow runs."""
+    return attacks(cfg, shadows)["lira"]
+
+
+def attacks(cfg, shadows: int = 64) -> dict[str, Membership]:
+    """``{"lira": ..., "rmia": ...}``: the experiment of the module doc on ``cfg``'s recipe with
+    ``shadows`` shadow runs, both scoring functions reading the same runs, each checked against the
+    same proof."""
     from ..data import dataset_facts, load_dataset
     from ..engine.device import resolve_device
     from ..engine.lockstep import run_lockstep
@@ -82,6 +107,8 @@ def lira(cfg, shadows: int = 64) -> Membership:
     t0 = time.perf_counter()
     facts = dataset_facts(cfg.dataset)
     half = facts.train_size // 2
+    if 0 < cfg.train_size < half:
+        half = cfg.train_size   # few records per model: m of all N, each image a member of ~m/N of the runs
     if cfg.num_clients > half:
         raise ConfigError("num_clients", cfg.num_clients, f"must be <= {half} for membership inference: "
                           "each shadow run trains on half of the training images")
@@ -97,11 +124,15 @@ def lira(cfg, shadows: int = 64) -> Membership:
     for k, c in enumerate(configs):
         members[k, split_data(c, labels, facts.test_size, facts.num_classes).train_rows] = True
     phi = np.stack([_confidence(model, r.params, data_x, data_y) for r in results])
-    scores, truth = _online_scores(phi, members)
+    population = np.stack([_confidence(model, r.params, data.x_test, data.y_test) for r in results])
+    scores, truth, kept = _online_scores(phi, members)
+    rmia = _rmia_scores(phi, population, kept)
     headline = max(r.headline for r in results)
     proof = worst(r.bound for r in results)
-    return report(scores, truth, proof, shadows, [r.final_accuracy or 0.0 for r in results],
-                  time.perf_counter() - t0, headline=headline)
+    accuracy = [r.final_accuracy or 0.0 for r in results]
+    seconds = time.perf_counter() - t0     # the shadow runs are shared: each attack's time is the whole
+    return {"lira": report(scores, truth, proof, shadows, accuracy, seconds, headline=headline),
+            "rmia": report(rmia, truth, proof, shadows, accuracy, seconds, headline=headline, attack="RMIA")}
 
 
 def membership_game(cfg) -> Game:
@@ -123,12 +154,13 @@ def _confidence(model, params: dict, x: torch.Tensor, y: torch.Tensor) -> np.nda
     return (true - others).cpu().numpy()
 
 
-def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Leave-one-out likelihood-ratio scores and membership of every (target, image) pair."""
+def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """Leave-one-out likelihood-ratio scores and membership of every (target, image) pair with at
+    least two shadows in and two out, and per target the mask of the images kept."""
     inside = members.astype(float)
     outside = 1.0 - inside
     sums = [(w.sum(0), (w * phi).sum(0), (w * phi * phi).sum(0)) for w in (inside, outside)]
-    scores, truth = [], []
+    scores, truth, kept = [], [], []
     for t in range(len(phi)):
         stats = []
         for (count, s1, s2), w in zip(sums, (inside, outside)):
@@ -142,7 +174,29 @@ def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np
               + 0.5 * (phi[t] - mu_out) ** 2 / v_out + 0.5 * np.log(v_out))
         scores.append(ll[ok])
         truth.append(members[t][ok])
-    return np.concatenate(scores), np.concatenate(truth)
+        kept.append(ok)
+    return np.concatenate(scores), np.concatenate(truth), kept
+
+
+def _rmia_scores(phi: np.ndarray, population: np.ndarray, kept: list, gamma: float = GAMMA) -> np.ndarray:
+    """RMIA's score (module doc) of every kept (target, image) pair, in :func:`_online_scores`' order.
+
+    ``phi``: each run's φ on the training images, ``population``: on the test images (the z). With
+    ``p = sigmoid(φ)`` and ``p̄`` its mean over the other runs, ``LR(x, z) ≥ γ`` iff
+    ``log p(x|θ)/p̄(x) - log γ ≥ log p(z|θ)/p̄(z)``, so the score is the share of the z whose ratio is
+    at most x's, plus x's own log ratio / 1e6 to break ties between equal shares."""
+    def log_ratio(values: np.ndarray) -> np.ndarray:
+        p = 1.0 / (1.0 + np.exp(-values))
+        others = (p.sum(0, keepdims=True) - p) / (len(p) - 1)       # p̄ leave-one-out
+        return -np.logaddexp(0.0, -values) - np.log(np.maximum(others, 1e-300))
+
+    rx, rz = log_ratio(phi), np.sort(log_ratio(population), axis=1)
+    out = []
+    for t, ok in enumerate(kept):
+        x = rx[t][ok] - math.log(gamma)
+        share = np.searchsorted(rz[t], x, side="right") / rz.shape[1]
+        out.append(share + np.tanh(x) * 1e-6)
+    return np.concatenate(out)
 
 
 def _tpr_at(fpr, tpr, level: float) -> float:
@@ -161,11 +215,11 @@ def _clopper_pearson(k: int, n: int, upper: bool, alpha: float = 0.05) -> float:
 
 
 def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: float,
-           headline: float = math.inf, levels: tuple = LEVELS) -> Membership:
+           headline: float = math.inf, levels: tuple = LEVELS, attack: str = "LiRA") -> Membership:
     """The ROC of membership ``scores`` (``truth``: which guesses are members), its TPR at ``levels``
     and their check against the region ``proof`` allows (what the runs prove for the game played,
-    :class:`~fedcore.accounting.games.Bound`); ``accuracy``: the runs'; ``headline``: their largest
-    headline ε, shown beside."""
+    :class:`~fedcore.accounting.games.Bound`), whose edge is ``cap_curve``; ``accuracy``: the runs';
+    ``headline``: their largest headline ε, shown beside; ``attack``: the scoring function's name."""
     from sklearn.metrics import auc, roc_curve
 
     fpr, tpr, _ = roc_curve(truth, scores)
@@ -174,8 +228,9 @@ def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: f
     for level in levels:
         i = int(np.searchsorted(fpr, level, side="right") - 1)
         f, t = float(fpr[i]), _tpr_at(fpr, tpr, level)
-        f_high = _clopper_pearson(round(f * negatives), negatives, upper=True)
-        t_low = _clopper_pearson(round(t * positives), positives, upper=False)
+        alpha = ALPHA / (2 * len(levels))      # two bounds per level
+        f_high = _clopper_pearson(round(f * negatives), negatives, upper=True, alpha=alpha)
+        t_low = _clopper_pearson(round(t * positives), positives, upper=False, alpha=alpha)
         cap = proof.tpr_cap(f_high)
         checks.append({"fpr": level, "tpr": t, "tpr_low": t_low, "fpr_high": f_high, "cap": cap,
                        "above_cap": t_low > cap})
@@ -186,4 +241,6 @@ def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: f
         above_cap=any(c["above_cap"] for c in checks), epsilon=headline if math.isfinite(headline) else None,
         shadows=shadows, pairs=len(truth), accuracy=float(np.mean(accuracy)) if accuracy else None, seconds=round(seconds, 3),
         checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],
-                            "tpr": [round(float(v), 6) for v in tpr[keep]]}, **proof.to_dict())
+                            "tpr": [round(float(v), 6) for v in tpr[keep]]},
+        cap_curve={"fpr": list(CURVE_FPR), "tpr": [round(proof.tpr_cap(f), 6) for f in CURVE_FPR]},
+        attack=attack, **proof.to_dict())
