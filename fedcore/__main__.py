@@ -4,7 +4,8 @@ When the command is done and no other thread is alive, the process leaves with
 ``os._exit`` after flushing the standard streams and running the ``atexit`` handlers:
 this skips the interpreter's teardown of the loaded modules, which takes 0.6-0.9 s once
 torch is imported (docs/benchmarks.md), a quarter of a short run's wall time. Every file
-the commands write is closed by then.
+the commands write is closed by then. Not under a profiler or a tracer (``python -m cProfile -o
+out.prof -m fedcore ...``, coverage): they write their results at the interpreter's exit.
 """
 import atexit
 import os
@@ -15,7 +16,7 @@ from .cli import main
 
 if __name__ == "__main__":      # not in a process spawned from this one (its __mp_main__)
     code = main()
-    if threading.active_count() == 1:
+    if threading.active_count() == 1 and sys.getprofile() is None and sys.gettrace() is None:
         sys.stdout.flush()
         sys.stderr.flush()
         atexit._run_exitfuncs()

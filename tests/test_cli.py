@@ -133,3 +133,16 @@ def test_hostile_cli_inputs_are_one_short_line_and_exit_2(args, message, tmp_pat
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and len(err) < 2000 and "Traceback" not in err
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_a_profiled_command_writes_its_profile(tmp_path):
+    """``python -m cProfile -o F -m fedcore ...`` writes F: the fast exit waits for the profiler."""
+    import pstats
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "fedcore", "run", "--preset", "demo",
+                           "--set", "rounds=1"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert pstats.Stats(str(out)).total_calls > 1000
