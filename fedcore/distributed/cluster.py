@@ -70,6 +70,8 @@ def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None):
     address = check_address(address)
     if ray.is_initialized():
         return ray
+    if address == LOCAL and os.environ.get("RAY_ADDRESS"):
+        address = "auto"   # Ray Jobs, Slurm and Kubernetes recipes set it: join that cluster, start none
     if address not in (LOCAL, "auto"):
         reachable(address)
     try:

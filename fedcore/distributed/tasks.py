@@ -68,15 +68,27 @@ def sweep_batches(points: Sequence, *, batched: bool = True, max_batch: int = 24
 
 
 def point_payload(point) -> dict:
-    """A sweep point as plain data for a task."""
-    return {"method": point.method, "epsilon": point.epsilon, "seed": point.seed, "config": point.config.to_dict()}
+    """A sweep point as plain data for a task: every field (a row's ``reference``, ``match`` and
+    ``knob`` come from the point, so a field left out here makes Ray rows differ from local ones)."""
+    import dataclasses
+
+    out = {f.name: getattr(point, f.name) for f in dataclasses.fields(point)}
+    return {**out, "config": point.config.to_dict()}
 
 
 def point_from_payload(item: dict):
+    """The :class:`~fedcore.sweep.spec.SweepPoint` of :func:`point_payload`'s data.
+
+    >>> from fedcore.layering import build_config
+    >>> from fedcore.sweep.spec import SweepPoint
+    >>> p = SweepPoint("dp_fedavg", None, 0, build_config("demo", None, []), "clip_only", "headline", 3.5)
+    >>> point_from_payload(point_payload(p)) == p
+    True
+    """
     from ..config import RunConfig
     from ..sweep.spec import SweepPoint
 
-    return SweepPoint(item["method"], item["epsilon"], item["seed"], RunConfig.from_dict(item["config"]))
+    return SweepPoint(**{**item, "config": RunConfig.from_dict(item["config"])})
 
 
 def sweep_job(batch: Sequence, *, batched: bool, cpus: float, cluster_gpus: float) -> Job:
