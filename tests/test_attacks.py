@@ -233,3 +233,33 @@ def test_bad_attack_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(["attack", "--preset", "demo", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_attack_membership_shows_membership_at_ten_times_chance_by_lira_and_rmia(capsys):
+    """Few records per model, trained to memorise, no privacy: both scoring functions find members at
+    0.1 % FPR ten times as often as chance, from the same shadow runs, inside the (trivial) region."""
+    r = attack_json(capsys, "--preset", "attack_membership", "--shadows", "32")
+    lira_, rmia = r["membership"], r["rmia"]
+    assert set(rmia) == set(lira_) and lira_["attack"] == "LiRA" and rmia["attack"] == "RMIA"
+    for m in (lira_, rmia):
+        assert m["tpr_at_0_1pct_fpr"] >= 10 * 0.001, m["attack"]
+        assert m["pairs"] == lira_["pairs"] and not m["above_cap"]
+        assert m["cap_curve"]["tpr"] == [1.0] * len(m["cap_curve"]["fpr"])    # ε = ∞: nothing is excluded
+    assert rmia["roc"]["fpr"] != lira_["roc"]["fpr"]                          # two scores, not one twice
+
+
+def test_on_attack_membership_the_cap_curve_is_the_exact_trade_off_curve_and_a_third_of_the_noise_is_flagged(monkeypatch):
+    import fedcore.mechanisms.uldp_gaussian as uldp
+    from scipy.stats import norm
+
+    sets = ["method=dp_fedavg", "privacy.epsilon=1", "privacy.mechanism_options.reading=local",
+            "privacy.mechanism_options.noise=accountant"]
+    cfg = attack_config("attack_membership", None, sets, "headline")
+    honest = attack_run(cfg, shadows=8)
+    curve, mu = honest["membership"]["cap_curve"], honest["membership"]["cap_mu"]
+    assert not honest["above_cap"] and mu is not None and honest["rmia"]["cap_curve"] == curve
+    assert curve["tpr"][0] == pytest.approx(norm.cdf(norm.ppf(curve["fpr"][0]) + mu), abs=1e-6)
+    assert all(a <= b for a, b in zip(curve["tpr"], curve["tpr"][1:]))
+    monkeypatch.setattr(uldp, "torch", _Weakened(3.0))
+    broken = attack_run(cfg, shadows=8)
+    assert broken["epsilon_headline"] == honest["epsilon_headline"] and broken["above_cap"]

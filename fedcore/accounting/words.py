@@ -13,6 +13,15 @@ Three things a student needs, each with the exact term one click away:
 ('13,000', '195,000', '0.5', '1.25', '∞', '∞')
 >>> epsilon_unit("two_point")
 'per weight, per round'
+
+- :func:`odds_sentence`: ε as odds (a user study of DP explanations, Nanayakkara et al., USENIX
+  Security 2023, found them the clearest form): an attacker who thought it 50/50 whether your data
+  was used can be at most ``e^ε / (1 + e^ε)`` sure after seeing the result.
+
+>>> odds_sentence(1.0)
+'an attacker who was 50/50 can be at most 73.1 % sure after seeing this'
+>>> people_percent(attacker_certainty(10.0)), odds_sentence(50.0)
+('99.995 %', 'an attacker who was 50/50 can be all but certain (more than 99.9999 % sure) after seeing this')
 """
 from __future__ import annotations
 
@@ -97,3 +106,35 @@ def people(x: Optional[float], digits: int = 3) -> str:
     decimals = max(0, digits - 1 - magnitude)
     text = f"{round(v, decimals):.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def attacker_certainty(epsilon: Optional[float]) -> float:
+    """The most an attacker with a 50/50 prior can believe after an ε-DP result:
+    ``e^ε / (1 + e^ε)`` (Bayes with the likelihood ratio bounded by e^ε; δ aside). None or ∞: 1."""
+    if epsilon is None or math.isinf(epsilon):
+        return 1.0
+    return 1.0 / (1.0 + math.exp(-float(epsilon)))
+
+
+CERTAIN_GAP = 1e-6
+"""Closer to 1 than this, a certainty is said in words ("all but certain"), not in digits."""
+
+
+def people_percent(p: float) -> str:
+    """A probability below 1 with as many decimals as it takes not to read 100 %: ``73.1 %``,
+    ``99.995 %``; ``more than 99.9999 %`` within :data:`CERTAIN_GAP` of 1."""
+    gap = 100.0 * (1.0 - p)
+    if gap < 100.0 * CERTAIN_GAP:
+        return "more than 99.9999 %"
+    decimals = max(1, -math.floor(math.log10(gap)))
+    return f"{round(100.0 * p, decimals):.{decimals}f} %"
+
+
+def odds_sentence(epsilon: Optional[float]) -> str:
+    """ε as odds, for a student (:func:`attacker_certainty`)."""
+    if epsilon is None or math.isinf(epsilon):
+        return "an attacker who was 50/50 can be certain after seeing this: nothing limits it"
+    if 1.0 - attacker_certainty(epsilon) < CERTAIN_GAP:
+        return ("an attacker who was 50/50 can be all but certain (more than 99.9999 % sure) after "
+                "seeing this")
+    return f"an attacker who was 50/50 can be at most {people_percent(attacker_certainty(epsilon))} sure after seeing this"

@@ -108,6 +108,11 @@ def report_lines(r: dict) -> list[str]:
                      f"TPR at 1 % FPR {_pct(m['tpr_at_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_1pct_fpr'])}), "
                      f"at 0.1 % FPR {_pct(m['tpr_at_0_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_0_1pct_fpr'])})"
                      + ("; ABOVE THE CAP (a bug)" if m["above_cap"] else ""))
+    rmia = r.get("rmia")
+    if rmia:
+        lines.append(f"membership (RMIA, the same shadow runs): AUC {rmia['auc']:.3f}; TPR at 1 % FPR "
+                     f"{_pct(rmia['tpr_at_1pct_fpr'])}, at 0.1 % FPR {_pct(rmia['tpr_at_0_1pct_fpr'])}"
+                     + ("; ABOVE THE CAP (a bug)" if rmia["above_cap"] else ""))
     w = r.get("worst_case")
     if w:
         lines.append(f"worst-case record (one upload, {w['pairs']} draws): TPR at 1 % FPR {_pct(w['tpr_at_1pct_fpr'])} "

@@ -186,7 +186,7 @@ def _rmia_scores(phi: np.ndarray, population: np.ndarray, kept: list, gamma: flo
     ``log p(x|θ)/p̄(x) - log γ ≥ log p(z|θ)/p̄(z)``, so the score is the share of the z whose ratio is
     at most x's, plus x's own log ratio / 1e6 to break ties between equal shares."""
     def log_ratio(values: np.ndarray) -> np.ndarray:
-        p = 1.0 / (1.0 + np.exp(-values))
+        p = np.exp(-np.logaddexp(0.0, -values))
         others = (p.sum(0, keepdims=True) - p) / (len(p) - 1)       # p̄ leave-one-out
         return -np.logaddexp(0.0, -values) - np.log(np.maximum(others, 1e-300))
 

@@ -2,14 +2,15 @@
 
 :func:`attack_run` trains ``cfg`` once with an :class:`~.watch.AttackWatch` on every client
 (each round, each attacker of the threat model inverts what it received) and runs the LiRA
-experiment on the same recipe (:func:`.membership.lira`). The result is the JSON contract of
+experiment on the same recipe, scored by LiRA and by RMIA (:func:`.membership.attacks`). The result is the JSON contract of
 ``python -m fedcore attack --json``::
 
     {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline",
      "accuracy", "reconstruction": {"psnr_db", "reidentified", "matched", "labels_recovered",
      "chance", "dp_cap", "cap_game", "cap_game_words", "cap_epsilon", "trials", "above_cap", ...},
      "attackers": [...],
-     "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", ...} | None,
+     "membership": {"auc", "tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", "roc", "cap_curve", ...} | None,
+     "rmia": {the same keys} | None,
      "worst_case": {the same keys} | None, "worst_case_note", "seconds"}
 
 ``reidentified`` is the analytic inversion's (gradient matching's for a model without a linear
@@ -20,7 +21,7 @@ view plays (:func:`.watch.reconstruction_game`: which of the client's own images
 round's update use?): ``cap_game`` names it, ``cap_epsilon`` is its ε (the trials' mean), which is
 one round's, without amplification, for a replacement: not the run's headline. ``above_cap``: a rate more than 3
 standard errors above its cap, which is a bug of the mechanism or of its accounting; so is a
-membership point (LiRA's or the worst case's, :mod:`.worst_case`) whose TPR's lower bound lies
+membership point (LiRA's, RMIA's or the worst case's, :mod:`.worst_case`) whose TPR's lower bound lies
 above the cap at its FPR's upper bound.
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
     """Attack ``cfg`` (see the module doc); ``shadows`` None skips membership inference (LiRA and
     the worst case)."""
     from ..engine import iter_run
-    from .membership import lira
+    from .membership import attacks
     from .watch import AttackWatch
     from .worst_case import not_applicable, worst_case
 
@@ -69,13 +70,14 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
     summaries = [{**_describe(a), **_summary(trials.get(a.key, [])), **_run_cap(w, a)} for a in w.attackers]
     out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
            "epsilon_headline": headline, "epsilon_headline_per_client": per_client, "accuracy": accuracy, "reconstruction": summaries[0],
-           "attackers": summaries, "membership": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
+           "attackers": summaries, "membership": None, "rmia": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
-        out["membership"] = lira(cfg, shadows).to_dict()
+        scored = attacks(cfg, shadows)
+        out["membership"], out["rmia"] = scored["lira"].to_dict(), scored["rmia"].to_dict()
         worst = worst_case(cfg, headline, profile=profile)
         out["worst_case"] = worst and worst.to_dict()
-    out["above_cap"] = bool(summaries[0]["above_cap"] or (out["membership"] or {}).get("above_cap")
-                            or (out["worst_case"] or {}).get("above_cap"))
+    out["above_cap"] = bool(summaries[0]["above_cap"] or any((out[k] or {}).get("above_cap")
+                                                             for k in ("membership", "rmia", "worst_case")))
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
 

@@ -107,6 +107,6 @@ def worst_case(cfg, epsilon: Optional[float], trials: int = TRIALS, seed: int = 
     truth = np.concatenate([np.zeros(len(out), dtype=bool), np.ones(len(inside), dtype=bool)])
     eps = math.inf if epsilon is None else float(epsilon)
     result = report(scores, truth, upload_bound(upload, 0, delta), shadows=0, accuracy=[],
-                    seconds=time.perf_counter() - t0, headline=eps, levels=LEVELS)
+                    seconds=time.perf_counter() - t0, headline=eps, levels=LEVELS, attack="worst-case record")
     result.run_cap_tpr_at_1pct_fpr = membership_cap(0.01, eps, delta, profile)
     return result
