@@ -131,7 +131,9 @@ def people_percent(p: float) -> str:
 
 
 def odds_sentence(epsilon: Optional[float]) -> str:
-    """ε as odds, for a student (:func:`attacker_certainty`)."""
+    """ε as odds, for a student (:func:`attacker_certainty`); ``""`` for a NaN (nothing spent yet)."""
+    if epsilon is not None and epsilon != epsilon:
+        return ""
     if epsilon is None or math.isinf(epsilon):
         return "an attacker who was 50/50 can be certain after seeing this: nothing limits it"
     if 1.0 - attacker_certainty(epsilon) < CERTAIN_GAP:

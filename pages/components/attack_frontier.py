@@ -2,10 +2,12 @@
 
 Drawing only: the rows' attack columns come from ``sweep --attack`` (:mod:`fedcore.sweep.attack`)
 and their seed means from :func:`fedcore.sweep.attack.attack_summary`. One column per threat
-model (as the accuracy panels); the top row is re-identification by the informed adversary,
-the middle row membership inference on the trained model (LiRA, TPR at 1 % FPR), the bottom row
-the same TPR for a worst-case record in one upload (local threat model only); each beside the
-cap the point's ε proves (dashed) and, per method, its no-privacy value (dotted).
+model (as the accuracy panels); one row per measure, each named for what it measures
+(:data:`ROWS`): re-identification by the informed adversary, membership inference on the trained
+model (LiRA, TPR at 1 % FPR), the same TPR for a worst-case record in one upload (local threat model
+only); each beside the cap the point's ε proves (dashed) and, per method, its no-privacy value
+(dotted). With Plain words on (``plain``), the titles and the caption use no term of art and the
+caps are said as odds (:func:`fedcore.accounting.words.odds_sentence`).
 """
 from __future__ import annotations
 
@@ -30,9 +32,10 @@ def attacked(rows: list[dict]) -> bool:
     return any(r.get("reidentified_cap") is not None for r in rows)
 
 
-def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figure:
+def attack_figure(rows: list[dict], revision: str, order: tuple = (), plain: bool = False) -> go.Figure:
     """Attack success vs headline ε (log x), one column per threat model (see the module doc);
-    ``order``: the methods in the accuracy figure's order, so a method keeps its colour."""
+    ``order``: the methods in the accuracy figure's order, so a method keeps its colour; ``plain``:
+    Plain words' titles."""
     from plotly.subplots import make_subplots
 
     stats = attack_summary(rows)
@@ -47,16 +50,16 @@ def attack_figure(rows: list[dict], revision: str, order: tuple = ()) -> go.Figu
         for i, m in enumerate(methods):
             if threat_of(rows, m) != threat:
                 continue
-            for r, (value, cap, _) in enumerate(ROWS, start=1):
+            for r, (value, cap, _, _) in enumerate(ROWS, start=1):
                 _traces(fig, stats, m, COLORS[i % len(COLORS)], value, cap, r, col, first=(col == 1 and r == 1))
         for r in range(1, len(ROWS) + 1):
             fig.update_xaxes(type="log", range=[math.log10(low), math.log10(high)], row=r, col=col)
-        fig.update_xaxes(title_text="headline ε spent (log)", row=len(ROWS), col=col)
+        fig.update_xaxes(title_text=PLAIN_X_TITLE if plain else "headline ε spent (log)", row=len(ROWS), col=col)
         if threat != "local":
             fig.add_trace(go.Scatter(x=[math.sqrt(low * high)], y=[0.5], mode="text", text=[NOT_LOCAL], showlegend=False,
                                      hoverinfo="skip", textfont=dict(size=11, color="#555")), row=len(ROWS), col=col)
-    for r, (_, _, title) in enumerate(ROWS, start=1):
-        fig.update_yaxes(title_text=title, row=r, col=1, range=[0, 1.02], tickformat=".0%")
+    for r, (_, _, title, words) in enumerate(ROWS, start=1):
+        fig.update_yaxes(title_text=words if plain else title, row=r, col=1, range=[0, 1.02], tickformat=".0%")
         fig.update_yaxes(range=[0, 1.02], row=r)
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="the most ε allows (cap)",
                              line=dict(color="#555", dash="dash")))
@@ -96,13 +99,21 @@ def _traces(fig, stats, method, color, value, cap, row, col, first) -> None:
                                  hovertemplate=f"{method}, no privacy: {ref[value]:.1%}<extra></extra>"), **where)
 
 
-CAPTION = ("Top: how often an attacker who knows a client's images picks the one its update was computed from "
-           "(Balle et al. 2022), one image and one step per update (FedSGD: the attack's best case). Bottom: "
-           "membership inference on the trained model (LiRA with shadow runs, Carlini et al. 2022), true positives "
-           "at 1 % false positives. Bottom: the same for the record the cap is tight for, a worst-case record in one "
-           "upload (its update at a corner of the clip range; local threat model only): real digits sit far below "
-           "the cap, a worst-case record close to it. Dashed: the most the point's ε allows any attacker (e^ε·k/n + δ; "
-           "TPR ≤ e^ε·FPR + δ at every δ the run is proven for); dotted: the same attack without privacy. A point above its dashed line is a bug.")
+CAPTION = ("**Re-identified** (first row): how often an attacker who knows a client's images picks the one its update "
+           "was computed from (Balle et al. 2022), one image and one step per update (FedSGD: the attack's best case). "
+           "**Membership** (second row): membership inference on the trained model (LiRA with shadow runs, Carlini et "
+           "al. 2022), true positives at 1 % false positives. **Worst-case record** (third row): the same for the "
+           "record the cap is tight for, a worst-case record in one upload (its update at a corner of the clip range; "
+           "local threat model only): real digits sit far below the cap, a worst-case record close to it. Dashed: the "
+           "most the point's ε allows any attacker (e^ε·k/n + δ; TPR ≤ e^ε·FPR + δ at every δ the run is proven for); "
+           "dotted: the same attack without privacy. A point above its dashed line is a bug.")
+PLAIN_CAPTION = ("**Finds which image was used** (first row): an attacker who already knows a client's images says "
+                 "which one a single update was computed from. **Tells who was in the data** (second row): an "
+                 "attacker who trains look-alike models guesses, from the finished model, whether a digit was used "
+                 "to train it; shown is how many members it catches while wrongly accusing only 1 in 100 others. "
+                 "**Tells it for the easiest record** (third row): the same guess for a record made to stand out as "
+                 "much as possible, the case the limit is written for. Dashed: the most the point's ε allows any "
+                 "attacker; dotted: the same attacker when nothing is noised. A point above its dashed line is a bug.")
 
 
 def attack_section(rows: list[dict], key: str) -> None:
@@ -118,11 +129,22 @@ def attack_section(rows: list[dict], key: str) -> None:
         return
     from fedcore.sweep.rows import cells
 
+    from fedcore.accounting.words import odds_sentence, people
+
+    from .form import student_mode
+
+    plain = student_mode()
     order = tuple(dict.fromkeys(s["method"] for s in cells(rows)))   # the accuracy figure's colours
-    narrow.panels_chart(lambda: attack_figure(shown, f"attacks-{key}", order),
-                        f"fr-attack-chart-{'stored' if stored else key}", memo=("attacks", stored or key, len(shown), order),
-                        width="stretch", config={"displaylogo": False})
-    st.caption(CAPTION)
+    narrow.panels_chart(lambda: attack_figure(shown, f"attacks-{key}", order, plain),
+                        f"fr-attack-chart-{'stored' if stored else key}",
+                        memo=("attacks", stored or key, len(shown), order, plain), width="stretch",
+                        config={"displaylogo": False})
+    st.caption(PLAIN_CAPTION if plain else CAPTION)
+    if plain:
+        spent = sorted({s["headline"] for s in attack_summary(shown) if s["headline"]})
+        if spent:
+            st.caption("**The dashed line as odds:** " + "; ".join(
+                f"at ε {people(e)}, {odds_sentence(e)}" for e in (spent[0], spent[-1])) + ".")
     if stored:
         st.caption(f"Stored with the app, for the demo's methods: made by `{STORED_COMMAND}`. "
                    "Attack your own sweep's points with `--attack` on the command line.")

@@ -2,7 +2,10 @@
 recovers at that client's ε, and how often it found it so far, beside chance and the cap ε proves.
 
 Renders ``RoundEvent.attack`` records (:mod:`fedcore.attacks.watch`) and their per-client
-summary (:func:`fedcore.attacks.run.per_client`); computes nothing itself.
+summary (:func:`fedcore.attacks.run.per_client`); computes nothing itself. In Presentation mode
+(:func:`beside_accuracy`) the same view, compact (one sentence, the images, the success chart), sits
+level with the accuracy chart; with Plain words on, it uses no term of art and says each cap as odds
+(:func:`fedcore.accounting.words.odds_sentence`).
 """
 from __future__ import annotations
 
@@ -10,11 +13,12 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from fedcore.accounting.words import attacker_certainty, odds_sentence, people_percent
 from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
 
-from . import form, pacing, plot, state
+from . import form, pacing, plot, presentation, state
 
 PLAIN_WHO = {
     "server": "The server sees each client's exact update: nothing is noised.",
@@ -25,11 +29,45 @@ PLAIN_WHO = {
 }
 
 
+TWO_ATTACKERS = ("The bars and the ✓/✗ come from two different attackers. The ✓/✗: one that rebuilds the image "
+                 "from the update alone. The bars: one that already knows all of the client's images and only has "
+                 "to say which of them the update was computed from, the strongest attacker there is; the dark "
+                 "tick is the most the client's ε allows even that one, the grey tick a blind guess.")
+"""With Plain words on: the sentence that says where the bars come from, without its terms of art."""
+
+
 def attack_panel(run_id: str, key: str = "pg") -> None:
     """The attack view of run ``run_id`` (polls while it runs)."""
     record = state.manager().store.get_run(run_id)
     active = record is not None and record["status"] in ACTIVE
     pacing.polling_fragment(_panel, pacing.poll_seconds(2.0) if active else None)(run_id, key)
+
+
+def shown(run) -> bool:
+    """Whether run ``run``'s attack view has a success chart to draw (an attacker that had to pick one
+    image among several): then Presentation draws it level with the accuracy chart."""
+    records = [r.attack for r in run.rounds if r.attack]
+    if not records or not records[-1].get("attackers"):
+        return False
+    return any(s["chance"] < 1 for s in per_client(records, records[-1]["attackers"][0]["key"]).values())
+
+
+def beside_accuracy(record: dict, run, key: str) -> None:
+    """Presentation: the attack view, compact, beside the accuracy chart (inside its polling fragment)."""
+    records = [r.attack for r in run.rounds if r.attack]
+    chosen = records[-1]["attackers"][0]
+    st.markdown(f"**{_who(chosen, form.student_mode())}** Left: each client's image; right: what the attacker "
+                "rebuilt. The bars: how often it found it; the dark tick: the most the client's ε allows.")
+    _images(records[-1], chosen, run.last_round.round, key, record["id"], caption=False)
+    _success(records, chosen, key, record["id"], form.student_mode(), present=True)
+
+
+def _who(chosen: dict, plain: bool) -> str:
+    bound = ("The run's ε limits what it can learn." if chosen["bounded"]
+             else "No ε limits it: nothing it receives is noised against it.")
+    if plain:
+        return f"{PLAIN_WHO.get(chosen['key'], chosen['who'])} {bound}"
+    return f"{chosen['who'][0].upper() + chosen['who'][1:]} receives {chosen['received']}. {bound}"
 
 
 def _pct(x) -> str:
@@ -59,15 +97,12 @@ def _panel(run_id: str, key: str) -> None:
         pick = st.radio("Attacker", list(names), format_func=names.get, horizontal=True, key=f"{key}-attacker-{run_id}")
         chosen = next(a for a in attackers if a["key"] == pick)
     plain = form.student_mode()
-    bound = ("The run's ε limits what it can learn." if chosen["bounded"]
-             else "No ε limits it: nothing it receives is noised against it.")
-    st.markdown(f"**{chosen['who'][0].upper() + chosen['who'][1:]}** receives {chosen['received']}. {bound}"
-                if not plain else f"**{PLAIN_WHO.get(chosen['key'], chosen['who'])}** {bound}")
+    st.markdown(f"**{_who(chosen, plain)}**")
     _images(last, chosen, run.last_round.round, key, run_id)
     _success(records, chosen, key, run_id, plain)
 
 
-def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str) -> None:
+def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str, caption: bool = True) -> None:
     shown = [c for c in chosen["clients"] if "image" in c]
     if not shown:
         st.caption("The clients shown were not picked this round.")
@@ -81,6 +116,8 @@ def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str) -> N
         pair = np.concatenate([left, gap, right], axis=1)
         found = "found it ✓" if c.get("reidentified") else "missed ✗"
         col.image(pair, caption=f"Client {c['client']} · ε {_eps(c['epsilon'])} · {found}", width="stretch")
+    if not caption:
+        return
     used = shown[0]["used"]
     st.caption(f"Round {round_no}: each pair is the client's image (left) and what the attacker reconstructs from "
                f"what it received (right). **Found it**: the reconstruction is closer to that image than to any other of "
@@ -97,7 +134,7 @@ def _big(pixels: np.ndarray, size: int = 96) -> np.ndarray:
         pixels.repeat(k, 0).repeat(k, 1)
 
 
-def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool) -> None:
+def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, present: bool = False) -> None:
     stats = {c: s for c, s in per_client(records, chosen["key"]).items() if s["chance"] < 1}
     if not stats:
         st.caption("Every update so far was computed from all of its client's images, so pointing at one of "
@@ -116,12 +153,33 @@ def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool) ->
     fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(range=[0, 1.05], tickformat=".0%"),
                       title=dict(text="How often it found the image, all rounds so far", font=dict(size=14)),
                       legend=dict(orientation="h", y=-0.25), bargap=0.5)
+    if present:
+        fig = presentation.enlarge(fig).update_layout(height=presentation.ATTACK_CHART_HEIGHT, showlegend=False,
+                                                      title=None, margin=dict(l=10, r=10, t=6, b=6))
     plot.chart(fig, f"{key}-attack-success-{run_id}", config={"displayModeBar": False})
     above = [c for c, s in stats.items() if s["above_cap"]]
     if above:
         st.error(f"Above the cap for client(s) {', '.join(map(str, above))}: the mechanism adds less noise than its "
                  "accounting says. That is a bug, like a failed audit.", icon=":material/report:")
-    if not plain:
+    if present:
+        return
+    if plain:
+        st.caption(TWO_ATTACKERS)
+        st.caption("**The dark tick as odds:** " + odds_line(stats))
+    else:
         st.caption("Bars: the informed adversary (knows the client's images, matches the update against each one's "
                    "gradient; Balle et al. 2022). Ticks: its cap e^ε·k/n + δ for k of n images (record-level: "
                    "replace-one and group privacy), and chance k/n.")
+
+
+def odds_line(stats: dict) -> str:
+    """Each client's cap ε said as odds (:func:`~fedcore.accounting.words.odds_sentence`), one line."""
+    first, *rest = stats.items()
+    line = f"at client {first[0]}'s ε of {_eps(first[1]['epsilon'])}, {odds_sentence(first[1]['epsilon'])} round"
+    if rest:
+        line += "; " + ", ".join(f"client {c}: {_certainty(s['epsilon'])}" for c, s in rest)
+    return line + "."
+
+
+def _certainty(epsilon) -> str:
+    return "certain" if epsilon is None else f"at most {people_percent(attacker_certainty(epsilon))} sure"

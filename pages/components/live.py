@@ -14,7 +14,8 @@ import streamlit as st
 
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
-from fedcore.accounting.words import EMPTY_RUN_TEXT, epsilon_unit, people, plain_threat_text, why_they_differ
+from fedcore.accounting.words import (EMPTY_RUN_TEXT, epsilon_unit, odds_sentence, people, plain_threat_text,
+                                     why_they_differ)
 from fedcore.events import RunState
 from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
@@ -198,8 +199,11 @@ def epsilon_explained(record: dict, spent) -> None:
     """One sentence beside the two numbers: why the ε spent differs from the ε set."""
     mech = (record["config"].get("privacy") or {}).get("mechanism", "none")
     set_eps, unit, note = epsilon_set(record)
+    from .form import student_mode
+
+    odds = f" **In odds:** {odds_sentence(spent)}." if student_mode() and odds_sentence(spent) else ""
     if mech == "none":
-        st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞.")
+        st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞." + odds)
         return
     if note and note.get("released") is False:
         text = (f"**No budget was solved:** you asked for ε = {people(note['target'])} in total, but this run "
@@ -218,7 +222,7 @@ def epsilon_explained(record: dict, spent) -> None:
     else:
         text = (f"**You set ε = {people(set_eps)} {unit}; the run spends {people(spent)} over the whole run so "
                 f"far**: {why_they_differ(mech)}. Switch on *Spend exactly ε in total* to compare methods fairly.")
-    st.caption(text)
+    st.caption(text + odds)
 
 
 def per_client_line(note: dict) -> str:
@@ -269,12 +273,18 @@ def accuracy_chart(record: dict, run: RunState, key: str, large: bool = False) -
 
 
 def side_by_side(record: dict, run: RunState, key: str) -> None:
-    """Presentation: accuracy and privacy spent next to each other, both above the fold."""
+    """Presentation: accuracy and, next to it, what an attacker gets (the attack view, where it has a
+    success chart to draw: :func:`.attack_view.shown`) or else the privacy spent, all above the fold."""
+    from . import attack_view
+
     left, right = st.columns(2)
     with left:
         accuracy_chart(record, run, key, large=True)
     with right:
-        privacy_chart(record, run, key, large=True)
+        if attack_view.shown(run):
+            attack_view.beside_accuracy(record, run, key)
+        else:
+            privacy_chart(record, run, key, large=True)
 
 
 def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) -> None:
@@ -361,8 +371,10 @@ def detail_charts(record: dict, run: RunState, key: str, with_privacy: bool = Tr
 
 
 def detail_charts_below(record: dict, run: RunState, key: str) -> None:
-    """Presentation: what comes below the side-by-side charts (privacy is up there)."""
-    detail_charts(record, run, key, with_privacy=False)
+    """Presentation: what comes below the side-by-side charts (privacy too, when the attack view took its place)."""
+    from . import attack_view
+
+    detail_charts(record, run, key, with_privacy=attack_view.shown(run))
 
 
 def queue_line(run_id: str) -> None:

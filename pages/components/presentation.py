@@ -12,6 +12,8 @@ import streamlit as st
 
 CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
+ATTACK_CHART_HEIGHT = 190
+"""Height of the attack view's success chart beside the accuracy chart (its images sit above it)."""
 FONT_SIZE = 16
 """Plotly text size in presentation (the dashboard's default is 12)."""
 
