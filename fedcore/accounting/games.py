@@ -58,6 +58,9 @@ NATIVE_ADJACENCY = {"local": "replace", "central": "add_remove", "record": "add_
 inputs of a client (a replacement), central and record-level accountants for adding or removing one."""
 PROFILE_DELTAS = (0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10, 1e-12)
 """The δs of a game's privacy profile (each an (ε, δ) guarantee; the caps take the smallest)."""
+PLD_FLOOR = 0.15
+"""Below this noise multiplier a subsampled step's PLD is not built (z = 0.1 took 5 s, smaller ones minutes
+and gigabytes: ε in the thousands); the unamplified μ-GDP bound, valid and cheap, is used instead."""
 MU_DIGITS = 5
 """μ is rounded *up* to this many significant digits before its PLD is built (a cache key; the bound
 stays an upper bound)."""
@@ -195,10 +198,14 @@ def bound(game: Game, gaussian: Mapping, pure: Mapping, native: str, delta: floa
 def _gaussian_bound(game: Game, steps: dict, scale: int, doubled: bool, delta: float) -> Bound:
     if any(z <= 0 for z, _ in steps):
         return unbounded(game, delta, "a Gaussian step without noise")
-    if all(q >= 1 for _, q in steps):
+    unsampled = all(q >= 1 for _, q in steps)
+    if unsampled or min(z for z, _ in steps) < PLD_FLOOR:
         mu = scale * math.sqrt(sum(k / z ** 2 for (z, _), k in steps.items()))
         mu = _round_up(mu)
-        words = "μ-GDP, exact for Gaussian releases without sampling (Dong, Roth & Su 2019; ε by dp-accounting's analytic Gaussian privacy loss)"
+        words = ("μ-GDP, exact for Gaussian releases without sampling (Dong, Roth & Su 2019; ε by dp-accounting's "
+                 "analytic Gaussian privacy loss)" if unsampled else
+                 f"μ-GDP without the amplification by sampling (an upper bound: noise multipliers below {PLD_FLOOR} "
+                 "make a PLD too large to build)")
         return Bound(game, _gdp_epsilon(mu, delta), delta, words, mu=mu,
                      profile=tuple((_gdp_epsilon(mu, d), d) for d in PROFILE_DELTAS))
     relation = "REPLACE_ONE" if doubled else "ADD_OR_REMOVE_ONE"

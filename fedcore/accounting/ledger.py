@@ -205,16 +205,21 @@ class Ledger:
     def run_bound(self, game, clients=None):
         """One :meth:`game_bound` that holds for every client (of ``clients``): the run's answer to ``game``.
         Clients with identical releases share one computation."""
-        from .games import worst
+        from .games import NATIVE_ADJACENCY, bound, worst
+        from .pure import EXACT_TALLIES, dominating_tally
 
-        ids = range(len(self.basic)) if clients is None else clients
-        seen: dict = {}
+        ids = list(range(len(self.basic)) if clients is None else clients)
+        keys: dict = {}
         for c in ids:
             key = (tuple(sorted(self.tally[c].items())), tuple(sorted(self.pure_releases[c].items())),
                    float(self.delta[c]), bool(self.exposed[c]), bool(self.rdp_valid[c]), bool(self.pure_valid[c]))
-            if key not in seen:
-                seen[key] = self.game_bound(c, game)
-        return worst(seen.values())
+            keys.setdefault(key, c)
+        plain = [k for k in keys if not k[1] and not k[3] and k[4] and k[0]]   # Gaussian releases only
+        if len(plain) > EXACT_TALLIES:   # 1,000 users of distinct multipliers: one tally dominating them all
+            top = bound(game, dict(dominating_tally(sorted(k[0] for k in plain))), {},
+                        NATIVE_ADJACENCY.get(self.threat_model, "add_remove"), min(k[2] for k in plain))
+            return worst([top, *(self.game_bound(c, game) for k, c in keys.items() if k not in set(plain))])
+        return worst(self.game_bound(c, game) for c in keys.values())
 
     def headline_run(self) -> float:
         return run_headline(self.headline().tolist())
