@@ -73,7 +73,7 @@ def test_presentation_draws_the_attack_view_level_with_the_accuracy_chart(store_
     by_label(at.button, "Run").click().run()
     at = wait_until_done(at)
     assert not at.exception and not at.title                        # the presentation layout
-    assert "Left: each client's image; right: what the attacker rebuilt." in texts(at)
+    assert "image left, the attacker's rebuild right" in texts(at)
     chart = success_chart(at)
     level = [c for c in at.columns if chart in list(walk(c))]
     assert level, "the success chart is not in a column"

@@ -97,3 +97,30 @@ def test_the_first_screen_fits_1280x720_and_the_run_lands_on_it(browser, server)
         assert landed.count() == 1
         landed.scroll_into_view_if_needed()
         shoot(pg, "your-run")
+
+
+def test_presentation_shows_the_attack_view_within_1280x720(browser, server):
+    """Issue 40 §1: on the projector, the images and the success chart with its cap, level with the
+    accuracy chart, above the fold while it trains and once it finished."""
+    url, _ = server
+    with fresh_page(browser, 1280, 720) as pg:
+        pg.set_default_timeout(240_000)
+        pg.goto(url + "/?preset=attack_digits&present=1")
+        pg.get_by_role("button", name="Run").click()
+        sentence = pg.get_by_text("image left, the attacker's rebuild right", exact=False)
+        for moment in ("running", "finished"):
+            if moment == "finished":
+                pg.get_by_text("Round 20 / 20 · finished").wait_for()
+            sentence.wait_for()
+            pg.locator("[data-testid=stImage]").nth(5).wait_for()
+            settle(pg, 1.0)
+            view = pg.locator("[data-testid=stImage]")
+            success = pg.locator("[data-testid=stPlotlyChart]").filter(has=pg.locator(".bars")).first
+            success.wait_for()
+            accuracy = pg.locator("[data-testid=stPlotlyChart]").first
+            parts = [success.bounding_box(), accuracy.bounding_box(), *(view.nth(i).bounding_box() for i in range(6))]
+            shoot(pg, f"presentation-attack-{moment}")
+            for part in parts:
+                assert part["y"] >= 0 and part["y"] + part["height"] <= 720, (moment, part, "below the fold at 1280x720")
+            assert abs(success.bounding_box()["y"] + success.bounding_box()["height"]
+                       - accuracy.bounding_box()["y"] - accuracy.bounding_box()["height"]) < 200   # level with it

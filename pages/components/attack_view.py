@@ -36,6 +36,13 @@ TWO_ATTACKERS = ("The bars and the ✓/✗ come from two different attackers. Th
 """With Plain words on: the sentence that says where the bars come from, without its terms of art."""
 
 
+PRESENT_SENTENCE = "image left, the attacker's rebuild right; bars: how often it found it; dark tick: the most ε allows."
+"""Presentation's one sentence after who the attacker is (:data:`SHORT_WHO`)."""
+SHORT_WHO = {"server": "The server sees each exact update", "anyone": "Anyone sees each noised upload",
+             "outsider": "An outsider sees the noised average", "trusted_server": "The trusted server sees each exact update",
+             "server_dpsgd": "The server sees each clipped, noised update"}
+
+
 def attack_panel(run_id: str, key: str = "pg") -> None:
     """The attack view of run ``run_id`` (polls while it runs)."""
     record = state.manager().store.get_run(run_id)
@@ -56,8 +63,7 @@ def beside_accuracy(record: dict, run, key: str) -> None:
     """Presentation: the attack view, compact, beside the accuracy chart (inside its polling fragment)."""
     records = [r.attack for r in run.rounds if r.attack]
     chosen = records[-1]["attackers"][0]
-    st.markdown(f"**{_who(chosen, form.student_mode())}** Left: each client's image; right: what the attacker "
-                "rebuilt. The bars: how often it found it; the dark tick: the most the client's ε allows.")
+    st.markdown(f"**{SHORT_WHO.get(chosen['key'], chosen['who'])}:** {PRESENT_SENTENCE}")
     _images(records[-1], chosen, run.last_round.round, key, record["id"], caption=False)
     _success(records, chosen, key, record["id"], form.student_mode(), present=True)
 
@@ -114,6 +120,10 @@ def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str, capt
         left, right = _big(truth), _big(image)
         gap = np.full((left.shape[0], 12) + left.shape[2:], 255, np.uint8)
         pair = np.concatenate([left, gap, right], axis=1)
+        if not caption:   # Presentation: one short line under each pair
+            col.image(pair, caption=f"{c['client']}: ε {_eps(c['epsilon'])} {'✓' if c.get('reidentified') else '✗'}",
+                      width="stretch")
+            continue
         found = "found it ✓" if c.get("reidentified") else "missed ✗"
         col.image(pair, caption=f"Client {c['client']} · ε {_eps(c['epsilon'])} · {found}", width="stretch")
     if not caption:
@@ -147,9 +157,9 @@ def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, pr
     fig.add_bar(x=clients, y=[s["matched"] for s in stats.values()], name="attacker found the image",
                 marker_color="#c0392b")
     fig.add_scatter(x=clients, y=[s["cap"] for s in stats.values()], mode="markers", name="most the run's ε allows",
-                    marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="#1f3b73")))
+                    marker=dict(symbol="line-ew-open", size=28, color="#1f3b73", line=dict(width=3, color="#1f3b73")))
     fig.add_scatter(x=clients, y=[s["chance"] for s in stats.values()], mode="markers", name="blind guess",
-                    marker=dict(symbol="line-ew-open", size=28, line=dict(width=2, color="#777")))
+                    marker=dict(symbol="line-ew-open", size=28, color="#777", line=dict(width=2, color="#777")))
     fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(range=[0, 1.05], tickformat=".0%"),
                       title=dict(text="How often it found the image, all rounds so far", font=dict(size=14)),
                       legend=dict(orientation="h", y=-0.25), bargap=0.5)

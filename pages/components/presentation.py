@@ -12,7 +12,7 @@ import streamlit as st
 
 CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
-ATTACK_CHART_HEIGHT = 190
+ATTACK_CHART_HEIGHT = 165
 """Height of the attack view's success chart beside the accuracy chart (its images sit above it)."""
 FONT_SIZE = 16
 """Plotly text size in presentation (the dashboard's default is 12)."""
@@ -27,6 +27,7 @@ section[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],
 [data-testid='stMetricLabel'] p {font-size: 1.1rem;}
 [data-testid='stMainBlockContainer'] button p, [data-testid='stWidgetLabel'] p {font-size: 1.15rem;}
 [data-testid='stProgress'] p {font-size: 1.25rem; font-weight: 600;}
+[data-testid='stImageCaption'] {font-size: 1rem; white-space: nowrap;}
 </style>"""
 
 
