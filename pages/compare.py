@@ -71,6 +71,10 @@ def comparison():
     st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch",
                  column_config={"final accuracy": st.column_config.NumberColumn(format="%.3f"),
                                 "final ε (largest)": st.column_config.NumberColumn(format="%.4g")})
+    guessing = compare.guessing(selected)
+    if guessing:
+        st.warning("No better than a blind guess: " + "; ".join(guessing) + ". These models learned nothing "
+                   "usable, whatever their ε.", icon=":material/casino:")
     d1, d2, _ = st.columns([1, 1, 4])
     d1.download_button("CSV", pd.DataFrame(summary).to_csv(index=False), file_name="compare.csv", mime="text/csv",
                        icon=":material/download:", key="cmp-csv")

@@ -155,7 +155,7 @@ st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no priva
            + ("; each method's budget is first solved for, so it spends exactly the column's ε"
               if match == "headline" else "")
            + ("; each run is then audited, one after another (slower)" if audit else "")
-           + ("; each run is then attacked (slower)" if attack else "") + ".")
+           + (f"; each run is then attacked: {fr.attack_estimate(total)}" if attack else "") + ".")
 if train:
     try:
         start_sweep(manager, spec, owner=host.viewer().owner, audit=trials, ray=configured_address() if ray else None,
@@ -196,6 +196,7 @@ def view():
     table = pd.DataFrame(summary_lines(rows))
     table["method"] = [f"{method_title(m)} ({m})" if method_title(m) != m else m for m in table["method"]]
     st.dataframe(table, hide_index=True, width="stretch")
+    fr.guess_note(rows, preset)
     af.attack_section(rows, key)
     if paper:
         st.caption("★ the papers' reported accuracies at the ε *they* state (their own accounting), "

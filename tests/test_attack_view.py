@@ -105,5 +105,29 @@ def test_with_plain_words_the_attack_view_uses_no_term_of_art_and_says_its_caps_
     assert "The bars and the ✓/✗ come from two different attackers." in joined
     assert "**The dark tick as odds:**" in joined and "can be at most" in joined
     assert "In odds:" in texts(at) and odds_sentence(1.0).endswith("73.1 % sure after seeing this")
+    accuracy = float(next(m.value for m in at.metric if m.label == "Test accuracy"))
+    assert (accuracy <= 0.13) == ("is no better than a blind guess (0.10 with 10 classes)" in texts(at)), accuracy
     by_label(at.toggle, "Plain words").set_value(False).run()
     assert "e^ε" in "\n".join(section_texts(at, "What the attacker sees"))   # the exact terms, one click away
+
+
+def test_the_readme_presentation_and_lesson_links_keep_their_values_and_spend_a_finite_epsilon(store_dir):
+    """The README's presentation link trains with privacy (a finite ε spent, issue 40); its lesson link's
+    seed is the seed that trains (§7)."""
+    import re
+    from pathlib import Path
+
+    from test_app import qp
+    from pages.components import state
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    link = re.search(r"http://localhost:8501/\?(preset=\w+&present=1)", readme).group(1)
+    at = app(**dict(part.split("=") for part in link.split("&")))
+    by_label(at.button, "Run").click().run()
+    at = wait_until_done(at)
+    spent = next(m.value for m in at.metric if m.label == "ε spent, whole run")
+    assert spent != "∞" and float(spent.replace(",", "").rstrip("*")) > 0
+    lesson = re.search(r"http://localhost:8501/\?(preset=demo&method=\w+&seed=7&[^\s.]+)", readme).group(1)
+    at = app(**dict(part.split("=") for part in lesson.split("&")))
+    by_label(at.button, "Run").click().run()
+    assert state.manager().store.get_run(qp(at, "run"))["config"]["seed"] == 7

@@ -22,8 +22,11 @@ from .charts import COLORS, layout
 from . import narrow
 from .frontier import FACETS, facets, threat_of
 
-ROWS = (("matched", "cap", "attacker finds the image"), ("mia_tpr", "mia_cap", "membership TPR at 1 % FPR"),
-        ("worst_tpr", "worst_cap", "worst-case record, TPR at 1 % FPR"))
+ROWS = (("matched", "cap", "re-identified: finds the image", "finds which image was used"),
+        ("mia_tpr", "mia_cap", "membership: TPR at 1 % FPR", "tells who was in the data"),
+        ("worst_tpr", "worst_cap", "worst-case record: TPR at 1 % FPR", "tells it for the easiest record"))
+"""Per row: the measured column, its cap's column, the row's title, the title in Plain words."""
+PLAIN_X_TITLE = "ε spent (log; smaller = more private)"
 NOT_LOCAL = "one upload is not private<br>on its own here: its worst<br>case is the canary audit's"
 
 

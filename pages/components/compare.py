@@ -96,6 +96,20 @@ def build(run_ids: list[str], *, group: bool, view: str):
     return series, pd.DataFrame(points), summary
 
 
+def guessing(run_ids: list[str]) -> list[str]:
+    """``"label: accuracy"`` of every finished run among ``run_ids`` whose accuracy is no better than a
+    blind guess (:func:`fedcore.blind_guess.no_better_than_guess`)."""
+    from fedcore.blind_guess import no_better_than_guess
+
+    store = state.manager().store
+    out = []
+    for r in (store.get_run(i) for i in run_ids):
+        if r is not None and r["status"] == "finished" and no_better_than_guess(
+                r.get("final_accuracy"), r["config"].get("dataset", "digits"), r["config"].get("test_size") or 0):
+            out.append(f"{r['label'] or r['id']}: {r['final_accuracy']:.3f}")
+    return out
+
+
 def _group_name(record: dict, several: bool) -> str:
     label = record["label"] or record["id"]
     if several:

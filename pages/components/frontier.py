@@ -375,3 +375,37 @@ def audit_notes(rows: list[dict], found: list[dict]) -> None:
                    f"{f'; and {len(claims) - 3} more' if len(claims) > 3 else ''}. "
                    "The claim does not hold for the mechanism as it runs "
                    "(the accountant's rigorous ε still does).", icon=":material/gavel:")
+
+
+def guess_note(rows: list[dict], preset: str) -> None:
+    """A warning naming the points whose mean accuracy is no better than a blind guess (issue 40 §6)."""
+    from fedcore.blind_guess import chance, guessing
+    from fedcore.resolve import preset_config
+
+    try:
+        dataset = preset_config(preset).dataset
+    except FedcoreError:
+        return
+    points = [(f"{method_title(s['method'])} at ε {_fmt(s['epsilon'])}" if s["epsilon"] is not None
+               else f"{method_title(s['method'])} ({s['reference'].replace('_', ' ')})", s["accuracy_mean"])
+              for s in cells(rows)]
+    found = guessing(points, dataset)
+    if found:
+        st.warning(f"**No better than a blind guess** ({chance(dataset):.2f}): "
+                   + "; ".join(f"{label}: {acc:.3f}" for label, acc in found)
+                   + ". These models learned nothing usable: their ε buys privacy for a model nobody would deploy.",
+                   icon=":material/casino:")
+
+
+ATTACK_POINT_SECONDS = (4.0, 9.0)
+"""Seconds to train and attack one point (16 shadow runs), low and high: the stored attacked frontier took
+6 min 40 s for 70 points on 2 cores (5.7 s each, docs/benchmarks.md), slower under load."""
+
+
+def attack_estimate(runs: int) -> str:
+    """``"120 attacked runs, ~8 min to ~18 min on this machine"``: what "Attack each point" costs, said
+    before it starts (as the Papers page says a reproduction's)."""
+    from fedcore.reproduce.estimate import rough_label
+
+    low, high = (runs * s for s in ATTACK_POINT_SECONDS)
+    return f"{runs} attacked runs, {rough_label(low)} to {rough_label(high)} on this machine"

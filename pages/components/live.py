@@ -16,6 +16,7 @@ from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.accounting.words import (EMPTY_RUN_TEXT, epsilon_unit, odds_sentence, people, plain_threat_text,
                                      why_they_differ)
+from fedcore.blind_guess import guess_note
 from fedcore.events import RunState
 from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
@@ -160,6 +161,12 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
                    + (f" · final test accuracy {acc:.3f}" if acc is not None else ""))
         if not run.aggregated_rounds:
             st.warning(EMPTY_RUN_TEXT, icon=":material/block:")
+        else:
+            cfg = record["config"]
+            note = guess_note(acc, cfg.get("dataset", "digits"), cfg.get("test_size") or 0)
+            if note:
+                st.warning(note + " Its ε protects a model nobody would use: less noise, more rounds or "
+                           "another method may learn.", icon=":material/casino:")
     table = rounds_table(run)
     if not len(table):
         return
