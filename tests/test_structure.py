@@ -99,7 +99,7 @@ LAYERS = (
     ("errors", "registry", "files", "constraints", "budgets"),
     ("config", "options", "context", "events", "presets"),
     ("accounting", "data", "models", "partition", "mechanisms", "aggregators", "methods", "recipes", "papers",
-     "tables"),
+     "tables", "blind_guess"),
     ("catalog", "compat", "resolve", "layering", "links", "teaching"),
     ("engine", "equal_privacy"),
     ("audit", "attacks"),
