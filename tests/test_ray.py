@@ -75,15 +75,26 @@ def test_sweep_on_ray_gives_the_local_accuracies(ray_frontier):
 
 def test_ray_address_in_the_environment_joins_that_cluster(tmp_path):
     """Ray Jobs, Slurm and Kubernetes recipes set RAY_ADDRESS: ``--ray`` joins that head (it used to
-    fail with "object_store_memory must not be provided")."""
+    fail with "object_store_memory must not be provided"). The head runs in its own session and temp
+    folder and only it is ended (``ray stop`` would end this module's Ray too, and the test process
+    with it)."""
+    import signal
     import subprocess
     import sys
 
-    env = {**os.environ, "RAY_ADDRESS": ""}
-    port = "6391"
-    subprocess.run(["ray", "start", "--head", "--num-cpus", "1", "--port", port, "--include-dashboard", "false"],
-                   check=True, capture_output=True, env=env)
+    from dashboard_server import wait_until   # scripts/ (tests/conftest.py puts it on the path)
+
+    import shutil
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    port = 6391
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")     # short: Ray's socket paths must fit 107 bytes
+    head = subprocess.Popen(["ray", "start", "--head", "--block", "--num-cpus", "1", "--port", str(port),
+                             "--include-dashboard", "false", "--temp-dir", temp],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
+        wait_until(lambda: _answers(port), 120, "the Ray head did not open its port")
         out = tmp_path / "f.json"
         done = subprocess.run([sys.executable, "-m", "fedcore", *SWEEP[:7], "--seeds", "1", "--set", "rounds=2",
                                "--set", "num_clients=4", "--out", str(out), "--ray"],
@@ -91,7 +102,20 @@ def test_ray_address_in_the_environment_joins_that_cluster(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         assert len(read_frontier(out)) == 8
     finally:
-        subprocess.run(["ray", "stop", "--force"], capture_output=True, env=env)
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _answers(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_rerun_skips_finished_points(ray_frontier):
