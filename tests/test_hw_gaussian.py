@@ -137,5 +137,7 @@ def test_the_stored_records_caveat_exactly_the_per_step_rows_that_trained_shuffl
     uldp = json.loads((Path(__file__).resolve().parents[1] / "assets/reproduction/uldp.json").read_text())
     rows = {r["preset"]: r for t in uldp["tables"] for r in table_rows(t)}
     ddp = rows["uldp_mnist_ddp"]
-    assert "2.81× its target 10" in ddp["headline ε (threat model)"]
+    stored = next(r for t in uldp["tables"] for r in t["rows"] if r["preset"] == "uldp_mnist_ddp")
+    over = max(e for e in stored["epsilon_headline"] if e is not None) / 10     # the largest seed's, over ε = 10
+    assert over > 1 and f"{over:.2f}× its target 10" in ddp["headline ε (threat model)"]
     assert next(v for k, v in ddp.items() if k.startswith("our gain")).endswith("(unequal privacy)")

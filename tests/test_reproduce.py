@@ -397,3 +397,15 @@ def test_accounting_is_replayed_for_stored_rows_without_a_headline(tmp_path):
     for key, heads in trained.items():
         assert replayed[key]["epsilon_headline"] == pytest.approx(heads, rel=1e-9)
         assert replayed[key]["threat_model"] == "local" and replayed[key]["caveat"] == ""
+
+
+def test_a_seed_resumed_from_a_record_without_caveats_keeps_the_caveat_its_config_implies():
+    """Records from before the caveat key: a resumed seed used to carry "" and erase the row's caveat."""
+    from fedcore.mechanisms import caveat_of
+    from fedcore.reproduce.run import _stored_runs
+    from fedcore.resolve import preset_config
+
+    config = {k: v for k, v in preset_config("uldp_mnist_ddp").to_dict().items() if k != "seed"}
+    entry = {"config": config, "finals": [0.9], "seeds": [0], "curves": [[0.9]], "rounds": 300}
+    assert caveat_of(config["privacy"]) and _stored_runs(entry, config)[0]["caveat"] == caveat_of(config["privacy"])
+    assert _stored_runs({**entry, "caveat": ""}, config)[0]["caveat"] == ""     # a stored "" stands

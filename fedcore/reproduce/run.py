@@ -156,10 +156,24 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
     batch, nice = entry.get("lockstep") or [1] * n, entry.get("nice") or [0] * n
     return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
                 "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {}),
-                "caveat": entry.get("caveat", ""),
+                "caveat": _stored_caveat(entry, config),
                 "load_average": la, "lockstep": k, "nice": ni}
             for s, f, c, t, e, la, k, ni in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads,
                                                 batch, nice)}
+
+
+def _stored_caveat(entry: dict, config: dict) -> str:
+    """A stored row's caveat; a record from before the key gets the one its config implies (not "",
+    which would drop the caveat of every seed resumed with it)."""
+    if entry.get("caveat") is not None:
+        return entry["caveat"]
+    from ..errors import FedcoreError
+    from ..mechanisms import caveat_of
+
+    try:
+        return caveat_of(config.get("privacy") or {})
+    except FedcoreError:
+        return ""
 
 
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
@@ -244,7 +258,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           # the seed-mean of the method signals
                           "threat_model": runs[0].get("threat_model", ""),
                           # what the headline does not prove for what ran ("" = a rigorous bound)
-                          "caveat": runs[0].get("caveat", ""),
+                          "caveat": next((r["caveat"] for r in runs if r.get("caveat")), ""),
                           "epsilon_headline": [r.get("epsilon") for r in runs],
                           "signals": {k: sum(r["signals"][k] for r in runs) / len(runs)
                                       for k in runs[0].get("signals", {})
