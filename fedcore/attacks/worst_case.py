@@ -67,23 +67,10 @@ def not_applicable(cfg) -> str:
 def upload_bound(upload, row: int, delta: float):
     """What one upload (row ``row`` of ``upload``) proves for :data:`GAME`: its ledger record, a Gaussian
     ``{(z, q): steps}`` and its pure releases ``{ε: count}`` (:func:`fedcore.accounting.games.bound`)."""
-    import torch
-
     from ..accounting.games import bound
+    from ..audit.distinguish import upload_releases
 
-    gaussian, pure = {}, {}
-    g = upload.gaussian
-    if g is not None:
-        z = float(torch.as_tensor(g.noise_multiplier).reshape(-1)[row])
-        steps = torch.as_tensor(g.steps, dtype=torch.float64).reshape(-1)
-        q = torch.as_tensor(g.sample_rate, dtype=torch.float64).reshape(-1)
-        gaussian[(z, float(q[row] if len(q) > 1 else q[0]))] = float(steps[row] if len(steps) > 1 else steps[0])
-    if getattr(upload, "pure_epsilon", None) is not None:
-        total = float(torch.as_tensor(upload.pure_epsilon).reshape(-1)[row])
-        count = getattr(upload, "pure_count", None)
-        k = 1.0 if count is None else float(torch.as_tensor(count).reshape(-1)[row])
-        if total > 0:
-            pure[total / k] = k
+    gaussian, pure = upload_releases(upload, row)
     return bound(GAME, gaussian, pure, "replace", delta)
 
 

@@ -157,27 +157,40 @@ def _statistic(kind: str, pair: Pair) -> Callable[[torch.Tensor], torch.Tensor]:
     return lambda y: (y.double() - centre) @ direction
 
 
+def upload_releases(upload, row: int) -> tuple[dict, dict]:
+    """What the mechanism's ledger record says row ``row`` of ``upload`` released: its Gaussian steps
+    ``{(z, q): steps}`` and its pure releases ``{ε: count}`` (the ledger's own forms)."""
+    gaussian, pure = {}, {}
+    g = upload.gaussian
+    if g is not None:
+        z = float(torch.as_tensor(g.noise_multiplier).reshape(-1)[row])
+        steps = torch.as_tensor(g.steps, dtype=torch.float64).reshape(-1)
+        q = torch.as_tensor(g.sample_rate, dtype=torch.float64).reshape(-1)
+        gaussian[(z, float(q[row] if len(q) > 1 else q[0]))] = float(steps[row] if len(steps) > 1 else steps[0])
+    if getattr(upload, "pure_epsilon", None) is not None:
+        total = float(torch.as_tensor(upload.pure_epsilon).reshape(-1)[row])
+        count = getattr(upload, "pure_count", None)
+        k = 1.0 if count is None else float(torch.as_tensor(count).reshape(-1)[row])
+        if total > 0:
+            pure[total / k] = k
+    return gaussian, pure
+
+
 def report_epsilon(upload, row: int, delta: float) -> tuple[float, str]:
     """What the mechanism's own ledger record says one report costs (row ``row``): the
     tightest of its Gaussian record (dp-accounting RDP at ``delta``) and its rigorous pure
     eps (its ``pure_count`` equal releases composed as the ledger composes them,
     :mod:`fedcore.accounting.pure`); else the eps it spends under basic composition; infinity if nothing is noised."""
     options = []
-    g = upload.gaussian
-    if g is not None:
-        z = float(torch.as_tensor(g.noise_multiplier).reshape(-1)[row])
-        steps = torch.as_tensor(g.steps).reshape(-1)
-        steps = float(steps[row] if len(steps) > 1 else steps[0])       # per client or one for all
-        options.append((rdp_epsilon(steps * gaussian_rdp(z, g.sample_rate), delta),
+    gaussian, pure = upload_releases(upload, row)
+    for (z, q), steps in gaussian.items():
+        options.append((rdp_epsilon(steps * gaussian_rdp(z, q), delta),
                         f"RDP (dp-accounting) of its Gaussian record, noise multiplier {z:.4g}"))
-    pure = getattr(upload, "pure_epsilon", None)
-    if pure is not None:
+    if getattr(upload, "pure_epsilon", None) is not None:
         from ..accounting.pure import compose_pure
 
-        total = float(torch.as_tensor(pure).reshape(-1)[row])
-        count = getattr(upload, "pure_count", None)
-        k = 1.0 if count is None else float(torch.as_tensor(count).reshape(-1)[row])
-        options.append((compose_pure({total / k: k}, delta),
+        ((unit, k),) = pure.items() if pure else ((0.0, 1.0),)
+        options.append((compose_pure(pure, delta),
                         "its rigorous pure eps" + (f", {k:.0f} releases composed by their PLD" if k > 1 else "")))
     if options:
         return min(options)
