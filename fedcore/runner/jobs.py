@@ -75,6 +75,25 @@ class Job:
     """It yields its slot for fair share between points (the preempt flag, as runs between rounds)."""
 
 
+@dataclass
+class _Slot:
+    """Everything this manager holds about one queued or training job (one table, not six)."""
+
+    owner: Optional[str]
+    pausable: bool = False
+    """It can pause for fair share (runs between rounds, local sweeps between points)."""
+    launcher: Optional[Launcher] = None
+    """Its worker; None while it waits for a slot."""
+    paused: bool = False
+    """Paused for fair share: it keeps its worker but no slot."""
+    turn: int = 0
+    """When it last took a slot (a counter): "oldest first" among the training."""
+    stopping: Optional[float] = None
+    """When it was asked to stop (monotonic s), or None."""
+    reason: Optional[str] = None
+    """Why the manager stopped it (its owner left, its time was up)."""
+
+
 class Jobs:
     """Runs configs in worker processes and records them in a :class:`RunStore`.
 
@@ -104,18 +123,35 @@ class Jobs:
         self.max_running = max_running or host.max_running or CPUS
         self._priority = (host.worker_nice or 0, host.worker_threads or 0)
         self._lock = threading.RLock()
-        self._procs: dict[str, Launcher] = {}  # jobs holding a slot
-        self._queued: list[str] = []  # runs and jobs, in order
-        self._pausable: set[str] = set()  # runs and the jobs that yield between points (local sweeps)
-        self._reasons: dict[str, str] = {}  # why the manager stopped a job (its owner left, its time was up)
-        self._owner: dict[str, Optional[str]] = {}  # owner of every queued / training job
-        self._preempted: dict[str, Launcher] = {}  # runs paused for fair share
-        self._stopping: dict[str, float] = {}
+        self._jobs: dict[str, _Slot] = {}  # every queued or training job, in the order it was queued
+        self._turns = 0
         self._closed = False
         self._recover()
         self._warm = WarmWorker(self.store_dir, self._priority, enabled=warm)
         self._monitor = threading.Thread(target=self._watch, name="fedcore-jobs", daemon=True)
         self._monitor.start()
+
+    # --- the slots, by state ------------------------------------------------------------
+    def _waiting(self) -> list[str]:
+        """Jobs waiting for a slot, in the order they were queued."""
+        return [i for i, s in self._jobs.items() if s.launcher is None]
+
+    def _training(self) -> list[str]:
+        """Jobs holding a slot, oldest turn first."""
+        held = [(s.turn, i) for i, s in self._jobs.items() if s.launcher is not None and not s.paused]
+        return [i for _, i in sorted(held)]
+
+    def _paused(self) -> list[str]:
+        return [i for i, s in self._jobs.items() if s.launcher is not None and s.paused]
+
+    def _workers(self) -> list[tuple[str, Launcher]]:
+        """``(id, launcher)`` of every job with a worker, training or paused."""
+        return [(i, s.launcher) for i, s in self._jobs.items() if s.launcher is not None]
+
+    def _take_slot(self, job_id: str, launcher: Launcher) -> None:
+        self._turns += 1
+        slot = self._jobs[job_id]
+        slot.launcher, slot.paused, slot.turn = launcher, False, self._turns
 
     # --- public API -------------------------------------------------------------------
     def start(self, cfg: Union[RunConfig, dict], *, label: str = "", reuse: bool = True,
@@ -180,7 +216,7 @@ class Jobs:
             check_submission(cfg, self.limits)
         with self._lock:
             self.poll()  # one that just ended is gone
-            if job.id not in self._owner:
+            if job.id not in self._jobs:
                 self.capacity_left(job.owner, refuse=True)
                 lifetime = self._lifetime(background=job.owner is None)
                 self.store.create_job(job.id, job.kind, owner=job.owner, label=job.label, entry=job.entry,
@@ -192,20 +228,17 @@ class Jobs:
         """Refresh the heartbeat of every queued or training job of ``owners`` (the visitors with a
         page open, measured by the server: ``pages/components/presence.py``); returns how many."""
         with self._lock:
-            ids = [i for i, o in self._owner.items() if o is not None and o in owners]
+            ids = [i for i, s in self._jobs.items() if s.owner is not None and s.owner in owners]
         for job_id in ids:
             self.store.touch(job_id)
         return len(ids)
 
     def job(self, job_id: str) -> Optional[dict]:
         """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
-        return self.store.get_run(job_id) if job_id in self._owner else None
+        return self.store.get_run(job_id) if job_id in self._jobs else None
 
     def _enqueue(self, job_id: str, owner: Optional[str], pausable: bool = False) -> None:
-        self._owner[job_id] = owner
-        if pausable:
-            self._pausable.add(job_id)
-        self._queued.append(job_id)
+        self._jobs[job_id] = _Slot(owner, pausable)
         self._dispatch()
 
     def capacity_left(self, owner: Optional[str], *, refuse: bool = False) -> Optional[int]:
@@ -214,7 +247,7 @@ class Jobs:
         if self.limits is None:
             return None
         with self._lock:
-            owners = list(self._owner.values())
+            owners = [s.owner for s in self._jobs.values()]
         caps = [("max_active", self.limits.max_active, len(owners), f"the server has {len(owners)} jobs (runs, "
                  "sweeps, audits) queued or training, its maximum; try again when some have finished"),
                 ("max_active_per_owner", None if owner is None else self.limits.max_active_per_owner,
@@ -233,10 +266,10 @@ class Jobs:
         at the host's ``max_run_seconds`` and scales the pace of recent runs by the load;
         that pace is re-read at most every :data:`HISTORY_TTL` s (every queued page asks)."""
         with self._lock:
-            if run_id not in self._queued:
+            waiting, running = self._waiting(), self._training()
+            if run_id not in waiting:
                 return None
-            waiting, running = list(self._queued), list(self._procs)
-            queued = [*self._preempted, *waiting]
+            queued = [*self._paused(), *waiting]
         records = {i: self.store.get_run(i) for i in queued + running}
         history = self._recent_finished()
         now, load = time.time(), load_factor()
@@ -245,7 +278,8 @@ class Jobs:
             r = records.get(i)
             if r is None:
                 return None
-            who = {"owner": r.get("owner"), "fixed": i not in self._pausable}
+            slot = self._jobs.get(i)
+            who = {"owner": r.get("owner"), "fixed": not (slot and slot.pausable)}
             if not r["events"]:  # no rounds to go by: its expected duration, as one round
                 return {"id": i, "rounds": 1, "round_s": r.get("seconds"), "elapsed_s": 0.0, **who}
             c = r.get("config") or {}
@@ -273,15 +307,15 @@ class Jobs:
 
     def queue_length(self) -> int:
         """Jobs waiting for a worker slot."""
-        return len(self._queued)
+        return len(self._waiting())
 
     def active_count(self) -> int:
         """Jobs queued or training."""
-        return len(self._owner)
+        return len(self._jobs)
 
     def capacity_free(self) -> bool:
         """Whether a job submitted now would start at once (a slot is free, nobody waits)."""
-        return not self._queued and not self._preempted and len(self._procs) < self.max_running
+        return not self._waiting() and not self._paused() and len(self._training()) < self.max_running
 
     def stop(self, run_id: str, by: Optional[Viewer] = None) -> None:
         """Ask the job ``run_id`` to stop (a run at its next round, a sweep after its batch);
@@ -297,13 +331,16 @@ class Jobs:
             require_control(record, by, "stop")
         with self._lock:
             self.store.request_stop(run_id)
-            if run_id in self._queued:
-                self._queued.remove(run_id)
+            slot = self._jobs.get(run_id)
+            if slot is None:
+                return
+            if slot.launcher is None:
                 self._forget(run_id)
                 self.store.finish(run_id, "stopped", reason="stopped before it started")
-            elif run_id in self._procs or run_id in self._preempted:
-                self._stopping.setdefault(run_id, time.monotonic())
-                (self._procs.get(run_id) or self._preempted[run_id]).request_stop()
+            else:
+                if slot.stopping is None:
+                    slot.stopping = time.monotonic()
+                slot.launcher.request_stop()
 
     def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
         """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
@@ -335,12 +372,13 @@ class Jobs:
 
     def is_alive(self, run_id: str) -> bool:
         """Whether job ``run_id`` is training in this manager."""
-        launcher = self._procs.get(run_id)
-        return launcher is not None and launcher.alive()
+        slot = self._jobs.get(run_id)
+        return slot is not None and slot.launcher is not None and not slot.paused and slot.launcher.alive()
 
     def process(self, run_id: str) -> Optional[multiprocessing.Process]:
         """The worker process of ``run_id`` (None when not started by this manager)."""
-        return getattr(self._procs.get(run_id), "process", None)
+        slot = self._jobs.get(run_id)
+        return getattr(slot and slot.launcher, "process", None)
 
     def wait(self, run_id: str, timeout: float = 60.0, *, touch: bool = True) -> dict:
         """Block until ``run_id`` ends (or ``timeout``); returns its record."""
@@ -358,16 +396,15 @@ class Jobs:
         """Detect dead workers, enforce stop deadlines, start queued jobs."""
         with self._lock:
             self._expire()
-            for run_id, launcher in [*self._procs.items(), *self._preempted.items()]:
+            for run_id, launcher in self._workers():
+                slot = self._jobs[run_id]
                 if launcher.alive():
-                    started = self._stopping.get(run_id)
-                    if started is None or time.monotonic() - started <= STOP_GRACE:
+                    if slot.stopping is None or time.monotonic() - slot.stopping <= STOP_GRACE:
                         continue
                     launcher.terminate()
-                    self.store.finish(run_id, "stopped",
-                                      reason=self._reasons.get(run_id, "terminated after the stop grace period"))
-                if run_id in self._stopping:
-                    self.store.finish(run_id, "stopped", reason=self._reasons.get(run_id, "stopped by the user"))
+                    self.store.finish(run_id, "stopped", reason=slot.reason or "terminated after the stop grace period")
+                if slot.stopping is not None:
+                    self.store.finish(run_id, "stopped", reason=slot.reason or "stopped by the user")
                 else:
                     why = getattr(launcher, "why_ended", lambda: "its worker ended without saying how")()
                     self.store.finish(run_id, "failed", why)
@@ -381,9 +418,9 @@ class Jobs:
             self._closed = True
             self._warm.close()
             if stop_runs:
-                for run_id in list(self._queued):
+                for run_id in self._waiting():
                     self.stop(run_id)
-                for run_id, launcher in [*self._procs.items(), *self._preempted.items()]:
+                for run_id, launcher in self._workers():
                     self.stop(run_id)
                     deadline = time.monotonic() + STOP_GRACE
                     while launcher.alive() and time.monotonic() < deadline:
@@ -395,22 +432,20 @@ class Jobs:
 
     # --- internals --------------------------------------------------------------------
     def _forget(self, job_id: str) -> None:
-        for table in (self._procs, self._preempted, self._stopping, self._owner, self._reasons):
-            table.pop(job_id, None)
-        self._pausable.discard(job_id)
+        self._jobs.pop(job_id, None)
 
     def _expire(self) -> None:
         """Stop the jobs whose owner left or whose time is up
         (:func:`~fedcore.runner.policy.lifetime_over`), but for those whose worker checks the same
         itself (a run's: its launcher ``watches_lifetime``)."""
         now = time.time()
-        for job_id, launcher in [*self._procs.items(), *self._preempted.items()]:
-            if getattr(launcher, "watches_lifetime", False) or job_id in self._stopping:
+        for job_id, launcher in self._workers():
+            if getattr(launcher, "watches_lifetime", False) or self._jobs[job_id].stopping is not None:
                 continue
             record = self.store.get_run(job_id)
             why = record and lifetime_over(record, self.store.last_beat(job_id), now)
             if why:
-                self._reasons[job_id] = why
+                self._jobs[job_id].reason = why
                 self.store.update_run(job_id, reason=why)  # its worker may record the stop itself
                 self.stop(job_id)
 
@@ -425,18 +460,20 @@ class Jobs:
         from .tempo import preempt
 
         while not self._closed:
-            move = next_move(self._queued, list(self._preempted), list(self._procs), self._owner,
-                             pausable=self._pausable, slots=self.max_running, stopping=self._stopping)
+            jobs = self._jobs
+            move = next_move(self._waiting(), self._paused(), self._training(),
+                             {i: s.owner for i, s in jobs.items()},
+                             pausable={i for i, s in jobs.items() if s.pausable}, slots=self.max_running,
+                             stopping={i for i, s in jobs.items() if s.stopping is not None})
             if move is None:
                 return
             if move.pause is not None:
                 preempt(self.store, move.pause, True)  # it pauses after its current round
-                self._preempted[move.pause] = self._procs.pop(move.pause)
-            if move.start in self._preempted:
+                jobs[move.pause].paused = True
+            if jobs[move.start].paused:
                 preempt(self.store, move.start, False)
-                self._procs[move.start] = self._preempted.pop(move.start)
+                self._take_slot(move.start, jobs[move.start].launcher)
                 continue
-            self._queued.remove(move.start)
             record = self.store.claim(move.start)
             if record is None:  # stopped, deleted, or taken by another manager of the store
                 self._forget(move.start)
@@ -459,7 +496,7 @@ class Jobs:
             self._forget(record["id"])
             self.store.finish(record["id"], "failed", f"it could not start ({type(exc).__name__}: {exc})"[:300])
             return
-        self._procs[record["id"]] = launcher
+        self._take_slot(record["id"], launcher)
         if getattr(launcher, "watches_lifetime", False):  # its worker records its own start
             self.store.update_run(record["id"], pid=launcher.pid)
         else:
@@ -490,7 +527,7 @@ class Jobs:
                 self.poll()
                 with self._lock:
                     if not self._closed:
-                        self._warm.tick(busy=bool(self._procs))
+                        self._warm.tick(busy=bool(self._training()))
             except Exception:  # noqa: BLE001  (the monitor must survive a bad poll)
                 pass
 
@@ -504,15 +541,13 @@ class Jobs:
             job_id = record["id"]
             if record["status"] not in ACTIVE:
                 continue
-            if pid_alive(record.get("pid")):
-                self._procs[job_id] = PidLauncher(record["pid"], partial(self.store.request_stop, job_id),
-                                                  watches_lifetime=(record.get("entry") or RUN_ENTRY) == RUN_ENTRY)
-            elif record["status"] == QUEUED and not record.get("handed_over"):
-                self._queued.append(job_id)
-            else:
+            alive = pid_alive(record.get("pid"))
+            if not alive and not (record["status"] == QUEUED and not record.get("handed_over")):
                 self.store.finish(job_id, "failed", "its worker is gone (the dashboard was restarted while it ran)")
                 continue
-            self._owner[job_id] = record.get("owner")
+            self._jobs[job_id] = _Slot(record.get("owner"), bool(record.get("pausable")))
+            if alive:  # watched again, holding its slot
+                self._take_slot(job_id, PidLauncher(record["pid"], partial(self.store.request_stop, job_id),
+                                                    watches_lifetime=(record.get("entry") or RUN_ENTRY) == RUN_ENTRY))
             if record.get("pausable"):
-                self._pausable.add(job_id)
                 preempt(self.store, job_id, False)  # one paused for fair share gets its turn again
