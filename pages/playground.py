@@ -10,8 +10,8 @@ from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.runner.labels import run_label
 from fedcore.links import VIEW_PARAMS, cli_command
-from pages.components import (attack_view, audit, equal_privacy_mode, host, live, presentation, preview, routing,
-                               sidebar, state, tempo)
+from pages.components import (attack_view, audit, equal_privacy_mode, host, live, membership_roc, presentation,
+                               preview, routing, sidebar, state, tempo, your_run)
 from pages.components.press import pressed
 
 routing.through_router()
@@ -99,11 +99,14 @@ with tab_run:
         if cfg is not None and not equal_privacy_mode.same_settings(record, cfg):
             st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
+        finished = record["status"] == "finished" and not present
+        if finished:  # where the first screen's frontier was, on the first screen (issue 40 §5)
+            your_run.your_run_on_frontier(record, state.run(run_id))
         live.run_view(run_id, key="pg", teaching=True, present=present)
         if not present:
             attack_view.attack_panel(run_id, key="pg")
-        if record["status"] == "finished" and not present:
-            preview.your_run_on_frontier(record, state.run(run_id))
+        if finished:
+            membership_roc.run_panel(RunConfig.from_dict(record["config"]), state.current_preset())
             audit.run_audit_panel(RunConfig.from_dict(record["config"]))
     else:
         if run_id:

@@ -111,35 +111,3 @@ def first_screen_tradeoff(key: str = "pg-first-frontier") -> None:
     st.caption("One panel per threat model: who you trust decides how much privacy costs. Per method, **dashed** = "
                "no privacy, **dotted** = its clipping alone (no noise). Stored with the app "
                "(`assets/first_screen_frontier.json`, 2 seeds per point); the Frontier page trains your own.")
-
-
-def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
-    """After Run, the first screen's frontier again, with this run marked where it landed (its
-    headline ε spent and final accuracy, in its threat model's panel): a demo run on digits only."""
-    import plotly.graph_objects as go
-
-    from fedcore.accounting.headline import decode_epsilon
-    from fedcore.sweep.rows import read_frontier
-
-    from .frontier import facets
-
-    last = run.last_round
-    eps = decode_epsilon(last.epsilon_headline_run) if last else None
-    acc = run.end.final_accuracy if run.end else None
-    if record.get("config", {}).get("dataset") != "digits" or acc is None or eps is None or eps != eps:
-        return
-    try:
-        panels = facets(read_frontier(FIRST_SCREEN))
-        fig = go.Figure(_first_screen_figure(student_mode()))
-    except FedcoreError:
-        return
-    if run.threat_model not in panels or not 0 < eps < float("inf"):
-        return
-    col = panels.index(run.threat_model) + 1
-    axis = "" if col == 1 else str(col)
-    fig.add_trace(go.Scatter(x=[eps], y=[acc], mode="markers+text", text=["your run"], textposition="top center",
-                             name="your run", xaxis=f"x{axis}", yaxis=f"y{axis}",
-                             marker=dict(symbol="star", size=18, color="#111", line=dict(color="white", width=1)),
-                             hovertemplate="your run<br>ε spent %{x:.3g}<br>accuracy %{y:.3f}<extra></extra>"))
-    st.markdown("**Where your run landed** on the stored frontier (★, in the panel of its threat model):")
-    narrow.panels_chart(fig, key, width="stretch")
