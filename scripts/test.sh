@@ -17,4 +17,4 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "npm not found: the axe-core accessibility test will be skipped" >&2
 fi
-python -m pytest -q "$@"
+python -m pytest -q --durations=30 "$@"

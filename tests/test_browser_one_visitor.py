@@ -23,7 +23,23 @@ pytestmark = [pytest.mark.slow,
                                  "the browser test never downloads a browser")]
 
 
-def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, shared_server):
+def _what_each_tab_shows(tabs, store, since, shots: Path) -> str:
+    """Why a tab shows no round: the runs since the test began (status, owner) and each tab's
+    progress text and Run/Stop states, with a screenshot of each tab under ``shots``."""
+    from fedcore.runner import RunStore
+
+    runs = [(r["id"], r["status"], r["owner"]) for r in RunStore(store).list_runs(kind=None)
+            if r["created"] >= since - 600]
+    lines = [f"runs: {runs}"]
+    for i, tab in enumerate(tabs):
+        bars = tab.locator("[data-testid=stProgress]")
+        lines.append(f"tab {i}: progress {bars.first.inner_text() if bars.count() else None!r}, "
+                     f"alerts {[a.inner_text()[:120] for a in tab.locator('[data-testid=stAlert]').all()]}")
+        tab.screenshot(path=str(shots / f"tab{i}.png"), full_page=True)
+    return "a tab's press started nothing: " + "; ".join(lines) + f" (screenshots in {shots})"
+
+
+def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, shared_server, tmp_path):
     from fedcore.runner import RunStore
 
     url, store = shared_server
@@ -36,7 +52,8 @@ def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, 
             tab.goto(url + SLOW, wait_until="commit")     # all three load together
         for tab in tabs:
             tab.get_by_role("button", name="Run", exact=True).click()   # waits until it is enabled
-        wait_until(lambda: all(round_counter(tab) >= 1 for tab in tabs), 120, "a tab's press started nothing")
+        wait_until(lambda: all(round_counter(tab) >= 1 for tab in tabs), 120,
+                   lambda: _what_each_tab_shows(tabs, store, since, tmp_path))
         runs = [r for r in RunStore(store).list_runs() if r["created"] >= since]
         assert len({r["owner"] for r in runs}) == 1, [(r["id"], r["owner"]) for r in runs]
         assert len(runs) == 1                                # one visitor's press of the config it trains opens it

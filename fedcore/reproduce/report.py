@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .decompose import rule_c_causes
+
 HOLDS = {True: "holds", False: "does not hold", None: "not checked"}
 
 
@@ -199,6 +201,9 @@ def table_markdown(table: dict, level: str = "##") -> str:
     claims = claim_lines(table)
     if claims:
         parts += ["Claims:", "", *claims, ""]
+    causes = rule_c_causes(table)
+    if causes:
+        parts += [" ".join(causes), ""]
     parts += [f"Settings the paper leaves open: {table['notes']}", ""]
     if table.get("quick_notes"):
         parts += [f"Quick-mode reductions: {table['quick_notes']}", ""]
