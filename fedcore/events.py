@@ -93,6 +93,10 @@ class RoundEvent:
     """Whether the server aggregated at least one update this round (False: e.g. PLDP-FL rule C
     selected nobody, the model did not move); None in records from before the field, read as
     ``bool(uploaded)`` (:attr:`RunState.aggregated_rounds`)."""
+    evaluated: Optional[bool] = None
+    """Whether the test set was evaluated this round (``eval_every``: every k-th round and the last);
+    False: ``accuracy`` and ``loss`` are those of the last evaluated round. None in records from
+    before the field."""
     type: str = "round"
     schema: int = SCHEMA_VERSION
 

@@ -20,19 +20,34 @@ Records *what happened* each round (the Opacus accountant lesson) and derives, p
 A Gaussian record may cover clients that did not upload (central DP with Poisson user
 sampling: every user who *could* have been sampled pays the subsampled-Gaussian cost of
 the round); each covered client composes ``steps`` steps at its own noise multiplier.
+
+**Off the round's critical path** (issue 41): a record whose multipliers change every round
+(``GaussianRecord.grid``, ULDP-FED's central reading) brings new RDP curves most rounds, 0.1-0.3
+CPU-s each through dp-accounting. Those curves are computed beside the round in one worker process
+(:class:`CurveWorker`, started at the first such record and warmed while round 1 computes its own
+curves inline), and composed in the order they were recorded as soon as they are back; every reader
+(:meth:`Ledger.headline`, :meth:`Ledger.views`, ...) first waits for what is still out, so a figure is
+always that of every round recorded (bitwise the same as composing inline). In the round loop the
+wait falls after evaluation (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
+default, ``eval_every = 1``) waits only for curves that take longer than its evaluation; a round that
+skips evaluation waits for its curves (still off the process's main thread: other threads run).
+``FEDCORE_ACCOUNTING=inline`` computes every curve in the round, as before; where no process can be
+started the ledger does so too.
 """
 from __future__ import annotations
 
 import math
+import os
+import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
-import torch
 
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .rdp import ORDERS, gaussian_rdp, prefetch, rdp_epsilons
+from .rdp import ORDERS, _key, curve_cache, gaussian_rdp, prefetch, rdp_epsilons, rounded_multiplier
 
 
 @dataclass
@@ -49,10 +64,10 @@ class GaussianRecord:
     dp-accounting's curves instead of computing new ones each round.
     """
 
-    noise_multiplier: torch.Tensor
-    sample_rate: Union[float, torch.Tensor, np.ndarray] = 1.0
-    steps: Union[int, float, torch.Tensor, np.ndarray] = 1
-    clients: Optional[torch.Tensor] = None
+    noise_multiplier: "torch.Tensor"
+    sample_rate: Union[float, "torch.Tensor", np.ndarray] = 1.0
+    steps: Union[int, float, "torch.Tensor", np.ndarray] = 1
+    clients: Optional["torch.Tensor"] = None
     grid: bool = False
 
 
@@ -70,7 +85,130 @@ between two accountants of an ε that large teaches nothing)."""
 
 
 def _numpy(x) -> np.ndarray:
-    return x.detach().double().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, np.float64)
+    return x.detach().double().cpu().numpy() if hasattr(x, "detach") else np.asarray(x, np.float64)
+
+
+ACCOUNTING_ENV = "FEDCORE_ACCOUNTING"
+"""``background`` (default): new curves of changing-multiplier records are computed in a worker
+process beside the round; ``inline``: in the round (as before issue 41)."""
+_CURVES: dict = {}
+"""``(z, q) -> curve`` met in this process's lifetime, inline or by the worker (a few KB each)."""
+_BACKGROUND_CPU = [0.0]
+_WORKER: dict = {}
+
+_WORKER_CODE = r"""
+import json, sys, time
+from fedcore.accounting.rdp import _compute_curve
+import dp_accounting
+print("ready", flush=True)
+for line in sys.stdin:
+    z, q = json.loads(line)
+    c0 = time.process_time()
+    curve = _compute_curve(z, q)
+    print(json.dumps([list(curve), time.process_time() - c0]), flush=True)
+"""
+
+
+def background_cpu_seconds() -> float:
+    """CPU seconds the worker process spent on this process's curves so far (benchmarks)."""
+    return _BACKGROUND_CPU[0]
+
+
+class CurveWorker:
+    """One ``python -c`` process that computes curves (exactly :func:`.rdp._compute_curve`) in the
+    order asked, over pipes (JSON floats round-trip exactly). A plain subprocess rather than a
+    multiprocessing pool: nothing of the parent (its ``__main__``, torch) is imported again there;
+    its start (numpy, scipy, dp-accounting) is paid beside round 1. A reader thread collects the
+    answers, so asking and checking never block the round."""
+
+    def __init__(self):
+        import subprocess
+        import sys
+        import threading
+        from pathlib import Path
+
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+                                     bufsize=1)
+        self.ready = False
+        self.dead = False
+        self.sent = 0
+        self.answers: list = []
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        threading.Thread(target=self._read, name="fedcore-curves", daemon=True).start()
+
+    def _read(self) -> None:
+        import json
+
+        try:
+            for line in self.proc.stdout:
+                with self.cond:
+                    if line.strip() == "ready":
+                        self.ready = True
+                    else:
+                        curve, cpu = json.loads(line)
+                        self.answers.append((tuple(curve), float(cpu)))
+                    self.cond.notify_all()
+        finally:
+            with self.cond:
+                self.dead = True
+                self.cond.notify_all()
+
+    def submit(self, pair: tuple) -> int:
+        """Ask for the curve of ``(z, q)``; returns its ticket."""
+        import json
+
+        with self.lock:
+            self.proc.stdin.write(json.dumps([pair[0], pair[1]]) + "\n")
+            self.proc.stdin.flush()
+            self.sent += 1
+            return self.sent - 1
+
+    def done(self, ticket: int) -> bool:
+        return ticket < len(self.answers) or self.dead
+
+    def result(self, ticket: int) -> tuple:
+        with self.cond:
+            while ticket >= len(self.answers) and not self.dead:
+                self.cond.wait()
+            if ticket >= len(self.answers):
+                raise RuntimeError("the curve worker ended")
+            return self.answers[ticket]
+
+
+def curve_worker() -> Optional[CurveWorker]:
+    """The process's :class:`CurveWorker` (started on first call), or None: ``FEDCORE_ACCOUNTING=inline``,
+    or none could start or it ended."""
+    if "worker" not in _WORKER:
+        _WORKER["worker"] = None
+        if os.environ.get(ACCOUNTING_ENV, "background").strip().lower() == "background":
+            try:
+                _WORKER["worker"] = CurveWorker()
+                import atexit
+
+                atexit.register(_stop_worker)
+            except Exception:   # noqa: BLE001 -- no process: every curve inline, as before
+                _WORKER["worker"] = None
+    worker = _WORKER["worker"]
+    return None if worker is None or worker.dead else worker
+
+
+def _stop_worker() -> None:
+    worker = _WORKER.get("worker")
+    if worker is not None:
+        try:
+            worker.proc.stdin.close()
+        except Exception:   # noqa: BLE001
+            pass
+
+
+def _inline_curve(pair: tuple) -> np.ndarray:
+    curve = _CURVES[pair] = gaussian_rdp(*pair)
+    return curve
 
 
 class Ledger:
@@ -83,7 +221,11 @@ class Ledger:
         self.delta = np.asarray(delta, dtype=np.float64)
         self.threat_model = threat_model
         self.basic = np.zeros(num_clients)
-        self.rdp = np.zeros((num_clients, len(ORDERS)))
+        self._rdp = np.zeros((num_clients, len(ORDERS)))
+        self._queue: deque = deque()    # (clients, steps, curve or Future), in the order recorded
+        self._grid_records = 0
+        self.wait_s = 0.0
+        """Wall seconds readers spent waiting for curves still out (benchmarks: the round's wait)."""
         self.rdp_valid = np.ones(num_clients, dtype=bool)     # every release covered by an RDP record
         self.pure = np.zeros(num_clients)                     # summed pure eps (basic composition)
         self.pure_releases: list[dict[float, float]] = [{} for _ in range(num_clients)]
@@ -96,10 +238,64 @@ class Ledger:
         (the games that read one round, :meth:`game_bound`)."""
         self.claims: dict[str, np.ndarray] = {}
 
-    def record(self, clients: torch.Tensor, spent: Optional[torch.Tensor],
+    @property
+    def rdp(self) -> np.ndarray:
+        """``[N, len(ORDERS)]`` each client's composed RDP curve (every round recorded so far)."""
+        self._drain(wait=True)
+        return self._rdp
+
+    def __getstate__(self):
+        self._drain(wait=True)
+        return {**self.__dict__, "_queue": deque()}
+
+    def _drain(self, wait: bool) -> None:
+        """Compose the queued curves in the order recorded; with ``wait``, all of them."""
+        t0 = None
+        while self._queue:
+            ids, steps, unit = self._queue[0]
+            if not isinstance(unit, np.ndarray):
+                pair, worker, ticket = unit
+                if not worker.done(ticket):
+                    if not wait:
+                        return
+                    t0 = t0 or time.perf_counter()
+                try:
+                    curve, cpu = worker.result(ticket)
+                    _BACKGROUND_CPU[0] += cpu
+                    unit = _CURVES[pair] = np.array(curve)
+                    cache = curve_cache()
+                    if cache is not None:
+                        try:
+                            cache.set(_key(cache, *pair), list(curve))
+                        except Exception:   # noqa: BLE001
+                            pass
+                except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
+                    unit = _inline_curve(pair)
+            np.add.at(self._rdp, ids, steps[:, None] * unit[None, :])
+            self._queue.popleft()
+        if t0 is not None:
+            self.wait_s += time.perf_counter() - t0
+
+    def _curve(self, value: float, rate: float):
+        """The curve of ``(value, rate)``: an array, or ``(pair, worker, ticket)`` when it is computed beside."""
+        pair = (rounded_multiplier(value), float(rate))
+        if pair in _CURVES:
+            return _CURVES[pair]
+        if self._grid_records > 1:   # round 1 computes inline while the worker starts
+            worker = curve_worker()
+            if worker is not None and worker.ready:
+                cache = curve_cache()
+                if cache is None or _key(cache, *pair) not in cache:
+                    try:
+                        return pair, worker, worker.submit(pair)
+                    except Exception:   # noqa: BLE001
+                        pass
+        return _inline_curve(pair)
+
+    def record(self, clients: "torch.Tensor", spent: Optional["torch.Tensor"],
                gaussian: Optional[GaussianRecord] = None,
-               claims: Optional[dict[str, torch.Tensor]] = None,
-               pure: Optional[torch.Tensor] = None, pure_count: Optional[torch.Tensor] = None) -> None:
+               claims: Optional[dict[str, "torch.Tensor"]] = None,
+               pure: Optional["torch.Tensor"] = None, pure_count: Optional["torch.Tensor"] = None) -> None:
         """Add one round: ``clients`` uploaded; ``spent``, ``claims`` and ``pure`` (rigorous
         pure eps of this round) are aligned with them; ``pure_count``: how many releases of
         ``pure / pure_count`` eps each make up ``pure`` (None: one); ``gaussian`` covers its
@@ -116,6 +312,9 @@ class Ledger:
             gids = ids if gaussian.clients is None else gaussian.clients.cpu().numpy().astype(np.int64)
             z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
             if gaussian.grid:
+                self._grid_records += 1
+                if self._grid_records == 1:
+                    curve_worker()   # start the worker beside round 1
                 z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
@@ -141,18 +340,28 @@ class Ledger:
     def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: np.ndarray, steps: np.ndarray) -> None:
         """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
         ``z`` to each client's RDP curve; one dp-accounting call per distinct (z, rate)."""
-        keys = np.array([[float(f"{v:.6g}"), float(r)] for v, r in zip(z, sample_rate)]).reshape(-1, 2)
-        distinct = np.unique(keys, axis=0)
+        # distinct (z rounded to 6 digits, rate), in np.unique's (lexicographic) order; the rounding is
+        # formatted once per distinct z (a round of 1,000 users has a few dozen)
+        uz, zinv = np.unique(np.asarray(z, np.float64), return_inverse=True)
+        zr = np.array([float(f"{v:.6g}") for v in uz])[zinv.reshape(-1)]
+        ur, rinv = np.unique(np.asarray(sample_rate, np.float64), return_inverse=True)
+        uzr, zrinv = np.unique(zr, return_inverse=True)
+        code, cinv = np.unique(zrinv.reshape(-1) * len(ur) + rinv.reshape(-1), return_inverse=True)
+        cinv = cinv.reshape(-1)
+        distinct = np.stack([uzr[code // len(ur)], ur[code % len(ur)]], axis=1) if len(code) else np.zeros((0, 2))
         prefetch((value, min(1.0, rate)) for value, rate in distinct)
-        for value, rate in distinct:
-            sel = (keys[:, 0] == value) & (keys[:, 1] == rate)
-            unit = gaussian_rdp(value, min(1.0, rate)) if value > 0 else np.full(len(ORDERS), np.inf)
-            np.add.at(self.rdp, ids[sel], steps[sel, None] * unit[None, :])
+        for j, (value, rate) in enumerate(distinct):
+            sel = cinv == j
+            key = (value, min(1.0, rate))
+            unit = self._curve(value, key[1]) if value > 0 else np.full(len(ORDERS), np.inf)
+            self._queue.append((ids[sel], steps[sel], unit))
             np.add.at(self.steps, ids[sel], steps[sel])
-            for c, k in zip(ids[sel], steps[sel]):
-                self.tally[c][(value, min(1.0, rate))] = self.tally[c].get((value, min(1.0, rate)), 0.0) + float(k)
-                mine = self.last_round.setdefault(int(c), ({}, {}))[0]
-                mine[(value, min(1.0, rate))] = mine.get((value, min(1.0, rate)), 0.0) + float(k)
+            for c, k in zip(ids[sel].tolist(), steps[sel].tolist()):
+                tally = self.tally[c]
+                tally[key] = tally.get(key, 0.0) + float(k)
+                mine = self.last_round.setdefault(c, ({}, {}))[0]
+                mine[key] = mine.get(key, 0.0) + float(k)
+        self._drain(wait=False)
 
     def rdp_epsilon(self) -> np.ndarray:
         """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
@@ -256,7 +465,8 @@ class Ledger:
         out: dict[str, list] = {}
         if self.rdp.any() and self.threat_model != NO_PRIVACY:
             eps = self.rdp_epsilon()
-            out["rdp"] = [float(e) if ok and np.isfinite(e) else None for e, ok in zip(eps, self.rdp_valid)]
+            shown = np.where(self.rdp_valid & np.isfinite(eps), eps, np.nan).tolist()
+            out["rdp"] = [None if e != e else e for e in shown]
         for label, values in self.claims.items():
             out[label] = values.tolist()
         return out

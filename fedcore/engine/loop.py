@@ -93,7 +93,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
             signals = {**signals, **res.signals}
             events += res.events
-        if rnd % cfg.eval_every == 0 or rnd == cfg.rounds:
+        evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
+        if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
         headline = ledger.headline()
         attack = {} if watcher is None else watcher.report(ledger)
@@ -104,7 +105,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                          threat_model=ledger.threat_model,
                          epsilon_headline=[encode_epsilon(e) for e in headline],
                          epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack,
-                         aggregated=aggregated)
+                         aggregated=aggregated, evaluated=evaluated)
         aggregated_rounds += aggregated
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
                       aggregated_rounds=aggregated_rounds, epsilon_pld=encode_epsilon(ledger.pld_run()),

@@ -1,0 +1,137 @@
+"""Issue 41: accounting beside the round (the ledger's curve worker), the round profile
+(``python -m benchmarks.round_profile``) and the per-round ``evaluated`` flag.
+
+Costs are compared as CPU seconds of this thread (``time.thread_time``), never as wall-clock deadlines."""
+import json
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from fedcore.accounting import GaussianRecord, Ledger
+from fedcore.accounting import ledger as ledger_mod
+from fedcore.accounting import rdp as rdp_mod
+
+CLIENTS = 5
+
+
+def _schedule(seed: int, rounds: int = 4) -> list:
+    """Per-round multipliers that change every round (ULDP-FED's central reading with a decaying
+    clip), drawn so that no other test of the session meets them."""
+    rng = np.random.default_rng(seed)
+    return [(0.5 + 0.2 * rng.random()) * np.exp(0.06 * np.arange(CLIENTS)) for _ in range(rounds)]
+
+
+def _feed(ledger: Ledger, schedule: list, beside: bool) -> list[float]:
+    """Record every round and read its headline (as the round loop does); this thread's CPU per round."""
+    cpu = []
+    for zs in schedule:
+        c0 = time.thread_time()
+        ledger.record(torch.arange(CLIENTS), torch.zeros(CLIENTS),
+                      GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
+        ledger.headline()
+        ledger.views()
+        cpu.append(time.thread_time() - c0)
+        if len(cpu) == 1 and beside:
+            _wait_ready()   # round 1 computes inline while the worker starts; rounds 2- go to it
+    return cpu
+
+
+def _wait_ready() -> None:
+    worker = ledger_mod.curve_worker()
+    if worker is None:
+        pytest.skip("no curve worker could start here")
+    with worker.cond:
+        worker.cond.wait_for(lambda: worker.ready or worker.dead, timeout=300)
+    if not worker.ready:
+        pytest.skip("the curve worker did not start")
+
+
+@pytest.fixture
+def inline(monkeypatch):
+    """A ledger that computes every curve in the round from scratch (no worker, no cache)."""
+    def use():
+        monkeypatch.setattr(ledger_mod, "curve_worker", lambda: None)
+        monkeypatch.setattr(ledger_mod, "_CURVES", {})
+        monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+        rdp_mod._gaussian_rdp_cached.cache_clear()
+    yield use
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+
+
+def test_curves_computed_beside_the_round_are_bitwise_those_computed_in_it(monkeypatch, inline):
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    schedule = _schedule(41_001)
+    background = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
+    cpu0 = ledger_mod.background_cpu_seconds()
+    _feed(background, schedule, beside=True)
+    assert ledger_mod.background_cpu_seconds() > cpu0, "rounds 2-4 should have sent their curves to the worker"
+    inline()
+    here = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
+    _feed(here, schedule, beside=False)
+    assert np.array_equal(background.rdp, here.rdp)
+    assert background.headline().tolist() == here.headline().tolist()
+    assert background.views() == here.views()
+    assert background.tally == here.tally and background.steps.tolist() == here.steps.tolist()
+
+
+def test_a_round_with_new_curves_costs_its_thread_a_fraction_of_computing_them(monkeypatch, inline):
+    """The critical-path share of accounting: this thread's CPU in record + headline + views, rounds 2-4
+    (new multipliers every round), against the CPU the same curves cost when computed in the round."""
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    schedule = _schedule(41_002)
+    beside = _feed(Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central"), schedule, beside=True)[1:]
+    inline()
+    within = _feed(Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central"), schedule, beside=False)[1:]
+    assert sum(within) > 0.02, within          # the curves cost something to compute
+    assert sum(beside) < sum(within) / 4, (beside, within)
+
+
+def test_inline_setting_keeps_every_curve_in_the_round(monkeypatch):
+    monkeypatch.setattr(ledger_mod, "_WORKER", {})
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "inline")
+    assert ledger_mod.curve_worker() is None
+
+
+def test_a_pickled_ledger_carries_its_composed_curves(monkeypatch):
+    import pickle
+
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    ledger = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
+    _feed(ledger, _schedule(41_003, rounds=2), beside=True)
+    copy = pickle.loads(pickle.dumps(ledger))
+    assert np.array_equal(copy.rdp, ledger.rdp) and copy.headline().tolist() == ledger.headline().tolist()
+
+
+def test_round_events_say_which_rounds_were_evaluated():
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent
+    from fedcore.layering import build_config
+
+    cfg = build_config(None, None, ["dataset=digits", "model=logreg", "num_clients=4", "rounds=5", "eval_every=2",
+                                    "method=fedavg", "device=cpu"])
+    rounds = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
+    assert [r.evaluated for r in rounds] == [False, True, False, True, True]
+    assert rounds[2].accuracy == rounds[1].accuracy     # carried over from the last evaluated round
+
+
+def test_round_profile_prints_the_issue_figures(monkeypatch, capsys):
+    import fedcore.catalog  # noqa: F401
+    from benchmarks import round_profile
+
+    monkeypatch.setenv("FEDCORE_RDP_CACHE", rdp_mod.os.environ.get("FEDCORE_RDP_CACHE", "off"))
+    args = ["--workload", "W1/10", "--rounds", "3", "--threads", "0", "--cache", rdp_mod.os.environ["FEDCORE_RDP_CACHE"],
+            "--set", "method=dsdp_fedavg", "--set", "privacy.epsilon=[10.0]", "--set", "privacy.delta=[1e-5]", "--json"]
+    assert round_profile.main(args) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for key in ("aten_calls_per_round", "aten_top_level_calls_per_round", "ledger_cpu_s_per_round",
+                "eval_cpu_s_per_round", "train_cpu_s_per_round", "evaluated_rounds", "per_round"):
+        assert key in out, key
+    assert out["num_clients"] == 10 and out["rounds"] == 3 and out["evaluated_rounds"] == [1, 2, 3]
+    assert 100 < out["aten_calls_per_round"] and out["aten_top_level_calls_per_round"] <= out["aten_calls_per_round"]
+    assert out["ledger_cpu_s_per_round"] == pytest.approx(
+        out["ledger_in_thread_cpu_s_per_round"] + out["ledger_wait_s_per_round"], abs=1e-3)
+    assert out["train_cpu_s_per_round"] > 0 and out["eval_cpu_s_per_round"] > 0
+    assert [r["round"] for r in out["per_round"]] == [1, 2, 3]
+    assert out["headline_epsilon"] is not None and out["headline_epsilon"] > 0
