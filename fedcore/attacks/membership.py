@@ -48,6 +48,9 @@ with an exact curve an honest Gaussian lies *on* its cap, so every check's inter
 MIN_SHADOWS, MAX_SHADOWS = 4, 512
 CURVE_FPR = tuple(float(f) for f in np.logspace(-4, 0, 41))
 """The FPRs at which ``cap_curve`` gives the region's edge (log-spaced, 1e-4 to 1)."""
+LOG_POINTS = 120
+"""Points of ``roc_log``: the ROC's corners nearest to log-spaced FPRs, so a log-log plot keeps its low-FPR end
+(``roc``, evenly spaced over the thresholds, holds few points below 1 % FPR)."""
 GAMMA = 1.0
 """RMIA's threshold on the pairwise likelihood ratio (Zarifzadeh et al. 2024, Eq. 4)."""
 
@@ -76,6 +79,7 @@ class Membership:
     run_cap_tpr_at_1pct_fpr: float | None = None   # the worst case's: the whole run's cap, beside one upload's
     cap_curve: dict = field(default_factory=dict)  # {"fpr": CURVE_FPR, "tpr": the cap at each}: the region's edge
     attack: str = "LiRA"                           # the scoring function: LiRA, RMIA, the worst case's test
+    roc_log: dict = field(default_factory=dict)    # the ROC at log-spaced FPRs (LOG_POINTS, from 1 / negatives): a log-log plot's
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -235,6 +239,7 @@ def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: f
         checks.append({"fpr": level, "tpr": t, "tpr_low": t_low, "fpr_high": f_high, "cap": cap,
                        "above_cap": t_low > cap})
     keep = np.unique(np.linspace(0, len(fpr) - 1, min(200, len(fpr))).astype(int))
+    logs = _log_spaced(fpr, negatives)
     return Membership(
         auc=float(auc(fpr, tpr)), tpr_at_0_1pct_fpr=_tpr_at(fpr, tpr, LEVELS[0]), tpr_at_1pct_fpr=_tpr_at(fpr, tpr, LEVELS[1]),
         dp_cap_tpr_at_0_1pct_fpr=proof.tpr_cap(LEVELS[0]), dp_cap_tpr_at_1pct_fpr=proof.tpr_cap(LEVELS[1]),
@@ -243,4 +248,14 @@ def report(scores, truth, proof: Bound, shadows: int, accuracy: list, seconds: f
         checks=checks, roc={"fpr": [round(float(v), 6) for v in fpr[keep]],
                             "tpr": [round(float(v), 6) for v in tpr[keep]]},
         cap_curve={"fpr": list(CURVE_FPR), "tpr": [round(proof.tpr_cap(f), 6) for f in CURVE_FPR]},
-        attack=attack, **proof.to_dict())
+        attack=attack, roc_log={"fpr": [round(float(v), 8) for v in fpr[logs]], "tpr": [round(float(v), 8) for v in tpr[logs]]},
+        **proof.to_dict())
+
+
+def _log_spaced(fpr: np.ndarray, negatives: int, points: int = LOG_POINTS) -> np.ndarray:
+    """Indices of the ROC's corners at :data:`LOG_POINTS` log-spaced FPRs from ``1 / negatives`` to 1 and at
+    :data:`LEVELS`: for each FPR the last corner not above it and the first above it (so the TPRs reported at
+    the levels lie on the kept curve)."""
+    grid = np.concatenate([np.logspace(math.log10(1.0 / max(negatives, 1)), 0.0, points), LEVELS])
+    right = np.clip(np.searchsorted(fpr, grid, side="right"), 1, len(fpr) - 1)
+    return np.unique(np.concatenate([[0, len(fpr) - 1], right - 1, right]))

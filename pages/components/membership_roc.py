@@ -24,17 +24,18 @@ LOW = 1e-4
 """The axes' lower end (FPR and TPR): ``cap_curve`` starts there."""
 LEVELS = (("tpr_at_0_1pct_fpr", "dp_cap_tpr_at_0_1pct_fpr", 0.001), ("tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", 0.01))
 """Per reported level: the attack's TPR key, its cap's key, the FPR."""
-ATTACKS = {  # key in the result, name, plain name, colour
-    "membership": ("LiRA", "compares look-alike models trained with and without the digit", "#c0392b"),
-    "rmia": ("RMIA", "compares the digit with digits nobody trained on", "#1f77b4"),
+ATTACKS = {  # key in the result, name, in Plain words (what it compares), colour
+    "membership": ("LiRA", "attacker 1: models with vs without the digit", "#c0392b"),
+    "rmia": ("RMIA", "attacker 2: the digit vs digits nobody trained on", "#1f77b4"),
 }
 REGION = "rgba(46, 139, 87, 0.16)"
 EDGE = "#2e8b57"
 
 
 def _points(block: dict) -> tuple[list, list]:
-    """The ROC's points that a log-log axis can show (FPR and TPR above 0)."""
-    roc = block.get("roc") or {}
+    """The ROC's points that a log-log axis can show (FPR and TPR above 0): ``roc_log`` (its corners at log-spaced
+    FPRs) where the result has it, else ``roc``."""
+    roc = block.get("roc_log") or block.get("roc") or {}
     pts = [(f, t) for f, t in zip(roc.get("fpr", ()), roc.get("tpr", ())) if f > 0 and t > 0]
     return [f for f, _ in pts], [t for _, t in pts]
 
@@ -71,8 +72,8 @@ def roc_figure(result: dict, plain: bool = False, height: int = 560) -> go.Figur
     for key, block in blocks.items():
         name, words, color = ATTACKS[key]
         x, y = _points(block)
-        label = f"attacker that {words}" if plain else f"{name} (AUC {block.get('auc', float('nan')):.3f})"
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, width=2.5, shape="hv"), name=label,
+        label = words if plain else f"{name} (AUC {block.get('auc', float('nan')):.3f})"
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, width=2.5), name=label,
                                  meta=key, hovertemplate=("false alarms %{x:.3%}<br>members caught %{y:.2%}<extra></extra>"
                                                           if plain else f"{name}<br>FPR %{{x:.3%}}<br>TPR %{{y:.2%}}"
                                                           "<extra></extra>")))
@@ -104,7 +105,7 @@ def roc_table(result: dict, plain: bool = False) -> list[dict]:
     blocks = {k: result.get(k) for k in ATTACKS if result.get(k)}
     for key, block in blocks.items():
         name, words, _ = ATTACKS[key]
-        row = {"": f"an attacker that {words}" if plain else f"{name} ({block.get('shadows')} shadow runs)",
+        row = {"": words if plain else f"{name} ({block.get('shadows')} shadow runs)",
                at[0]: _pct(block.get("tpr_at_0_1pct_fpr")), at[1]: _pct(block.get("tpr_at_1pct_fpr"))}
         if not plain:
             row["AUC"] = f"{block['auc']:.3f}" if block.get("auc") is not None else "–"
@@ -135,14 +136,19 @@ def caption(result: dict, plain: bool) -> str:
                  f"{odds_sentence(spent)}.")
         return ("Each line shows how many of the digits used in training an attacker catches (up) against how many "
                 "unused digits it wrongly accuses (right), both on a log scale so the rare, confident guesses show. "
-                f"{where} The dotted diagonal is a blind guess. Points above the green edge would be a bug.")
+                f"{where} The dotted diagonal is a blind guess. Both attackers train look-alike models on random "
+                "halves of the digits; attacker 1 asks whether the digit looks like those models' training digits, "
+                "attacker 2 whether the model likes it more than digits nobody trained on. A line far above the green "
+                "edge, more than chance explains, would be a bug: the page checks it and says so.")
     game = first.get("cap_game_words") or first.get("cap_game") or ""
     eps = "∞ (no privacy: the cap is 1)" if spent is None else f"{spent:.3g} at δ = {first.get('cap_delta', 0):.0e}"
     return (f"ROC of membership inference over {first.get('pairs', 0):,} (target, image) guesses, log-log (as LiRA's "
             "paper and ML Privacy Meter draw it): LiRA (Carlini et al. 2022) and RMIA (Zarifzadeh et al. 2024) score "
             f"the same {first.get('shadows', 0)} shadow runs. Shaded: the region the runs' ε allows ({eps}; "
             f"game: {game}; {first.get('cap_basis') or 'no accountant'}), bounded by its exact trade-off curve "
-            "(TPR ≤ Φ(Φ⁻¹(FPR) + μ) for μ-GDP, else min over δ of e^ε·FPR + δ). Dots: TPR at 0.1 % and 1 % FPR.")
+            "(TPR ≤ Φ(Φ⁻¹(FPR) + μ) for μ-GDP, else min over δ of e^ε·FPR + δ). Dots: TPR at 0.1 % and 1 % FPR. "
+            "At low FPR the curves rest on few non-members and may cross the edge by chance; a point is flagged "
+            "(a bug) when its TPR's lower bound exceeds the cap at its FPR's upper bound (Clopper-Pearson).")
 
 
 def roc_section(result: dict, key: str, plain: bool) -> None:
