@@ -16,12 +16,14 @@ far less than wall time):
 - ``ledger_background_cpu_s_per_round``: the CPU the accounting worker spent off the critical path;
 - ``eval_cpu_s_per_round``: the test-set evaluation (0 in rounds that do not evaluate:
   ``eval_every``), and ``evaluated_rounds``;
-- ``aten_calls_per_round``: aten operator calls of a round (a ``TorchDispatchMode`` counter,
-  so after vmap's batching: the calls a device would launch), whole round and per part.
+- ``aten_calls_per_round``: ``aten::`` events of a round under ``torch.profiler`` (the way the issue
+  counted W3's 3,466: nested calls included), ``aten_top_level_calls_per_round`` (called from Python
+  or the autograd engine, not from inside another aten op) and ``aten_calls_by_part``.
 
-The medians leave round 1 (warm-up: first calls, allocations) out. By default the clients go
-through one vmap, as on a GPU (``--chunk gpu``: the way the issue counted W3's 3,466 calls);
-``--chunk cpu`` uses the CPU's client chunks. ``--clients N`` and ``--rounds R`` shrink the
+The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
+default the round runs as on a GPU (``--chunk gpu``: all clients in one vmap, 8,192 test samples per
+forward; the way the issue counted W3's 3,466 calls); ``--chunk cpu`` uses the CPU's client chunks
+and 1,024-sample evaluation. ``--clients N`` and ``--rounds R`` shrink the
 case for a slow host (said in the output). MNIST is read from ``$FEDCORE_DATA``.
 """
 from __future__ import annotations

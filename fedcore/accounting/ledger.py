@@ -206,9 +206,19 @@ def _stop_worker() -> None:
             pass
 
 
-def _inline_curve(pair: tuple) -> np.ndarray:
-    curve = _CURVES[pair] = gaussian_rdp(*pair)
+CURVES_KEPT = 20_000
+"""At most this many curves in :data:`_CURVES` (about 30 MB); past it the memo starts again."""
+
+
+def _remember(pair: tuple, curve: np.ndarray) -> np.ndarray:
+    if len(_CURVES) >= CURVES_KEPT:
+        _CURVES.clear()
+    _CURVES[pair] = curve
     return curve
+
+
+def _inline_curve(pair: tuple) -> np.ndarray:
+    return _remember(pair, gaussian_rdp(*pair))
 
 
 class Ledger:
@@ -262,7 +272,7 @@ class Ledger:
                 try:
                     curve, cpu = worker.result(ticket)
                     _BACKGROUND_CPU[0] += cpu
-                    unit = _CURVES[pair] = np.array(curve)
+                    unit = _remember(pair, np.array(curve))
                     cache = curve_cache()
                     if cache is not None:
                         try:

@@ -4,7 +4,10 @@ The ``m`` clients' parameters are stacked along a new leading dimension; the cli
 losses are computed by one ``vmap`` of the model over the stack, and one backward pass
 of their sum gives every client's mini-batch gradient (client ``c``'s loss depends only
 on slice ``c`` of the stack). The SGD update is a tensor operation over the stack. The
-only Python loop is over local *steps*, never over clients. With ``clip`` set,
+only Python loop is over local *steps*, never over clients. Without per-sample clipping the
+gradient comes as one ``[m, d]`` tensor (one leaf, split into the layers' views of the clients'
+flat buffer: ``client_gradient_fn(...).flat``), so a step's SGD update is one operation on the
+buffer instead of one per layer tensor (issue 41; the same numbers). With ``clip`` set,
 gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
 (``vmap(grad)`` over the batch, inside the vmap over clients; a linear layer's by its
 outer-product norm, never materialised: :func:`_clipped_mean_grad`), each clipped to L2
@@ -157,6 +160,23 @@ def client_gradient_fn(model: torch.nn.Module, clip: Optional[float] = None):
             with WeightFirstLinear():
                 total = client_losses(leaves, buffers, x, y, mask).sum()
             return dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
+
+    def flat_gradients(flat, shapes, buffers, x, y, mask):
+        """The same gradients for clients whose parameters are the rows of ``flat [m, d]`` (the
+        tensors of ``shapes`` one after the other), as one ``[m, d]`` tensor: one leaf, split into
+        the layers' views, so the update is one operation on the buffer (issue 41). The values
+        are those of :func:`gradients` (the split's backward only places them side by side)."""
+        m = flat.shape[0]
+        with torch.enable_grad():
+            leaf = flat.detach().requires_grad_()
+            parts = leaf.split([math.prod(sh) for sh in shapes.values()], dim=1)
+            params = {k: part if len(sh) == 1 else part.view(m, *sh)   # a bias is its block already
+                      for (k, sh), part in zip(shapes.items(), parts)}
+            with WeightFirstLinear():
+                total = client_losses(params, buffers, x, y, mask).sum()
+            return torch.autograd.grad(total, [leaf])[0]
+
+    gradients.flat = flat_gradients
     return gradients
 
 
@@ -293,11 +313,16 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
         for k, v in start.items():
             params[k].copy_(v[order] if stacked_start and order is not None else
                             v if stacked_start else v.unsqueeze(0).expand_as(params[k]))
-    velocity = ({k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum"
-                else None)
     index, mask, active = ((plan.index, plan.mask, plan.active) if order is None else
                            (plan.index[order], plan.mask[order], plan.active[order]))
     expected = None if plan.expected is None else (plan.expected if order is None else plan.expected[order])
+    shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
+    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
+    if fused is not None:   # one [m, d] gradient and one update of the buffer per step
+        return _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width,
+                           prefix, chunk, start, stacked_start, workspace, index, mask, active, expected)
+    velocity = ({k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum"
+                else None)
     with torch.no_grad():
         for s in range(plan.steps):
             k_s, w = live[s], width[s]
@@ -313,8 +338,10 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
             for i in range(0, k_s, chunk):
                 rows = slice(i, min(i + chunk, k_s))
                 idx = index[rows, s, :w]
+                rows_idx = idx.reshape(-1)
                 part = {k: p[rows] for k, p in params.items()}
-                grads = grad_fn(part, buffers, _gather(x_all, idx), _gather(y_all, idx), mask[rows, s, :w])
+                grads = grad_fn(part, buffers, _gather(x_all, idx, rows_idx), _gather(y_all, idx, rows_idx),
+                                mask[rows, s, :w])
                 if expected is not None:  # Poisson batches: the clipped sum over the expected size
                     ratio = mask[rows, s, :w].sum(1) / expected[rows]
                     grads = {k: g * ratio.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) for k, g in grads.items()}
@@ -331,9 +358,40 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     return params
 
 
-def _gather(data: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """``data[idx]`` by rows (``index_select``: on CPU 1.2-3x faster than advanced indexing)."""
-    return data.index_select(0, idx.reshape(-1)).view(*idx.shape, *data.shape[1:])
+def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width, prefix,
+                chunk, start, stacked_start, workspace, index, mask, active, expected):
+    """:func:`train_clients`'s steps where the gradients come as one ``[rows, d]`` tensor
+    (``grad_fn.flat``): the Poisson ratio, weight decay, momentum and the SGD step are each one
+    operation on the rows of the buffer, the same arithmetic element by element as the per-layer
+    updates (:func:`_sgd_update`), so the same numbers."""
+    m = flat.shape[0]
+    velocity = torch.zeros_like(flat) if local.optimizer == "momentum" else None
+    with torch.no_grad():
+        for s in range(plan.steps):
+            k_s, w = live[s], width[s]
+            for i in range(0, k_s, chunk):
+                rows = slice(i, min(i + chunk, k_s))
+                whole = rows.start == 0 and rows.stop == m
+                part = flat if whole else flat[rows]
+                idx = index[rows, s, :w]
+                rows_idx = idx.reshape(-1)   # one copy of the step's indices for both gathers
+                batch_mask = mask[rows, s, :w]
+                g = fused(part, shapes, buffers, _gather(x_all, idx, rows_idx), _gather(y_all, idx, rows_idx),
+                          batch_mask)
+                if expected is not None:  # Poisson batches: the sum over the expected size
+                    g = g * (batch_mask.sum(1) / expected[rows]).view(-1, 1).to(g.dtype)
+                a = None if prefix else active[rows, s]
+                _sgd_update(part, g, a, local, None if velocity is None else (velocity if whole else velocity[rows]))
+    if order is not None:  # back to the callers' client order
+        out, params = _flat_buffer(start, m, stacked_start, workspace)
+        out.index_copy_(0, order, flat)
+    return params
+
+
+def _gather(data: torch.Tensor, idx: torch.Tensor, flat_idx: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """``data[idx]`` by rows (``index_select``: on CPU 1.2-3x faster than advanced indexing);
+    ``flat_idx``: ``idx.reshape(-1)`` when the caller has it."""
+    return data.index_select(0, idx.reshape(-1) if flat_idx is None else flat_idx).view(*idx.shape, *data.shape[1:])
 
 
 def _sgd_update(p: torch.Tensor, g: torch.Tensor, a: Optional[torch.Tensor], local: LocalConfig,
