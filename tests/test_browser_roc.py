@@ -76,3 +76,19 @@ def test_the_playground_draws_the_membership_roc_inside_the_region_epsilon_allow
         roc.screenshot(path=str(tmp_path / "membership-roc.png"))
         pg.screenshot(path=str(tmp_path / "membership-roc-page.png"), full_page=False)
         assert (tmp_path / "membership-roc.png").stat().st_size > 10_000
+
+
+def test_the_frontier_draws_a_stored_points_membership_roc(browser, server, tmp_path):
+    url, _ = server
+    with fresh_page(browser, 1280, 900) as pg:
+        pg.set_default_timeout(180_000)
+        pg.goto(url + "/frontier")
+        pg.get_by_text("Who was in the data, one point at a time").wait_for()
+        roc = pg.locator("[data-testid=stPlotlyChart]:visible").filter(has_text="Caught against wrongly accused")
+        roc.wait_for()
+        roc.scroll_into_view_if_needed()
+        settle(pg, 1.5)
+        assert roc.locator(".scatterlayer .trace .js-line").count() >= 4
+        assert roc.locator(".scatterlayer .trace .js-fill").count() >= 1
+        pg.screenshot(path=str(tmp_path / "frontier-roc-page.png"))
+        assert roc.screenshot(path=str(tmp_path / "frontier-roc.png")) and (tmp_path / "frontier-roc.png").stat().st_size > 10_000

@@ -92,7 +92,8 @@ def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
     assert not at.exception
     assert at.button(key="fr.train").disabled and at.button(key="fr.train").label == "Trained"
     charts = [c for c in at.get("plotly_chart") if not c.proto.id.endswith(narrow.STACKED)]   # less the phone's copies
-    assert len(charts) == 2              # accuracy, then (stored, this sweep was not attacked) what an attacker gets
+    assert len(charts) == 3              # accuracy, then (stored, this sweep was not attacked) what an attacker gets
+    #                                      and one stored point's membership ROC (issue 40 §2)
     fig = json.loads(charts[0].proto.spec)
     assert fig["layout"]["xaxis"]["type"] == "log"
     names = {t.get("meta"): t.get("name") for t in fig["data"]}

@@ -30,3 +30,31 @@ def test_the_attack_json_carries_roc_log_beside_roc():
         d = m.to_dict()
         assert d["roc"] and d["cap_curve"] and len(d["roc_log"]["fpr"]) == len(d["roc_log"]["tpr"]) > 2
         assert d["roc_log"]["fpr"] == sorted(d["roc_log"]["fpr"])
+
+
+def test_a_frontier_row_keeps_the_roc_blocks_a_figure_draws():
+    import json
+
+    from fedcore.sweep.attack import ROC_KEYS, membership_of, roc_columns
+
+    attack = {"membership": None, "rmia": None}
+    for name in ("membership", "rmia"):
+        fpr = [0.0, 1e-4, 5e-4, 1e-3, 1e-2, 0.1, 1.0]
+        attack[name] = {"roc_log": {"fpr": fpr, "tpr": [0.0, 0.01, 0.02, 0.03, 0.09, 0.3, 1.0]},
+                        "cap_curve": {"fpr": [1e-4, 1.0], "tpr": [1.0, 1.0]}, "tpr_at_0_1pct_fpr": 0.03,
+                        "tpr_at_1pct_fpr": 0.09, "dp_cap_tpr_at_0_1pct_fpr": 1.0, "auc": 0.7, "shadows": 16, "pairs": 900}
+    row = {"mia_auc": 0.7, "mia_tpr_at_1pct_fpr": 0.09, "mia_cap_tpr_at_1pct_fpr": 1.0,
+           **roc_columns(attack["membership"], attack["rmia"])}
+    assert set(ROC_KEYS) <= set(row)
+    json.dumps(row, allow_nan=False)
+    blocks = membership_of(row)
+    assert set(blocks) == {"membership", "rmia"}
+    for name, block in blocks.items():
+        assert block["tpr_at_0_1pct_fpr"] == 0.03 and block["roc_log"]["fpr"][-1] == 1.0
+        assert block["tpr_at_1pct_fpr"] == 0.09 and block["cap_curve"]["tpr"]
+    assert membership_of({"mia_auc": 0.5}) is None            # a row attacked before the ROC was kept
+    from pages.components.membership_roc import roc_figure, roc_table
+
+    fig = roc_figure(blocks, plain=False)
+    assert {t.meta for t in fig.data if t.meta} == {"membership", "rmia"}
+    assert [r[""] for r in roc_table(blocks)][:2] == ["LiRA (16 shadow runs)", "RMIA (16 shadow runs)"]

@@ -12,11 +12,16 @@ the ``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Each cap is 
 attack's game (:mod:`fedcore.accounting.games`): ``reidentified_cap_epsilon``, ``mia_cap_epsilon``
 and ``worst_cap_epsilon`` are their ε, ``reidentified_cap_game`` and ``mia_cap_game`` the games.
 Reference rows are attacked too: no privacy is where the attack does best.
+
+For the membership ROC on log-log axes (:data:`ROC_KEYS`): ``mia_roc`` and ``rmia_roc`` (LiRA's and
+RMIA's ``roc_log`` thinned to :data:`ROC_POINTS` log-spaced corners), ``mia_cap_curve`` (the cap at
+:data:`fedcore.attacks.membership.CURVE_FPR`), TPR at 0.1 % FPR and its cap, RMIA's TPRs and AUC;
+:func:`membership_of` turns a row back into the ``{"membership", "rmia"}`` blocks a ROC figure draws.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..errors import FedcoreError
 
@@ -26,6 +31,10 @@ ATTACK_KEYS = ("attacker", "reidentified", "matched", "reidentified_chance", "re
                "mia_tpr_at_1pct_fpr", "mia_cap_tpr_at_1pct_fpr", "worst_tpr_at_1pct_fpr", "worst_cap_tpr_at_1pct_fpr",
                "reidentified_cap_game", "reidentified_cap_epsilon", "mia_cap_game", "mia_cap_epsilon",
                "worst_cap_epsilon", "attack_above_cap", "attack_seconds")
+ROC_KEYS = ("mia_tpr_at_0_1pct_fpr", "mia_cap_tpr_at_0_1pct_fpr", "mia_roc", "mia_cap_curve", "rmia_auc",
+            "rmia_tpr_at_0_1pct_fpr", "rmia_tpr_at_1pct_fpr", "rmia_roc", "mia_shadows", "mia_pairs")
+"""The membership ROC's columns (module doc), added beside :data:`ATTACK_KEYS`."""
+ROC_POINTS = 48
 
 
 def attack_columns(cfg, shadows: int) -> dict:
@@ -35,9 +44,9 @@ def attack_columns(cfg, shadows: int) -> dict:
     try:
         r = attack_run(cfg, shadows=shadows)
     except FedcoreError as exc:
-        return {**dict.fromkeys(ATTACK_KEYS), "attack_error": str(exc)}
+        return {**dict.fromkeys(ATTACK_KEYS), **dict.fromkeys(ROC_KEYS), "attack_error": str(exc)}
     rec, mia, worst = r["reconstruction"], r["membership"] or {}, r["worst_case"] or {}
-    return {"attacker": rec["key"], "reidentified": rec["reidentified"], "matched": rec["matched"],
+    return {**roc_columns(mia, r["rmia"] or {}), "attacker": rec["key"], "reidentified": rec["reidentified"], "matched": rec["matched"],
             "reidentified_chance": rec["chance"], "reidentified_cap": rec["dp_cap"], "mia_auc": mia.get("auc"),
             "mia_tpr_at_1pct_fpr": mia.get("tpr_at_1pct_fpr"),
             "mia_cap_tpr_at_1pct_fpr": mia.get("dp_cap_tpr_at_1pct_fpr"),
@@ -47,6 +56,58 @@ def attack_columns(cfg, shadows: int) -> dict:
             "mia_cap_game": mia.get("cap_game"), "mia_cap_epsilon": mia.get("cap_epsilon"),
             "worst_cap_epsilon": worst.get("cap_epsilon"), "attack_above_cap": r["above_cap"],
             "attack_seconds": r["seconds"]}
+
+
+def _thin(roc: dict, points: int = ROC_POINTS) -> Optional[dict]:
+    """``roc`` (``{"fpr", "tpr"}``, FPR ascending) at about ``points`` log-spaced FPRs (the last corner not
+    above each, and the reported levels), 4 significant digits; None for none."""
+    import math
+
+    import numpy as np
+
+    from ..attacks.membership import LEVELS
+
+    fpr, tpr = np.asarray(roc.get("fpr") or []), np.asarray(roc.get("tpr") or [])
+    if not len(fpr):
+        return None
+    low = fpr[fpr > 0].min() if (fpr > 0).any() else 1.0
+    grid = np.concatenate([np.logspace(math.log10(low), 0.0, points), LEVELS])
+    keep = np.unique(np.concatenate([[0, len(fpr) - 1], np.clip(np.searchsorted(fpr, grid, side="right") - 1, 0, None)]))
+    return {"fpr": [float(f"{v:.4g}") for v in fpr[keep]], "tpr": [float(f"{v:.4g}") for v in tpr[keep]]}
+
+
+def roc_columns(mia: dict, rmia: dict) -> dict:
+    """The :data:`ROC_KEYS` of one attacked point, from its LiRA and RMIA blocks (the attack JSON's)."""
+    curve = (mia.get("cap_curve") or {}).get("tpr")
+    return {"mia_tpr_at_0_1pct_fpr": mia.get("tpr_at_0_1pct_fpr"),
+            "mia_cap_tpr_at_0_1pct_fpr": mia.get("dp_cap_tpr_at_0_1pct_fpr"),
+            "mia_roc": _thin(mia.get("roc_log") or mia.get("roc") or {}),
+            "mia_cap_curve": [float(f"{v:.4g}") for v in curve] if curve else None,
+            "rmia_auc": rmia.get("auc"), "rmia_tpr_at_0_1pct_fpr": rmia.get("tpr_at_0_1pct_fpr"),
+            "rmia_tpr_at_1pct_fpr": rmia.get("tpr_at_1pct_fpr"),
+            "rmia_roc": _thin(rmia.get("roc_log") or rmia.get("roc") or {}),
+            "mia_shadows": mia.get("shadows"), "mia_pairs": mia.get("pairs")}
+
+
+def membership_of(row: dict) -> Optional[dict]:
+    """``{"membership": ..., "rmia": ...}`` of an attacked row with :data:`ROC_KEYS`, in the keys of
+    :class:`fedcore.attacks.membership.Membership` that a ROC figure and its table read; None without them."""
+    from ..attacks.membership import CURVE_FPR
+
+    if not row.get("mia_roc"):
+        return None
+    cap = {"cap_curve": {"fpr": list(CURVE_FPR), "tpr": row["mia_cap_curve"]}} if row.get("mia_cap_curve") else {}
+    common = {"dp_cap_tpr_at_0_1pct_fpr": row.get("mia_cap_tpr_at_0_1pct_fpr"),
+              "dp_cap_tpr_at_1pct_fpr": row.get("mia_cap_tpr_at_1pct_fpr"), "cap_epsilon": row.get("mia_cap_epsilon"),
+              "cap_game": row.get("mia_cap_game"), "shadows": row.get("mia_shadows"), "pairs": row.get("mia_pairs"), **cap}
+    out = {"membership": {**common, "roc_log": row["mia_roc"], "auc": row.get("mia_auc"),
+                          "tpr_at_0_1pct_fpr": row.get("mia_tpr_at_0_1pct_fpr"),
+                          "tpr_at_1pct_fpr": row.get("mia_tpr_at_1pct_fpr")}}
+    if row.get("rmia_roc"):
+        out["rmia"] = {**common, "roc_log": row["rmia_roc"], "auc": row.get("rmia_auc"),
+                       "tpr_at_0_1pct_fpr": row.get("rmia_tpr_at_0_1pct_fpr"),
+                       "tpr_at_1pct_fpr": row.get("rmia_tpr_at_1pct_fpr")}
+    return out
 
 
 def attack_summary(rows: Iterable[dict]) -> list[dict]:

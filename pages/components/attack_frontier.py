@@ -151,3 +151,46 @@ def attack_section(rows: list[dict], key: str) -> None:
     if stored:
         st.caption(f"Stored with the app, for the demo's methods: made by `{STORED_COMMAND}`. "
                    "Attack your own sweep's points with `--attack` on the command line.")
+    point_roc(shown, key, plain)
+
+
+def _point_label(row: dict) -> str:
+    from fedcore.accounting.words import people
+
+    what = row["reference"].replace("_", " ") if row.get("reference") else f"ε {people(row['epsilon'])}"
+    return f"{method_title(row['method'])} · {what} · seed {row['seed']}"
+
+
+def roc_points(rows: list[dict]) -> list[dict]:
+    """The attacked rows that carry a membership ROC, by method (in their order), then ε (no privacy last)."""
+    from fedcore.sweep.attack import membership_of
+
+    order = list(dict.fromkeys(r["method"] for r in rows))
+    found = [r for r in rows if membership_of(r)]
+    return sorted(found, key=lambda r: (order.index(r["method"]), r.get("epsilon") is None,
+                                        r.get("epsilon") or 0.0, r.get("reference") or "", r.get("seed", 0)))
+
+
+def point_roc(rows: list[dict], key: str, plain: bool) -> None:
+    """One attacked point's membership ROC on log-log axes inside the region its ε allows, with TPR at
+    0.1 % and 1 % FPR in a table (:mod:`.membership_roc`), the point picked from those that carry one."""
+    import streamlit as st
+
+    from fedcore.sweep.attack import membership_of
+
+    from . import membership_roc
+
+    points = roc_points(rows)
+    st.markdown("**Who was in the data, one point at a time**" if plain else
+                "**Membership ROC of one point** (log-log, inside the region its ε allows)")
+    if not points:
+        st.caption("These points were attacked before their ROC was kept: attack them again (`python -m fedcore sweep "
+                   "--attack`, or *Attack each point*) to draw it.")
+        return
+    private = [r for r in points if r.get("epsilon") is not None]
+    default = max(private, key=lambda r: (r["method"] == points[0]["method"], r["epsilon"])) if private else points[0]
+    labels = {_point_label(r): r for r in points}
+    pick = st.selectbox("Point" if not plain else "Which run", list(labels), index=list(labels).index(_point_label(default)),
+                        key=f"fr-roc-point-{key}",
+                        help="Each point's membership attack, drawn on log axes so the rare, confident guesses show.")
+    membership_roc.roc_section(membership_of(labels[pick]), f"fr-roc-{key}", plain)

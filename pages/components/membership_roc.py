@@ -25,8 +25,8 @@ LOW = 1e-4
 LEVELS = (("tpr_at_0_1pct_fpr", "dp_cap_tpr_at_0_1pct_fpr", 0.001), ("tpr_at_1pct_fpr", "dp_cap_tpr_at_1pct_fpr", 0.01))
 """Per reported level: the attack's TPR key, its cap's key, the FPR."""
 ATTACKS = {  # key in the result, name, in Plain words (what it compares), colour
-    "membership": ("LiRA", "attacker 1: models with vs without the digit", "#c0392b"),
-    "rmia": ("RMIA", "attacker 2: the digit vs digits nobody trained on", "#1f77b4"),
+    "membership": ("LiRA", "attacker 1: models with vs without the image", "#c0392b"),
+    "rmia": ("RMIA", "attacker 2: the image vs images nobody trained on", "#1f77b4"),
 }
 REGION = "rgba(46, 139, 87, 0.16)"
 EDGE = "#2e8b57"
@@ -134,18 +134,20 @@ def caption(result: dict, plain: bool) -> str:
         where = ("Nothing limits the attacker here: no noise was added, so the whole square is allowed."
                  if spent is None else f"Inside the green area is everything ε = {people(spent)} allows any attacker; "
                  f"{odds_sentence(spent)}.")
-        return ("Each line shows how many of the digits used in training an attacker catches (up) against how many "
-                "unused digits it wrongly accuses (right), both on a log scale so the rare, confident guesses show. "
+        return ("Each line shows how many of the images used in training an attacker catches (up) against how many "
+                "unused images it wrongly accuses (right), both on a log scale so the rare, confident guesses show. "
                 f"{where} The dotted diagonal is a blind guess. Both attackers train look-alike models on random "
-                "halves of the digits; attacker 1 asks whether the digit looks like those models' training digits, "
-                "attacker 2 whether the model likes it more than digits nobody trained on. A line far above the green "
+                "halves of the images; attacker 1 asks whether the image looks like those models' training images, "
+                "attacker 2 whether the model likes it more than images nobody trained on. A line far above the green "
                 "edge, more than chance explains, would be a bug: the page checks it and says so.")
     game = first.get("cap_game_words") or first.get("cap_game") or ""
-    eps = "∞ (no privacy: the cap is 1)" if spent is None else f"{spent:.3g} at δ = {first.get('cap_delta', 0):.0e}"
-    return (f"ROC of membership inference over {first.get('pairs', 0):,} (target, image) guesses, log-log (as LiRA's "
+    eps = "∞ (no privacy: the cap is 1)" if spent is None else f"{spent:.3g}" + (
+        f" at δ = {first['cap_delta']:.0e}" if first.get("cap_delta") else "")
+    proof = "; ".join(p for p in (eps, f"game: {game}" if game else "", first.get("cap_basis") or "") if p)
+    return (f"ROC of membership inference over {first.get('pairs') or 0:,} (target, image) guesses, log-log (as LiRA's "
             "paper and ML Privacy Meter draw it): LiRA (Carlini et al. 2022) and RMIA (Zarifzadeh et al. 2024) score "
-            f"the same {first.get('shadows', 0)} shadow runs. Shaded: the region the runs' ε allows ({eps}; "
-            f"game: {game}; {first.get('cap_basis') or 'no accountant'}), bounded by its exact trade-off curve "
+            f"the same {first.get('shadows') or 0} shadow runs. Shaded: the region the runs' ε allows ({proof}), "
+            "bounded by its exact trade-off curve "
             "(TPR ≤ Φ(Φ⁻¹(FPR) + μ) for μ-GDP, else min over δ of e^ε·FPR + δ). Dots: TPR at 0.1 % and 1 % FPR. "
             "At low FPR the curves rest on few non-members and may cross the edge by chance; a point is flagged "
             "(a bug) when its TPR's lower bound exceeds the cap at its FPR's upper bound (Clopper-Pearson).")
@@ -186,8 +188,8 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
     done = membership_result(manager().store_dir, cfg, shadows)
     if done is None and manager().job(membership_id(cfg, shadows)) is None:
         c1, c2 = st.columns([1, 3], vertical_alignment="center")
-        c2.caption(("An attacker trains many look-alike models, each on a random half of the digits, and learns to "
-                    "tell from the finished model whether a digit was used to train it." if plain else
+        c2.caption(("An attacker trains many look-alike models, each on a random half of the images, and learns to "
+                    "tell from the finished model whether an image was used to train it." if plain else
                     "LiRA and RMIA over the same shadow runs of this recipe, each on a random half of the data.")
                    + f" {shadows + 1} training runs of this recipe, trained together in the background.")
         if pressed(c1, "Attack membership", key=f"{key}-go", icon=":material/person_search:"):
