@@ -20,7 +20,8 @@ far less than wall time):
   counted W3's 3,466: nested calls included), ``aten_top_level_calls_per_round`` (called from Python
   or the autograd engine, not from inside another aten op) and ``aten_calls_by_part``.
 
-The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
+When the loop goes ahead (round t+1 trained while round t's curves are out, :mod:`fedcore.engine.loop`),
+round t+1's training counts in round t's row. The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
 default the round runs as on a GPU (``--chunk gpu``: all clients in one vmap, 8,192 test samples per
 forward; the way the issue counted W3's 3,466 calls); ``--chunk cpu`` uses the CPU's client chunks
 and 1,024-sample evaluation. ``--clients N`` and ``--rounds R`` shrink the

@@ -135,3 +135,87 @@ def test_round_profile_prints_the_issue_figures(monkeypatch, capsys):
     assert out["train_cpu_s_per_round"] > 0 and out["eval_cpu_s_per_round"] > 0
     assert [r["round"] for r in out["per_round"]] == [1, 2, 3]
     assert out["headline_epsilon"] is not None and out["headline_epsilon"] > 0
+
+
+def _dsdp_digits(rounds=6, eval_every=3):
+    import fedcore.catalog  # noqa: F401
+    from fedcore.layering import build_config
+
+    return build_config(None, None, ["dataset=digits", "model=logreg", "num_clients=30", f"rounds={rounds}",
+                                     f"eval_every={eval_every}", "method=dsdp_fedavg", "privacy.epsilon=[7.3]",
+                                     "privacy.delta=[1e-5]", "device=cpu"])
+
+
+def _events(cfg, monkeypatch):
+    """The run's round events, each with the number of local trainings done when it was emitted."""
+    from fedcore.engine import iter_run, loop
+    from fedcore.events import RoundEvent, to_dict
+
+    calls = []
+    train = loop.train_clients
+    monkeypatch.setattr(loop, "train_clients", lambda *a, **k: (calls.append(1), train(*a, **k))[1])
+    out = []
+    for e in iter_run(cfg):
+        if isinstance(e, RoundEvent):
+            d = to_dict(e)
+            d.pop("seconds"), d.pop("elapsed")
+            out.append((len(calls), d))
+    return out
+
+
+def test_a_round_whose_curves_are_out_trains_the_next_one_and_changes_no_number(monkeypatch, inline):
+    """eval_every = 3: rounds without evaluation have nothing to hide the curves behind, so the next
+    round's clients train while they are computed; every event is the same as with inline accounting."""
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    _wait_ready_now()
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)   # every curve computed: some are out
+    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    ahead = _events(_dsdp_digits(), monkeypatch)
+    inline()
+    here = _events(_dsdp_digits(), monkeypatch)
+    assert [d for _, d in ahead] == [d for _, d in here]
+    assert [n for n, _ in here] == [1, 2, 3, 4, 5, 6]               # inline: one training per event
+    assert any(n == r + 2 for r, (n, _) in enumerate(ahead))        # some round went ahead
+    assert [d["evaluated"] for _, d in here] == [False, False, True, False, False, True]
+
+
+def _wait_ready_now() -> None:
+    worker = ledger_mod.curve_worker()
+    if worker is None:
+        pytest.skip("no curve worker could start here")
+    with worker.cond:
+        worker.cond.wait_for(lambda: worker.ready or worker.dead, timeout=300)
+    if not worker.ready:
+        pytest.skip("the curve worker did not start")
+
+
+def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(monkeypatch, inline):
+    from fedcore.engine import iter_run, loop
+    from fedcore.events import RoundEvent
+
+    def run():
+        seen, plans = [], []
+        make_plan = loop.make_plan
+
+        def failing(*a, **k):
+            plans.append(1)
+            if len(plans) == 4:
+                raise RuntimeError("round 4 cannot plan")
+            return make_plan(*a, **k)
+        monkeypatch.setattr(loop, "make_plan", failing)
+        with pytest.raises(RuntimeError, match="round 4"):
+            for e in iter_run(_dsdp_digits(rounds=6, eval_every=6)):
+                if isinstance(e, RoundEvent):
+                    seen.append(e.round)
+        return seen
+
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    _wait_ready_now()
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    ahead = run()
+    inline()
+    here = run()
+    assert ahead == here and len(here) >= 2 and here == list(range(1, len(here) + 1))

@@ -286,6 +286,11 @@ class Ledger:
         if t0 is not None:
             self.wait_s += time.perf_counter() - t0
 
+    def pending(self) -> bool:
+        """Whether curves computed beside the round are still out (a reader would wait for them)."""
+        self._drain(wait=False)
+        return bool(self._queue)
+
     def _curve(self, value: float, rate: float):
         """The curve of ``(value, rate)``: an array, or ``(pair, worker, ticket)`` when it is computed beside."""
         pair = (rounded_multiplier(value), float(rate))

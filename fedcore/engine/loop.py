@@ -4,13 +4,16 @@ Round t: sample candidate clients; the aggregator may select among them; the sel
 clients train together (batched, :mod:`fedcore.engine.local`); the mechanism clips and
 perturbs their updates; the aggregator combines the uploads; the server applies
 ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads, PLDP-FL non-IID); the test set is
-evaluated and one :class:`RoundEvent` is yielded. The steps before and after local training
+evaluated and one :class:`RoundEvent` is yielded. When the ledger still computes round t's RDP
+curves beside the round after that (:mod:`fedcore.accounting.ledger`), round t+1's clients are
+chosen and trained first, and event t follows with its headline caught up (the same numbers). The steps before and after local training
 are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
 trained together).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 import numpy as np
@@ -26,6 +29,22 @@ from .plan import make_plan
 from .reference import train_clients_loop
 from .rounds import choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
 from .setup import RunSetup, prepare
+
+
+@dataclass
+class _Local:
+    """One round up to the server (:func:`iter_run`): the chosen clients and their trained rows."""
+
+    selected: np.ndarray
+    events: list
+    signals: dict
+    sel: Optional[torch.Tensor] = None
+    client_flat: Optional[torch.Tensor] = None
+    seconds: Optional[float] = None
+    early: bool = False
+    """Trained during the previous round (while its accounting was out)."""
+    failed: Optional[BaseException] = None
+    """What going ahead raised: raised at the round's turn, after the previous round's event."""
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
@@ -63,20 +82,18 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     watcher = watch(s) if watch is not None else None
     acc = loss = None
     aggregated_rounds = 0
-    for rnd in range(1, cfg.rounds + 1):
-        if should_stop():
-            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
-                              aggregated_rounds=aggregated_rounds)
-            return
-        t0 = time.perf_counter()
+
+    def local_round(rnd: int) -> _Local:
+        """Round ``rnd`` up to the server: choose the clients, plan their batches, train them."""
+        t = time.perf_counter()
         selected, events = choose_clients(s, rnd, rng)
-        signals, uploaded, weights, aggregated = dict(s.aggregator.round_signals()), [], [], False
+        out = _Local(selected, events, dict(s.aggregator.round_signals()))
         if len(selected):
-            sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
-            plan = make_plan(s.padded[sel], s.counts[sel], cfg.local, gen, s.mechanism.poisson_batches)
+            out.sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
+            plan = make_plan(s.padded[out.sel], s.counts[out.sel], cfg.local, gen, s.mechanism.poisson_batches)
             if watcher is not None:
-                watcher.plan(sel, plan)
-            step_noise = s.mechanism.step_noise_std(sel)
+                watcher.plan(out.sel, plan)
+            step_noise = s.mechanism.step_noise_std(out.sel)
             if trainer == "loop" and step_noise is not None:
                 raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")
             if trainer == "loop":
@@ -86,22 +103,53 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
                                         grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen,
                                         workspace=workspace)
-            client_flat = flatten_stacked(stacked)
+            out.client_flat = flatten_stacked(stacked)
             del stacked  # the buffer is the updates now (server_round); next round may reuse it
-            res = server_round(s, global_flat, ledger, client_flat, sel, rnd, gen, tap=watcher)
-            del client_flat
+        out.seconds = time.perf_counter() - t
+        return out
+
+    # Ahead: while the ledger still waits for curves of round t (computed beside the round,
+    # accounting.ledger), round t+1's clients are chosen and trained (on a device: launched), then
+    # event t is emitted with its headline caught up. The same draws in the same order, so the same
+    # numbers; not with an attack watch (it follows each round's plan and report in turn).
+    may_go_ahead = watcher is None and trainer == "batched"
+    ahead: Optional[_Local] = None
+    for rnd in range(1, cfg.rounds + 1):
+        if should_stop():
+            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
+                              aggregated_rounds=aggregated_rounds)
+            return
+        t0 = time.perf_counter()
+        local, ahead = (ahead, None) if ahead is not None else (local_round(rnd), None)
+        if local.failed is not None:
+            raise local.failed
+        signals, events, selected = local.signals, local.events, local.selected
+        uploaded, weights, aggregated = [], [], False
+        if local.client_flat is not None:
+            res = server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher)
+            local.client_flat = None
             global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
             signals = {**signals, **res.signals}
             events += res.events
         evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
         if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
             acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
+        went_ahead = 0.0
+        if may_go_ahead and rnd < cfg.rounds and ledger.pending() and not should_stop():
+            t_ahead = time.perf_counter()
+            try:
+                ahead = local_round(rnd + 1)
+                ahead.early = True
+            except Exception as exc:  # noqa: BLE001 -- raised where it would have been: after event t
+                ahead = _Local(np.zeros(0, dtype=np.int64), [], {}, failed=exc)
+            went_ahead = ahead.seconds = time.perf_counter() - t_ahead
         headline = ledger.headline()
         attack = {} if watcher is None else watcher.report(ledger)
+        seconds = time.perf_counter() - t0 - went_ahead + (local.seconds if local.early else 0.0)
         yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
                          uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
                          epsilon_accountant=ledger.views(), events=events, signals=signals,
-                         seconds=time.perf_counter() - t0, elapsed=time.perf_counter() - t_start,
+                         seconds=seconds, elapsed=time.perf_counter() - t_start,
                          threat_model=ledger.threat_model,
                          epsilon_headline=[encode_epsilon(e) for e in headline],
                          epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack,
