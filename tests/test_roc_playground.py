@@ -122,3 +122,26 @@ def test_the_first_screens_default_run_lands_on_the_demo_frontier(store_dir):
     chart = your_run_chart(at)
     assert chart is not None, texts(at)[-800:]
     assert marker_inside_its_axis(figure_spec(chart))
+
+
+def test_the_stored_attack_digits_frontier_is_what_its_command_produces(tmp_path):
+    """assets/frontier/attack_digits.json names the command that made it; rerun one of its points (ε = 100,000,
+    seed 0) and compare, so the file cannot drift from what the code produces."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    stored = json.loads((your_run.ASSETS / "frontier" / "attack_digits.json").read_text())
+    words = shlex.split(stored["command"])
+    assert words[:4] == ["python", "-m", "fedcore", "sweep"] and stored["spec"]["preset"] == "attack_digits"
+    out = tmp_path / "point.json"
+    keep = [w for i, w in enumerate(words[4:]) if not (w in ("--out", "--epsilons", "--seeds")
+                                                       or words[4:][i - 1] in ("--out", "--epsilons", "--seeds"))]
+    subprocess.run([sys.executable, "-m", "fedcore", "sweep", *keep, "--epsilons", "100000", "--seeds", "1",
+                    "--no-reference", "--out", str(out)], check=True, capture_output=True, cwd=your_run.ASSETS.parent)
+    (new,) = json.loads(out.read_text())["rows"]
+    (old,) = [r for r in stored["rows"] if r["epsilon"] == 100000.0 and r["seed"] == 0]
+    assert new["threat_model"] == old["threat_model"] == "local"
+    assert new["knob"] == pytest.approx(old["knob"], rel=0.02)
+    assert abs(new["accuracy"] - old["accuracy"]) <= 0.04, (new["accuracy"], old["accuracy"])
