@@ -145,3 +145,11 @@ def test_the_stored_attack_digits_frontier_is_what_its_command_produces(tmp_path
     assert new["threat_model"] == old["threat_model"] == "local"
     assert new["knob"] == pytest.approx(old["knob"], rel=0.02)
     assert abs(new["accuracy"] - old["accuracy"]) <= 0.04, (new["accuracy"], old["accuracy"])
+
+
+@pytest.mark.parametrize("method", ["pldp_b", "hw_dpfl"])
+def test_a_demo_method_off_the_first_screen_lands_on_the_frontier_pages_demo_frontier(method):
+    from fedcore.layering import build_config
+
+    found, why = your_run.own_frontier(build_config("demo", None, [f"method={method}"]).to_dict())
+    assert found is not None and found[0].endswith("default.json"), why

@@ -25,6 +25,7 @@ FIRST_SCREEN_SPEC = dict(preset="demo", methods=("ldp_fl", "dp_fedavg", "kdp_fl"
                          epsilons=(1.0, 10.0, 100.0, 1000.0, 1e4), seeds=2, match="headline")
 """The sweep of ``assets/first_screen_frontier.json`` (its ``command``)."""
 STORED = ((ASSETS / "first_screen_frontier.json", "the demo's frontier (10 clients)"),
+          (ASSETS / "frontier" / "default.json", "the Frontier page's demo frontier (five methods)"),
           (ASSETS / "frontier" / "attack_digits.json", "the frontier of the attack_digits recipe"))
 """The stored frontiers a run may land on, and how the page names each."""
 IGNORED = ("privacy.epsilon", "seed", "device")
