@@ -44,7 +44,7 @@ def _pct(x) -> str:
     if x is None:
         return "–"
     x = 100 * float(x)
-    return f"{x:.0f} %" if x >= 10 or x == 0 else f"{x:.1f} %" if x >= 0.1 else f"{x:.2f} %"
+    return f"{x:.0f} %" if x >= 10 or x == int(x) else f"{x:.1f} %" if x >= 0.1 else f"{x:.2f} %"
 
 
 TITLE, TITLE_PLAIN = "Membership inference ROC (log-log)", "Caught against wrongly accused"
@@ -72,7 +72,8 @@ def roc_figure(result: dict, plain: bool = False, height: int = 560) -> go.Figur
     for key, block in blocks.items():
         name, words, color = ATTACKS[key]
         x, y = _points(block)
-        label = words if plain else f"{name} (AUC {block.get('auc', float('nan')):.3f})"
+        auc = f" (AUC {block['auc']:.3f})" if block.get("auc") is not None else ""
+        label = words if plain else f"{name}{auc}"
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, width=2.5), name=label,
                                  meta=key, hovertemplate=("false alarms %{x:.3%}<br>members caught %{y:.2%}<extra></extra>"
                                                           if plain else f"{name}<br>FPR %{{x:.3%}}<br>TPR %{{y:.2%}}"
