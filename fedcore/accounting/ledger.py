@@ -47,7 +47,7 @@ import numpy as np
 
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .rdp import ORDERS, _key, curve_cache, gaussian_rdp, prefetch, rdp_epsilons, rounded_multiplier
+from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, prefetch, rdp_epsilons, rounded_multiplier
 
 
 @dataclass
@@ -276,7 +276,7 @@ class Ledger:
                     cache = curve_cache()
                     if cache is not None:
                         try:
-                            cache.set(_key(cache, *pair), list(curve))
+                            cache.set(curve_key(cache, *pair), list(curve))
                         except Exception:   # noqa: BLE001
                             pass
                 except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
@@ -300,7 +300,7 @@ class Ledger:
             worker = curve_worker()
             if worker is not None and worker.ready:
                 cache = curve_cache()
-                if cache is None or _key(cache, *pair) not in cache:
+                if cache is None or curve_key(cache, *pair) not in cache:
                     try:
                         return pair, worker, worker.submit(pair)
                     except Exception:   # noqa: BLE001

@@ -90,7 +90,8 @@ def _pool():
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 
-def _key(cache, noise_multiplier: float, sample_rate: float) -> str:
+def curve_key(cache, noise_multiplier: float, sample_rate: float) -> str:
+    """The curve cache's key of the subsampled Gaussian ``(noise_multiplier, sample_rate)``."""
     return f"{cache.key_prefix}{noise_multiplier!r}|{sample_rate!r}"
 
 
@@ -103,17 +104,17 @@ def prefetch(pairs) -> None:
     if cache is None:
         return
     todo = [p for p in dict.fromkeys((rounded_multiplier(z), float(q)) for z, q in pairs)
-            if p[0] > 0 and _key(cache, *p) not in cache]
+            if p[0] > 0 and curve_key(cache, *p) not in cache]
     if len(todo) < 2:
         return
     for pair, curve in zip(todo, pool.map(_compute_curve, *zip(*todo))):
-        cache.set(_key(cache, *pair), list(curve))
+        cache.set(curve_key(cache, *pair), list(curve))
 
 
 @lru_cache(maxsize=4096)
 def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
     cache = curve_cache()
-    key = _key(cache, noise_multiplier, sample_rate) if cache is not None else ""
+    key = curve_key(cache, noise_multiplier, sample_rate) if cache is not None else ""
     try:
         kept = cache.get(key) if cache is not None else None
     except Exception:   # noqa: BLE001
