@@ -11,21 +11,19 @@ is queued, running or done costs nothing.
 """
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Optional
 
 from ..config import RunConfig
+from . import result_jobs
+from .result_jobs import read_result, result_path
 
 DEFAULT_TRIALS = 5000
 """Draws per input of a distinguishing audit from the dashboard (the CLI defaults to 20000)."""
 
 
 def audit_path(store_dir, cfg: RunConfig, trials: int) -> Path:
-    folder = Path(store_dir) / "audits"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder / f"{cfg.config_hash()}-{int(trials)}.json"
+    return result_path(store_dir, "audits", cfg, trials)
 
 
 def audit_id(cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> str:
@@ -35,10 +33,7 @@ def audit_id(cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> str:
 
 def audit_result(store_dir, cfg: RunConfig, trials: int = DEFAULT_TRIALS) -> Optional[dict]:
     """The stored audit (``AuditResult.to_dict()``, or ``{"error": ...}``), None if none yet."""
-    try:
-        return json.loads(audit_path(store_dir, cfg, trials).read_text())
-    except (OSError, ValueError):
-        return None
+    return read_result(audit_path(store_dir, cfg, trials))
 
 
 def start_audit(manager, cfg: RunConfig, trials: int = DEFAULT_TRIALS, owner: Optional[str] = None) -> str:
@@ -56,35 +51,18 @@ def start_audit(manager, cfg: RunConfig, trials: int = DEFAULT_TRIALS, owner: Op
 
 def launch(store, record: dict):
     """The manager's launcher of an audit (its record's ``entry``); an audit cannot stop early."""
-    from .launchers import ProcessLauncher, spawn
+    return result_jobs.launch(audit_main, store, record)
 
-    return ProcessLauncher(spawn(audit_main, str(store.directory), record["id"],
-                                 name=f"fedcore-{record['id'].replace(':', '-')}"))
+
+def _audit(cfg: RunConfig, record: dict) -> dict:
+    from ..audit.run import audit_run
+
+    return audit_run(cfg, trials=record["trials"]).to_dict()
 
 
 def audit_main(store_dir: str, job_id: str) -> None:
     """Worker: audit the config of job ``job_id``, write the result (or a one-line error)
     atomically and record how the job ended."""
-    from ..audit.run import audit_run
-    from ..errors import FedcoreError
-    from ..files import write_atomic
-    from .store import FAILED, FINISHED, RunStore
-    from .worker import lower_priority
-
-    lower_priority(10, 1)
-    store = RunStore(store_dir)
-    record = store.get_run(job_id)
-    cfg = RunConfig.from_dict(record["config"])
-    try:
-        out = audit_run(cfg, trials=record["trials"]).to_dict()
-    except FedcoreError as exc:
-        out = {"error": str(exc)}
-    except Exception as exc:  # noqa: BLE001  (a visitor sees one line; the host's log the rest)
-        import logging
-
-        logging.getLogger("fedcore.audit").exception("audit failed")
-        out = {"error": f"the audit failed ({type(exc).__name__})"}
-    write_atomic(audit_path(store_dir, cfg, record["trials"]), json.dumps(out, allow_nan=False))
-    store.update_run(job_id, status=FAILED if "error" in out else FINISHED, error=out.get("error"), done=1,
-                     finished=time.time())
-    store.close()
+    result_jobs.compute_and_store(store_dir, job_id, _audit,
+                                  lambda cfg, record: audit_path(store_dir, cfg, record["trials"]),
+                                  "the audit", "fedcore.audit")

@@ -16,12 +16,12 @@ that is queued, running or done costs nothing.
 """
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Optional
 
 from ..config import RunConfig
+from . import result_jobs
+from .result_jobs import read_result, result_path
 
 PLAYGROUND_SHADOWS = 16
 """Shadow runs of a Playground membership attack (the Frontier's ``--attack`` default); the
@@ -38,9 +38,7 @@ def shadows_for(preset: Optional[str]) -> int:
 
 
 def membership_path(store_dir, cfg: RunConfig, shadows: int) -> Path:
-    folder = Path(store_dir) / "membership"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder / f"{cfg.config_hash()}-{int(shadows)}.json"
+    return result_path(store_dir, "membership", cfg, shadows)
 
 
 def membership_id(cfg: RunConfig, shadows: int) -> str:
@@ -50,10 +48,7 @@ def membership_id(cfg: RunConfig, shadows: int) -> str:
 
 def membership_result(store_dir, cfg: RunConfig, shadows: int) -> Optional[dict]:
     """The stored result (module doc), None if none yet."""
-    try:
-        return json.loads(membership_path(store_dir, cfg, shadows).read_text())
-    except (OSError, ValueError):
-        return None
+    return read_result(membership_path(store_dir, cfg, shadows))
 
 
 def start_membership(manager, cfg: RunConfig, shadows: int, owner: Optional[str] = None) -> str:
@@ -74,36 +69,19 @@ def start_membership(manager, cfg: RunConfig, shadows: int, owner: Optional[str]
 
 def launch(store, record: dict):
     """The manager's launcher of a membership attack (its record's ``entry``); it cannot stop early."""
-    from .launchers import ProcessLauncher, spawn
+    return result_jobs.launch(membership_main, store, record)
 
-    return ProcessLauncher(spawn(membership_main, str(store.directory), record["id"],
-                                 name=f"fedcore-{record['id'].replace(':', '-')}"))
+
+def _attack(cfg: RunConfig, record: dict) -> dict:
+    from ..attacks.membership import attacks
+
+    scored = attacks(cfg, record["shadows"])
+    return {"membership": scored["lira"].to_dict(), "rmia": scored["rmia"].to_dict(), "shadows": record["shadows"]}
 
 
 def membership_main(store_dir: str, job_id: str) -> None:
     """Worker: attack the config of job ``job_id``, write the result (or a one-line error)
     atomically and record how the job ended."""
-    from ..attacks.membership import attacks
-    from ..errors import FedcoreError
-    from ..files import write_atomic
-    from .store import FAILED, FINISHED, RunStore
-    from .worker import lower_priority
-
-    lower_priority(10, 1)
-    store = RunStore(store_dir)
-    record = store.get_run(job_id)
-    cfg = RunConfig.from_dict(record["config"])
-    try:
-        scored = attacks(cfg, record["shadows"])
-        out = {"membership": scored["lira"].to_dict(), "rmia": scored["rmia"].to_dict(), "shadows": record["shadows"]}
-    except FedcoreError as exc:
-        out = {"error": str(exc)}
-    except Exception as exc:  # noqa: BLE001  (a visitor sees one line; the host's log the rest)
-        import logging
-
-        logging.getLogger("fedcore.attacks").exception("membership attack failed")
-        out = {"error": f"the membership attack failed ({type(exc).__name__})"}
-    write_atomic(membership_path(store_dir, cfg, record["shadows"]), json.dumps(out, allow_nan=False))
-    store.update_run(job_id, status=FAILED if "error" in out else FINISHED, error=out.get("error"), done=1,
-                     finished=time.time())
-    store.close()
+    result_jobs.compute_and_store(store_dir, job_id, _attack,
+                                  lambda cfg, record: membership_path(store_dir, cfg, record["shadows"]),
+                                  "the membership attack", "fedcore.attacks")
