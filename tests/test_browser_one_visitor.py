@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, round_counter, wait_until  # noqa: E402
+from dashboard_server import CHROMIUM, round_counter, stop_active_runs, wait_until  # noqa: E402
 
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=383"
 
@@ -34,15 +34,20 @@ def _what_each_tab_shows(tabs, store, since, shots: Path) -> str:
     for i, tab in enumerate(tabs):
         bars = tab.locator("[data-testid=stProgress]")
         lines.append(f"tab {i}: progress {bars.first.inner_text() if bars.count() else None!r}, "
-                     f"alerts {[a.inner_text()[:120] for a in tab.locator('[data-testid=stAlert]').all()]}")
+                     f"alerts {[a.inner_text()[:120] for a in tab.locator('[data-testid=stAlert]').all()]}, "
+                     f"errors {tab.locator('[data-testid=stException]').count()}, "
+                     f"Stop enabled {tab.get_by_role('button', name='Stop', exact=True).is_enabled()}")
         tab.screenshot(path=str(shots / f"tab{i}.png"), full_page=True)
     return "a tab's press started nothing: " + "; ".join(lines) + f" (screenshots in {shots})"
 
 
 def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, shared_server, tmp_path):
-    from fedcore.runner import RunStore
+    from fedcore.runner import ACTIVE, RunStore
 
     url, store = shared_server
+    stop_active_runs(store)  # the one worker slot free: what this test waits for is its own run's rounds
+    wait_until(lambda: not [r for r in RunStore(store).list_runs(kind=None) if r["status"] in ACTIVE], 120,
+               "an earlier module's job still holds the shared server's one worker slot")
     since = time.time()
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:

@@ -376,3 +376,18 @@ def test_a_visitor_still_finds_their_finished_runs_in_history_after_the_store_wa
     assert any("damaged" in e.value and "2 jobs that had ended" in e.value for e in at.error)
     table = at.dataframe[0].value
     assert sorted(table["id"]) == sorted(ended) and set(table["status"]) == {"finished", "stopped"}
+
+
+def test_a_live_run_under_another_recipe_label_is_the_same_run(tmp_path):
+    """One visitor's press of a config they train already opens that run, also when the config
+    arrives without its recipe label (``method`` ''): it names where the settings came from and
+    changes nothing trained. A different owner, or different settings, still get their own."""
+    jobs = Jobs(tmp_path, warm=False, max_running=1)
+    try:
+        labelled = DEMO.replace(rounds=5000, seed=5, method="fedavg")
+        first = jobs.start(labelled, owner="visitor:a")
+        assert jobs.start(labelled.replace(method=""), owner="visitor:a") == first
+        assert jobs.start(labelled.replace(method=""), owner="visitor:b") != first
+        assert jobs.start(labelled.replace(seed=6), owner="visitor:a") != first
+    finally:
+        jobs.close()

@@ -186,7 +186,7 @@ class Jobs:
             check_submission(cfg, self.limits)
         with self._lock:
             if reuse:
-                hit = self.store.find_owned(digest, owner)
+                hit = self.store.find_owned(digest, owner) or self._live_twin(cfg, exact, owner)
                 if hit is None and self.store.find_finished(digest):
                     hit = self.store.copy_run(self.store.find_finished(digest), owner=owner)
                 if hit:
@@ -198,6 +198,26 @@ class Jobs:
                                            match=exact, entry=RUN_ENTRY, **extra)
             self._enqueue(record["id"], owner, record["pausable"])
             return record["id"]
+
+    def _live_twin(self, cfg: RunConfig, exact: Optional[EqualPrivacy], owner: Optional[str]) -> Optional[str]:
+        """``owner``'s queued or training run that trains what ``cfg`` trains under another recipe
+        label (``method`` names the recipe its settings came from and changes nothing trained): one
+        visitor's tabs pressed at once sent one config as ``fedavg`` and as ``''`` ("none+fedavg"),
+        and got two runs of it."""
+        bare = cfg.replace(method="").config_hash()
+        with self._lock:
+            mine = [i for i, s in self._jobs.items() if s.owner == owner]
+        for job_id in mine:
+            record = self.store.get_run(job_id)
+            if not record or not record.get("events") or bool(record.get("match")) != bool(exact):
+                continue
+            try:
+                twin = RunConfig.from_dict(record.get("requested") or record["config"])
+            except Exception:  # noqa: BLE001  (a record of an older version: no twin)
+                continue
+            if twin.replace(method="").config_hash() == bare:
+                return job_id
+        return None
 
     def _lifetime(self, background: bool = False) -> dict:
         """A job's ``max_seconds`` and (unless ``background``) ``grace_s``, from the host's limits."""
