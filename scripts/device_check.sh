@@ -57,6 +57,10 @@ W3="--set dataset=mnist --set model=cnn_uldp --set num_clients=1000 --set partit
   --set partition.shards_per_client=2 --set rounds=300 --set local.epochs=1 --set local.batch_size=10
   --set local.lr=0.05 --set method=dsdp_fedavg --set privacy.epsilon=[10.0] --set privacy.delta=[1e-05]
   --set device=cuda"
+# issue 41 §7: W3's round taken apart on the device, the curve cache off (accounting, evaluation,
+# training apart; 20 rounds), before the timed runs
+step profile ${PROFILE_LIMIT:-90} env FEDCORE_RDP_CACHE=off $PY -m benchmarks.round_profile --workload W3 \
+  --rounds 20 --device cuda --json
 step w3 ${W3_LIMIT:-220} env FEDCORE_RDP_WORKERS=8 $PY -m fedcore run $W3 --out "$OUT/w3.jsonl"
 step w2 ${W2_LIMIT:-130} $PY -m fedcore bench W2 --systems fedcore,loop --device cuda --threads 0 \
   --repeat 1 --out "$OUT/benchmarks.md"
