@@ -103,8 +103,6 @@ def method_picker(flat: dict, disabled: bool = False) -> None:
             return
         name = "" if name == CUSTOM else name
         flat = st.session_state["pg.flat"]
-        if name == flat.get("method"):  # no pick: an interrupted rerun replayed the shown value (_picked_anew)
-            return
         cfg, _ = state.build_config(flat)
         try:
             new = apply_method(cfg, name, preset=state.current_preset()) if cfg is not None and name else None
@@ -212,21 +210,12 @@ def local_training(flat: dict) -> None:
         number(flat, "privacy.server_lr", "Server step", help="eta_s in W <- W + eta_s * f(uploads)")
 
 
-def _picked_anew(field: str, value) -> bool:
-    """Whether a picker's on_change brings a component other than the settings hold. Not when an
-    earlier callback of this rerun reset the widgets (None), nor when the value is the one the
-    settings hold: a rerun interrupted by another (the browser's "keep my runs" code reports itself
-    as a page loads) can replay a picker's shown value as a change, which wiped the recipe (method
-    '') so that one visitor's tabs trained one config as two runs, "none+fedavg" and "fedavg"."""
-    return value is not None and value != st.session_state["pg.flat"].get(field)
-
-
 def _new_component(field: str, options_field: str):
     """on_change of a partitioner picker: the new component starts from its own defaults."""
 
     def callback():
         value = st.session_state.get(state.WIDGET_PREFIX + field)
-        if not _picked_anew(field, value):
+        if value is None:  # an earlier callback of this rerun reset the widgets
             return
         flat = st.session_state["pg.flat"]
         flat[field] = value
@@ -240,8 +229,6 @@ def _mark_custom(field: str, options_field: str):
     new = _new_component(field, options_field)
 
     def callback():
-        if not _picked_anew(field, st.session_state.get(state.WIDGET_PREFIX + field)):
-            return
         new()
         st.session_state["pg.flat"]["method"] = ""
         st.session_state.pop(state.WIDGET_PREFIX + "method", None)
