@@ -167,7 +167,7 @@ def test_a_round_whose_curves_are_out_trains_the_next_one_and_changes_no_number(
     """eval_every = 3: rounds without evaluation have nothing to hide the curves behind, so the next
     round's clients train while they are computed; every event is the same as with inline accounting."""
     monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
-    _wait_ready_now()
+    _wait_ready()
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)   # every curve computed: some are out
     monkeypatch.setattr(ledger_mod, "_CURVES", {})
     rdp_mod._gaussian_rdp_cached.cache_clear()
@@ -179,15 +179,6 @@ def test_a_round_whose_curves_are_out_trains_the_next_one_and_changes_no_number(
     assert any(n == r + 2 for r, (n, _) in enumerate(ahead))        # some round went ahead
     assert [d["evaluated"] for _, d in here] == [False, False, True, False, False, True]
 
-
-def _wait_ready_now() -> None:
-    worker = ledger_mod.curve_worker()
-    if worker is None:
-        pytest.skip("no curve worker could start here")
-    with worker.cond:
-        worker.cond.wait_for(lambda: worker.ready or worker.dead, timeout=300)
-    if not worker.ready:
-        pytest.skip("the curve worker did not start")
 
 
 def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(monkeypatch, inline):
@@ -211,7 +202,7 @@ def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(mon
         return seen
 
     monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
-    _wait_ready_now()
+    _wait_ready()
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
     monkeypatch.setattr(ledger_mod, "_CURVES", {})
     rdp_mod._gaussian_rdp_cached.cache_clear()
