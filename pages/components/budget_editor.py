@@ -18,7 +18,7 @@ from fedcore.constraints import constraint_of
 
 from . import state
 from .equal_privacy_mode import match_toggle
-from .form import MATCH, is_number, lesson_drawn, number_widget, student_mode
+from .form import MATCH, is_number, keyed, lesson_drawn, number_widget, student_mode
 
 EPSILON_HELP = ("ε bounds how much one client's data can change what the server sees: every output is at "
                 "most e^ε times more likely with it than without it. Smaller ε = more privacy = more noise. "
@@ -53,7 +53,7 @@ def _budget_mode(flat: dict, disabled: bool = False) -> str:
     if mode_key not in st.session_state:
         one = len(flat.get("privacy.epsilon") or [1.0]) == 1
         st.session_state[mode_key] = BUDGET_MODES[0] if one else BUDGET_MODES[1]
-    return st.radio("Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP,
+    return keyed(st.radio, "Privacy budget ε", BUDGET_MODES, key=mode_key, horizontal=False, help=EPSILON_HELP,
                     disabled=disabled)
 
 
@@ -117,7 +117,7 @@ def _tiers(n: int, current: list[float], disabled: bool = False) -> list[float]:
         st.session_state[key] = names[0]
         current = tiers(names[0])
         st.session_state.pop(state.WIDGET_PREFIX + "eps_table", None)
-    st.selectbox("Tier preset", names, key=key, on_change=apply, disabled=disabled)
+    keyed(st.selectbox, "Tier preset", names, key=key, on_change=apply, disabled=disabled)
     st.caption(TIER_PRESETS[st.session_state[key]]["paper"] + " — edit single clients in the table.")
     return current
 
@@ -145,10 +145,10 @@ def _client_inputs(eps: list[float], slider: bool, disabled: bool = False) -> li
         st.session_state[key] = value
         with cols[i % len(cols)]:
             if log:
-                got = st.select_slider(f"ε client {i}", LOG_EPSILONS, key=key, format_func=people, disabled=disabled,
+                got = keyed(st.select_slider, f"ε client {i}", LOG_EPSILONS, key=key, format_func=people, disabled=disabled,
                                        on_change=_set_client_epsilon, args=(i, key), help=EPSILON_HELP)
             else:
-                got = st.number_input(f"ε client {i}", key=key, step=0.1, format="%g", disabled=disabled,
+                got = keyed(st.number_input, f"ε client {i}", key=key, step=0.1, format="%g", disabled=disabled,
                                       on_change=_set_client_epsilon, args=(i, key),
                                       help="Any ε > 0 (the slider's stops run from 0.1 to 100).")
         out[i] = float(got) if is_number(got) else value

@@ -15,6 +15,7 @@ from fedcore.accounting.words import epsilon_unit
 from fedcore.config import RunConfig
 
 from . import state
+from .form import keyed
 
 MATCH_KEY = "pg.match"
 MATCH_HELP = ("Every method reads ε its own way (per weight per round, per round, the whole run). With this "
@@ -37,7 +38,7 @@ def match_toggle(flat: dict, disabled: bool = False) -> None:
     if MATCH_KEY not in st.session_state:
         st.session_state[MATCH_KEY] = True
     too_long = int(flat.get("rounds") or 0) > MATCH_MAX_ROUNDS
-    st.toggle("Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP, disabled=too_long or disabled)
+    keyed(st.toggle, "Spend exactly ε in total", key=MATCH_KEY, help=MATCH_HELP, disabled=too_long or disabled)
     mech = flat.get("privacy.mechanism") or "none"
     if mech == "none":
         return

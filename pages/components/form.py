@@ -50,10 +50,44 @@ def bind(widget: Callable, flat: dict, field: str, label: str, *, on_change=None
     def draw(lock: dict) -> Any:
         if key not in st.session_state:
             st.session_state[key] = flat.get(field)
-        flat[field] = widget(label, key=key, on_change=on_change, **kw, **lock)
+        flat[field] = keyed(widget, label, key=key, on_change=on_change, **kw, **lock)
         return flat[field]
 
     return lesson_drawn(field, draw, flat.get(field))
+
+
+def keyed(widget: Callable, label: str, *args, key: str, **kw) -> Any:
+    """``widget(label, *args, key=key, **kw)`` with the key's current value as the widget's own default.
+
+    Streamlit's browser falls back to a widget's *default* when it mounts the widget without the
+    value the server set for it (a rerun overtook the message that carried the value: three tabs
+    of one browser pressed at once, issue 38 §3), and then sends that default back as if the user
+    had picked it: a selectbox's first option, a slider's minimum (the ``method = ''`` and the
+    participation 0.01 of the one-visitor test's failures). With the current value as the
+    default, that fallback is the value itself. (Streamlit logs that the widget "was created with
+    a default value but also had its value set via the Session State API": switched off in
+    ``.streamlit/config.toml``, ``global.disableWidgetStateDuplicationWarning``.)
+    """
+    if key in st.session_state:
+        kw.update(_as_default(widget, args, kw, st.session_state[key]))
+    return widget(label, *args, key=key, **kw)
+
+
+def _as_default(widget: Callable, args: tuple, kw: dict, value: Any) -> dict:
+    """The keyword that makes ``value`` ``widget``'s default; none when it cannot be one."""
+    name = getattr(widget, "__name__", "")
+    options = list(args[0] if args else kw.get("options", ()))
+    if name in ("selectbox", "radio"):
+        return {"index": options.index(value)} if value in options else {}
+    if name in ("segmented_control", "pills", "multiselect"):
+        return {"default": value}
+    if name == "select_slider":
+        return {"value": value} if value in options else {}
+    if name == "number_input" and is_number(value) and isinstance(kw.get("step"), (int, float)):
+        return {"value": type(kw["step"])(value)} if isinstance(kw["step"], float) or value == int(value) else {}
+    if name == "slider" and not (is_number(value) and kw.get("min_value", value) <= value <= kw.get("max_value", value)):
+        return {}
+    return {} if value is None else {"value": value}
 
 
 def number(flat: dict, field: str, label: str, *, slider: bool = False, **kw) -> Any:
@@ -87,15 +121,15 @@ def number_widget(store: dict, field: str, label: str, constraint, help_text: st
     kw.setdefault("help", help_text or None)
     if st.session_state[mode_key] == "slider":
         lo, hi = constraint.suggested
-        value = st.slider(label, min_value=int(lo) if is_int else float(lo),
+        value = keyed(st.slider, label, min_value=int(lo) if is_int else float(lo),
                           max_value=int(hi) if is_int else float(hi),
                           step=int(step) if is_int else float(step), key=key, **kw)
     else:
         if is_int:
-            value = st.number_input(label, step=int(step), key=key, **kw)
+            value = keyed(st.number_input, label, step=int(step), key=key, **kw)
         else:
             kw.setdefault("format", "%g")
-            value = st.number_input(label, step=float(step), key=key, **kw)
+            value = keyed(st.number_input, label, step=float(step), key=key, **kw)
     store[field] = value
     return value
 
@@ -167,7 +201,7 @@ def _option_input(cls, name: str, t, value, key: str, disabled: bool = False):
         auto_key = key + ".auto"
         if auto_key not in st.session_state:
             st.session_state[auto_key] = value is None
-        if st.checkbox(f"{label}: automatic", key=auto_key, disabled=disabled):
+        if keyed(st.checkbox, f"{label}: automatic", key=auto_key, disabled=disabled):
             return None
         value = inner(0) if value is None else value
         t = inner
@@ -180,14 +214,14 @@ def _option_input(cls, name: str, t, value, key: str, disabled: bool = False):
     if key not in st.session_state:
         st.session_state[key] = value
     if t is bool:
-        return st.checkbox(label, key=key, help=help_text or None, disabled=disabled)
+        return keyed(st.checkbox, label, key=key, help=help_text or None, disabled=disabled)
     if t is str:
         choices = option_choices(cls, name)
         if choices:
             if st.session_state[key] not in choices:
                 choices = [st.session_state[key], *choices]  # shown, and named by the validation
-            return st.selectbox(label, choices, key=key, help=help_text or None, disabled=disabled)
-        return st.text_input(label, key=key, help=help_text or None, disabled=disabled)
+            return keyed(st.selectbox, label, choices, key=key, help=help_text or None, disabled=disabled)
+        return keyed(st.text_input, label, key=key, help=help_text or None, disabled=disabled)
     st.caption(f"{label} = {plain(repr(value))} (set via the URL or CLI)")
     return value
 
@@ -205,7 +239,7 @@ def student_toggle(disabled: bool = False) -> bool:
     """The "Plain words" switch (on by default)."""
     if STUDENT_KEY not in st.session_state:
         st.session_state[STUDENT_KEY] = True
-    st.toggle("Plain words", key=STUDENT_KEY, disabled=disabled,
+    keyed(st.toggle, "Plain words", key=STUDENT_KEY, disabled=disabled,
               help="Student mode: who is trusted in everyday words, numbers written out. Off: the exact terms "
                    "(threat model, headline ε, accountants) everywhere.")
     return student_mode()

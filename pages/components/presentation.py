@@ -10,6 +10,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from .form import keyed
+
 CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
 ATTACK_CHART_HEIGHT = 165
@@ -43,7 +45,7 @@ def toggle() -> bool:
     def flip():
         st.session_state["pg.present"] = st.session_state["pg.present_toggle"]
 
-    st.toggle("Presentation", key="pg.present_toggle", on_change=flip,
+    keyed(st.toggle, "Presentation", key="pg.present_toggle", on_change=flip,
               help="Large type, no settings sidebar, accuracy and privacy side by side: for a projector. "
                    "Switch off to change the settings again.")
     if on():

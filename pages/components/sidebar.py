@@ -27,7 +27,7 @@ from fedcore.runner.limits import offered_datasets
 
 from . import state
 from .budget_editor import budgets
-from .form import (PLAIN, PRESET, SECTIONS, bind, component_options, current_lesson, hides, hold_lesson, lesson_banner,
+from .form import (PLAIN, PRESET, SECTIONS, bind, component_options, keyed, current_lesson, hides, hold_lesson, lesson_banner,
                    lesson_drawn, number, student_mode, student_toggle)
 from .plain import flash
 
@@ -82,7 +82,7 @@ def preset_picker(disabled: bool = False) -> None:
     if st.session_state.get("pg.preset_pick") not in presets:
         st.session_state["pg.preset_pick"] = state.current_preset()
     presets = sorted(presets, key=lambda n: (PRESETS.entry(n).paper != "", n != "demo", PRESETS.entry(n).paper, n))
-    st.selectbox("Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
+    keyed(st.selectbox, "Preset", presets, key="pg.preset_pick", on_change=load_preset, format_func=preset_label,
                  disabled=disabled,
                  help="Load a whole experiment, grouped by paper. 'offline' presets use the bundled "
                       "digits data; the others need their dataset (downloaded on first use). "
@@ -118,7 +118,7 @@ def method_picker(flat: dict, disabled: bool = False) -> None:
     key = state.WIDGET_PREFIX + "method"
     if key not in st.session_state:
         st.session_state[key] = flat.get("method") or CUSTOM
-    chosen = st.selectbox("Method (one-click recipe)", methods, key=key, on_change=pick_method, disabled=disabled,
+    chosen = keyed(st.selectbox, "Method (one-click recipe)", methods, key=key, on_change=pick_method, disabled=disabled,
                           help="A paper's mechanism + aggregator with its settings; "
                                "'(custom)' = pick them yourself below.")
     flat["method"] = "" if chosen == CUSTOM else chosen

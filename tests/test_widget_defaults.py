@@ -1,0 +1,52 @@
+"""Every Playground setting's widget carries its current value as its own default (issue 38 §3).
+
+Streamlit's browser falls back to a widget's default when it mounts a widget without the value
+the server set (a rerun overtook that message: three tabs of one browser pressed at once), and
+sends the default back as the visitor's pick. The one-visitor browser test failed twice that way:
+a selectbox's first option (``method = ''``) and a slider's minimum (participation 0.01). So the
+default the browser gets must be the value the settings hold, in every run, not only the first.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _playground(**query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _mismatches(at: AppTest) -> list[str]:
+    """Each settings widget (key ``w.…`` or ``pg.…``) whose default in the page is not its value."""
+    bad = []
+    for kind in ("slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "select_slider"):
+        for w in at.get(kind):
+            if not str(w.key or "").startswith(("w.", "pg.")):
+                continue
+            proto = w.proto
+            if kind in ("selectbox", "radio"):
+                default, value = (proto.default if proto.HasField("default") else None), w.index
+            elif kind == "slider":
+                default, value = list(proto.default), [w.value]
+            elif kind == "select_slider":
+                default, value = [proto.options[i] for i in proto.default], [w.format_func(w.value)]
+            else:
+                default, value = proto.default, w.value
+            if default != value:
+                bad.append(f"{kind} {w.key}: default {default!r}, value {value!r}")
+    return bad
+
+
+def test_the_settings_widgets_default_to_their_values_in_the_runs_after_the_first(store_dir):
+    at = _playground(preset="demo", participation="0.5", method="fedavg", rounds="7")
+    assert not at.exception
+    at.run()  # a later run: the values are no longer new to the session
+    sliders = {w.key: w for w in at.slider}
+    assert sliders["w.participation"].value == 0.5 and list(sliders["w.participation"].proto.default) == [0.5]
+    assert _mismatches(at) == []
