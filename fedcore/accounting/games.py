@@ -118,9 +118,11 @@ def _phi(x: float) -> float:
 
 
 def _phi_inv(p: float) -> float:
-    from scipy.stats import norm
+    """Φ⁻¹: scipy's ``ndtri``, the function ``norm.ppf`` calls (same values; ``norm.ppf``'s argument
+    checks cost 0.4 ms a call, and a watched round asks once per client and attacker)."""
+    from scipy.special import ndtri
 
-    return float(norm.ppf(p))
+    return float(ndtri(p))
 
 
 def _pair_cap(fpr: float, epsilon: float, delta: float) -> float:

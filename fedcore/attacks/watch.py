@@ -29,7 +29,7 @@ import torch
 
 from ..accounting.games import unbounded
 from .attackers import attackers_for
-from .informed import candidate_updates, match_candidates
+from .informed import candidates
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
 
@@ -133,16 +133,18 @@ class AttackWatch:
                                      "bounded": attacker.bounded, "clients": clients})
         return out
 
-    def _candidates(self, params, used: dict, counted: dict) -> dict:
-        """The candidates' own updates of every watched client that did not train on all its images
-        (for those, any guess is among the images used: chance is 1), computed in one batch."""
+    def _candidates(self, params, used: dict, counted: dict) -> tuple[dict, Optional[object]]:
+        """``({client: block}, Candidates)``: the candidates' own updates of every watched client that
+        did not train on all its images (for those, any guess is among the images used: chance is 1),
+        computed in one batch, one block per client."""
         s = self.s
         clients = [c for c in used if counted[c] < self.counts[c]]
         if not clients:
-            return {}
+            return {}, None
         rows = [s.padded[c, : self.counts[c]] for c in clients]
-        every = candidate_updates(s.model, params, s.x_train[torch.cat(rows)], s.y_train[torch.cat(rows)])
-        return dict(zip(clients, every.split([len(r) for r in rows])))
+        at = torch.cat(rows)
+        batch = candidates(s.model, params, s.x_train[at], s.y_train[at], [len(r) for r in rows])
+        return {c: b for b, c in enumerate(clients)}, batch
 
     def _score(self, received: list, used: dict, attacker, ledger, r: dict) -> list[dict]:
         """One row per client of ``received`` (``(client, vector)`` pairs), scored together."""
@@ -163,12 +165,14 @@ class AttackWatch:
         present[np.arange(len(clients))[:, None], np.where(mask, y, classes)] = True
         present = present[:, :classes]                                     # [k, classes] labels used
         label_ok = present[np.arange(len(clients)), guessed].tolist()
+        blocks, batch = r["candidates"]
+        asked = [j for j, c in enumerate(clients) if c in blocks]     # those that did not train on all their images
+        picks = dict(zip(asked, batch.best(vectors[asked], [blocks[clients[j]] for j in asked]) if asked else []))
         label_count, counts = present.sum(1).tolist(), mask.sum(1).tolist()
         rows = []
         for j, c in enumerate(clients):
             k, n = int(counts[j]), self.counts[c]
-            everything = c not in r["candidates"]   # trained on all its images: any guess is one of them
-            matched = everything or bool(mask[j, match_candidates(vectors[j], r["candidates"][c])])
+            matched = j not in picks or bool(mask[j, picks[j]])  # trained on all its images: any guess is one
             game = reconstruction_game(s.mechanism.threat_model, k)
             proof = ledger.game_bound(c, game) if attacker.bounded else unbounded(
                 game, float(ledger.delta[c]), f"{attacker.who} is not bounded by the run's ε")
