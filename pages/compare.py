@@ -10,6 +10,7 @@ import streamlit as st
 from pages.components import charts, compare, history, host, pacing, plot, routing, state
 from pages.components.press import pressed
 from fedcore.runner import ACTIVE
+from fedcore.runner.record import RUN
 from fedcore.tables import BASIC
 
 routing.through_router()
@@ -31,9 +32,9 @@ with st.expander("Run several seeds of the Playground's experiment", icon=":mate
             st.rerun()  # else stay: the refusal's message is on screen
 
 scope = history.scope_picker("cmp.scope")
-every = [r for r in state.manager().store.list_runs() if r["rounds_done"] > 0 or r["status"] in ACTIVE]
+every = [r for r in state.manager().store.list_jobs(RUN) if r.done > 0 or r.status in ACTIVE]
 records = compare.pickable(every, scope)
-by_id = {r["id"]: r for r in records}
+by_id = {r.id: r for r in records}
 
 if not records:
     st.info("No runs yet: train something in the Playground first.")
@@ -55,11 +56,12 @@ if not selected:
     st.info("Pick one or more runs above.")
     st.stop()
 
-live = any(by_id[i]["status"] in ACTIVE for i in selected)
+live = any(by_id[i].status in ACTIVE for i in selected)
 
 
 def comparison():
-    if live and not any((state.manager().store.get_run(i) or {}).get("status") in ACTIVE for i in selected):
+    if live and not any(job is not None and job.status in ACTIVE
+                        for job in map(state.manager().store.get_job, selected)):
         st.rerun()  # the whole page: the run picker's labels ("running · acc ...") and the timer
     series, points, summary = compare.build(selected, group=group, view=view)
     left, right = st.columns([3, 2])

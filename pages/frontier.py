@@ -120,7 +120,7 @@ except FedcoreError as exc:
     st.stop()
 
 from fedcore.distributed.jobs import configured_address, ray_installed  # noqa: E402
-from fedcore.runner import ACTIVE, TERMINAL  # noqa: E402
+from fedcore.runner import ACTIVE, TERMINAL, JobRecord  # noqa: E402
 from fedcore.sweep.job import spec_key, start_sweep, sweep_rows, sweep_status  # noqa: E402
 from pages.components import host  # noqa: E402
 
@@ -134,19 +134,20 @@ key = spec_key(spec, trials, shadows)
 stored = shipped(key)   # the default view is shipped, trained once (fedcore.sweep.shipped)
 
 
-def status_and_rows() -> tuple[dict, list]:
-    """The sweep's status and rows; the shipped frontier where this server has not trained it."""
+def status_and_rows() -> tuple[JobRecord, list]:
+    """The sweep's job record and rows; the shipped frontier where this server has not trained it
+    (a finished record of its own, marked ``shipped``)."""
     now, rows = sweep_status(manager, key), sweep_rows(manager, key)
-    if now["status"] == "none" and stored:
-        return {"status": "finished", "done": len(stored["rows"]), "total": len(stored["rows"]),
-                "shipped": True}, stored["rows"]
+    if now.status == "none" and stored:
+        return JobRecord.from_dict({"id": now.id, "kind": "sweep", "status": "finished", "done": len(stored["rows"]),
+                                    "total": len(stored["rows"]), "shipped": True}), stored["rows"]
     return now, rows
 
 
 state = status_and_rows()[0]
 shown_shipped = bool(state.get("shipped"))   # stored with the app: a class can still watch it train
-train = pressed(c4, "Train it live" if shown_shipped else "Train frontier" if state["status"] != "finished"
-                else "Trained", disabled=state["status"] in ACTIVE or (state["status"] == "finished" and not shown_shipped),
+train = pressed(c4, "Train it live" if shown_shipped else "Train frontier" if state.status != "finished"
+                else "Trained", disabled=state.status in ACTIVE or (state.status == "finished" and not shown_shipped),
                 type="primary", icon=":material/play_arrow:", key="fr.train",
                 help="This frontier is stored with the app; train it again on this server and watch its points "
                      "appear." if shown_shipped else None)
@@ -164,27 +165,27 @@ if train:
     except FedcoreError as exc:
         st.error(plain(exc), icon=":material/hourglass_top:")
 
-live = state["status"] in ACTIVE
+live = state.status in ACTIVE
 
 
 def view():
     now, rows = status_and_rows()
-    if now["status"] in ACTIVE:
+    if now.status in ACTIVE:
         host.keep_alive(now)  # its owner's page keeps it going; closed, it stops after the grace period
         fr.job_line(key, now, len(rows), total, bool(trials))
-    elif now["status"] == "failed":
-        st.error(f"The sweep failed: {plain(now.get('error') or 'unknown error')}", icon=":material/error:")
-    elif now["status"] == "stopped":
-        st.warning(f"Stopped after {len(rows)} of {now.get('total') or total} runs.", icon=":material/stop_circle:")
-    if (now["status"] in TERMINAL) != (state["status"] in TERMINAL):
+    elif now.status == "failed":
+        st.error(f"The sweep failed: {plain(now.error or 'unknown error')}", icon=":material/error:")
+    elif now.status == "stopped":
+        st.warning(f"Stopped after {len(rows)} of {now.total or total} runs.", icon=":material/stop_circle:")
+    if (now.status in TERMINAL) != (state.status in TERMINAL):
         st.rerun()  # the run ended: redraw the whole page (Train button, no polling)
     if not rows:
-        if now["status"] == "none":
+        if now.status == "none":
             st.info("Press **Train frontier** to train these runs.", icon=":material/play_arrow:")
         return
     paper = paper_points(preset)
     narrow.panels_chart(lambda: fr.figure(rows, paper, f"frontier-{key}"), "fr-chart",
-                        memo=("frontier", key, len(rows), now["status"], bool(now.get("shipped"))), width="stretch",
+                        memo=("frontier", key, len(rows), now.status, bool(now.get("shipped"))), width="stretch",
                         config={"toImageButtonOptions": {"format": "png", "filename": f"frontier-{preset}",
                                                          "scale": 2}, "displaylogo": False})
     st.caption(fr.REFERENCE_NOTE)
@@ -206,7 +207,7 @@ def view():
                        icon=":material/download:", key="fr.csv")
     d2.caption("PNG: the camera icon at the chart's top right saves the chart as a PNG in the browser "
                "(kaleido, Plotly's server-side image export, is not installed; the browser export works offline).")
-    if now["status"] == "finished":
+    if now.status == "finished":
         for method, check in trade_off(rows).items():
             text = fr.lesson(method, check)
             if text:

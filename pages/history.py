@@ -10,6 +10,7 @@ import streamlit as st
 
 from pages.components import history, host, routing, state
 from pages.components.press import pressed
+from fedcore.runner.record import RUN
 from fedcore.tables import export_csv, export_json
 
 routing.through_router()
@@ -18,7 +19,7 @@ st.title("Run history")
 host.store_banner()
 store = state.manager().store
 scope = history.scope_picker("hist.scope")
-records = history.visible_runs(store.list_runs(), scope)
+records = history.visible_runs(store.list_jobs(RUN), scope)
 if not records:
     st.info("No runs yet: press Run in the Playground and they will be listed here.")
     if host.signed_in() is None:
@@ -29,9 +30,9 @@ if not records:
 st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="stretch", height=320,
              column_config=history.COLUMNS)
 
-by_id = {r["id"]: r for r in records}
+by_id = {r.id: r for r in records}
 if st.session_state.get("hist.run") not in by_id:
-    st.session_state["hist.run"] = records[0]["id"]
+    st.session_state["hist.run"] = records[0].id
 run_id = st.selectbox("Run", list(by_id), key="hist.run", format_func=lambda i: history.title(by_id[i]))
 record = by_id[run_id]
 
@@ -50,11 +51,12 @@ if b_delete.button("Delete", icon=":material/delete:", width="stretch", disabled
 run = state.run(run_id)
 b_csv.download_button("CSV (per round)", export_csv(run), file_name=f"{run_id}.csv", mime="text/csv",
                       icon=":material/table:", width="stretch")
-b_json.download_button("JSON (config + events)", export_json(record, run), file_name=f"{run_id}.json",
+stored = store.get_run(run_id) or {}  # the download carries the record as stored (its JSON), not the typed one
+b_json.download_button("JSON (config + events)", export_json(stored, run), file_name=f"{run_id}.json",
                        mime="application/json", icon=":material/data_object:", width="stretch")
 
 if st.session_state.get("hist.confirm") == run_id:
-    st.warning(f"Delete run `{run_id}` ({host.plain(record['label'])}) and all its rounds?")
+    st.warning(f"Delete run `{run_id}` ({host.plain(record.label)}) and all its rounds?")
     yes, no, _ = st.columns([1, 1, 4])
     if yes.button("Yes, delete", type="primary"):
         st.session_state.pop("hist.confirm", None)
@@ -65,7 +67,7 @@ if st.session_state.get("hist.confirm") == run_id:
         st.session_state.pop("hist.confirm", None)
         st.rerun()
 
-if record["status"] == "failed":
-    st.error(f"This run failed after {record['rounds_done']} rounds: {host.plain(record.get('error'), 400)}")
+if record.status == "failed":
+    st.error(f"This run failed after {record.done} rounds: {host.plain(record.error, 400)}")
 with st.expander("Settings of this run", expanded=False):
-    st.json(record["config"], expanded=False)
+    st.json(record.config, expanded=False)

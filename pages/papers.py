@@ -29,6 +29,7 @@ from fedcore.papers import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
 from fedcore.reproduce.estimate import measured_preset_seconds, preset_seconds, rough_label
 from fedcore.runner.limits import offered_datasets
+from fedcore.runner.record import JobRecord
 from fedcore.runner.store import ACTIVE
 
 routing.through_router()
@@ -125,10 +126,10 @@ def when(created: str) -> str:
     return plain_text(created.replace("T", " ")[:16] + " UTC" if created and "T" in created else (created or "–"))
 
 
-def quick_reproduction(paper) -> dict:
+def quick_reproduction(paper) -> JobRecord:
     """The button that starts ``paper``'s quick reproduction on this server, its estimate under
     the current load (or why this server refuses it), and while it runs its progress (polled);
-    returns its job's status (``{"status": "none"}`` when it never ran here)."""
+    returns its job's record (status ``"none"`` when it never ran here)."""
     manager = host.manager()
     key = reproduction.reproduction_key(paper.key)
     status = reproduction.reproduction_status(manager, key)
@@ -141,7 +142,7 @@ def quick_reproduction(paper) -> dict:
         refusal = exc
     c1, c2 = st.columns([1.4, 3], vertical_alignment="center")
     go = pressed(c1, "Run the quick reproduction here", key=f"papers.{paper.key}.reproduce", type="primary",
-                 icon=":material/play_arrow:", disabled=refusal is not None or status["status"] in ACTIVE,
+                 icon=":material/play_arrow:", disabled=refusal is not None or status.status in ACTIVE,
                  help=f"Trains what `python -m fedcore reproduce {paper.key} --quick` trains, on this server, in the "
                       "background (you can leave the tab open and read on); its record then appears below, "
                       "beside the one shipped with the app.")
@@ -155,14 +156,14 @@ def quick_reproduction(paper) -> dict:
             st.rerun()
         except FedcoreError as exc:
             st.error(plain(exc), icon=":material/hourglass_top:")
-    if status["status"] in ACTIVE:
+    if status.status in ACTIVE:
         pacing.polling_fragment(reproduction_progress, pacing.poll_seconds(1.0))(paper.key, key)
-    elif status["status"] == "failed":
-        st.error(f"Your server's quick reproduction failed: {plain(status.get('error') or 'unknown error', 400)}",
+    elif status.status == "failed":
+        st.error(f"Your server's quick reproduction failed: {plain(status.error or 'unknown error', 400)}",
                  icon=":material/error:")
-    elif status["status"] == "stopped":
-        st.warning(f"The quick reproduction here was stopped after {status.get('done', 0)} of "
-                   f"{status.get('total', 0)} runs; the rows it finished are below.", icon=":material/stop_circle:")
+    elif status.status == "stopped":
+        st.warning(f"The quick reproduction here was stopped after {status.done} of "
+                   f"{status.total or 0} runs; the rows it finished are below.", icon=":material/stop_circle:")
     return status
 
 
@@ -192,26 +193,26 @@ def reproduction_progress(paper_key: str, key: str) -> None:
     """The running reproduction's line (polled): queued or its progress, Stop for its owner; the
     whole page is drawn again once it ended (its record then shows)."""
     status = reproduction.reproduction_status(host.manager(), key)
-    if status["status"] not in ACTIVE:
+    if status.status not in ACTIVE:
         st.rerun()
     host.keep_alive(status)  # its owner's page keeps it going; closed, it stops after the grace period
-    job_line(reproduction.reproduction_id(key), status, done=status.get("done", 0), total=status.get("total", 0),
+    job_line(reproduction.reproduction_id(key), status, done=status.done, total=status.total or 0,
              noun="quick reproduction", stop_key=f"papers.{paper_key}.stop")
 
 
-def whose(status: dict) -> str:
+def whose(status: JobRecord) -> str:
     """"Your" to the owner of the reproduction job ``status``, "This server's" to every other visitor."""
-    owner = status.get("owner")
+    owner = status.owner
     return "Your" if owner is not None and owner == host.viewer().owner else "This server's"
 
 
-def shown_record(paper, status: dict) -> tuple[Optional[dict], bool]:
+def shown_record(paper, status: JobRecord) -> tuple[Optional[dict], bool]:
     """The record the tab shows and whether it is this server's: the quick reproduction that ended
     here (finished or stopped) unless the visitor picks the shipped one; else the shipped one."""
     shipped = results.load(paper.key)
     key = reproduction.reproduction_key(paper.key)
     mine = reproduction.reproduction_record(host.manager().store_dir, key, paper.key) \
-        if status["status"] in ("finished", "stopped") else None
+        if status.status in ("finished", "stopped") else None
     if mine is None:
         return shipped, False
     labels = {"mine": f"{whose(status)} quick reproduction (this server, {when(mine.get('created'))})",

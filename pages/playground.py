@@ -39,8 +39,8 @@ if url_error:
     host.link_warning("Showing the previous settings: the link's settings could not be loaded —", url_error)
 
 run_id = state.shown_run()
-record = manager.store.get_run(run_id) if run_id else None
-active = record is not None and record["status"] in ACTIVE
+record = manager.store.get_job(run_id) if run_id else None
+active = record is not None and record.status in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
 c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], vertical_alignment="center")
@@ -54,8 +54,8 @@ if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/pl
     if new_id:
         state.show_run(new_id)
         tempo.apply_to_new_run(new_id)  # the Speed picked before Run
-        replay = manager.store.get_run(new_id)
-        if replay and replay["status"] in TERMINAL:
+        replay = manager.store.get_job(new_id)
+        if replay and replay.status in TERMINAL:
             st.toast("Same settings finished before: replayed from the run store.")
             st.session_state["pg.replayed"] = new_id
         st.rerun()
@@ -97,17 +97,17 @@ else:
 with tab_run:
     if run_id and record is not None:
         if cfg is not None and not equal_privacy_mode.same_settings(record, cfg):
-            st.caption(f"Showing run `{run_id}` ({host.plain(record['label'])}); the settings in the sidebar "
+            st.caption(f"Showing run `{run_id}` ({host.plain(record.label)}); the settings in the sidebar "
                        "have changed since. Press Run to train them.")
-        finished = record["status"] == "finished" and not present
+        finished = record.status == "finished" and not present
         if finished:  # where the first screen's frontier was, on the first screen (issue 40 §5)
             your_run.your_run_on_frontier(record, state.run(run_id))
         live.run_view(run_id, key="pg", teaching=True, present=present)
         if not present:
             attack_view.attack_panel(run_id, key="pg")
         if finished:
-            membership_roc.run_panel(RunConfig.from_dict(record["config"]), state.current_preset())
-            audit.run_audit_panel(RunConfig.from_dict(record["config"]))
+            membership_roc.run_panel(RunConfig.from_dict(record.config), state.current_preset())
+            audit.run_audit_panel(RunConfig.from_dict(record.config))
     else:
         if run_id:
             host.link_warning("No such run here (deleted, or a mistyped link):", run_id)

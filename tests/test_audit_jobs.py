@@ -26,7 +26,7 @@ def test_an_audit_runs_in_the_background_and_is_stored(tmp_path):
     cfg = local_config()
     assert audit_result(tmp_path, cfg, 400) is None
     job_id = start_audit(jobs, cfg, 400, owner="session:a")
-    assert jobs.job(job_id)["owner"] == "session:a" and jobs.is_alive(job_id)
+    assert jobs.job(job_id).owner == "session:a" and jobs.is_alive(job_id)
     assert start_audit(jobs, cfg, 400, owner="session:a") == job_id  # asking again starts nothing new
     assert jobs.active_count() == 1
     deadline = time.monotonic() + 300

@@ -18,9 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = """
 import streamlit as st
+from fedcore.runner.record import RUN
 from pages.components import history, host, state
 host.sign_in_controls()
-st.write("runs=" + ",".join(r["id"] for r in history.visible_runs(state.manager().store.list_runs(), "mine")))
+st.write("runs=" + ",".join(r.id for r in history.visible_runs(state.manager().store.list_jobs(RUN), "mine")))
 """
 """The sidebar of every page, then the runs History lists (its own functions)."""
 

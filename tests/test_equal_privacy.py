@@ -101,7 +101,7 @@ def test_a_runs_record_keeps_each_clients_set_and_spent_and_the_page_says_them()
 
     cfg = build_config("attack_digits", None, [])
     matched = match_headline(cfg, max(cfg.privacy.epsilons(cfg.num_clients)))
-    note = EqualPrivacy.read(EqualPrivacy.from_matched(matched).to_dict()).to_dict()
-    assert [r["set"] for r in note["per_client"]] == [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]
+    note = EqualPrivacy.read(EqualPrivacy.from_matched(matched).to_dict())
+    assert [r["set"] for r in note.per_client] == [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]
     line = per_client_line(note)
     assert "1 → 0.995" in line and "100,000 → 99,400" in line and "none spends more than its own ε" in line

@@ -95,14 +95,14 @@ def test_b_cannot_stop_a_sweep_or_audit_of_a(manager):
     assert audit == audit_id(DEMO.replace(seed=1), 400)
     key = sweep.removeprefix("sweep:")
     status = sweep_status(manager, key)
-    assert status["status"] == "queued" and status["owner"] == A.owner and status["queue"]["position"] == 1
+    assert status.status == "queued" and status.owner == A.owner and status.get("queue")["position"] == 1
     for job in (sweep, audit):
         with pytest.raises(NotYourRun):
             manager.stop(job, by=B)
         assert manager.job(job) is not None
         manager.stop(job, by=A)
         assert manager.job(job) is None and manager.status(job) == "stopped"
-    assert sweep_status(manager, key)["done"] == 0  # stopped before it started: nothing trained
+    assert sweep_status(manager, key).done == 0  # stopped before it started: nothing trained
 
 
 def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
@@ -110,7 +110,7 @@ def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
     try:
         key = start_sweep(m, SPEC, owner=A.owner)
         deadline = time.monotonic() + 120
-        while sweep_status(m, key)["status"] == "queued" and time.monotonic() < deadline:
+        while sweep_status(m, key).status == "queued" and time.monotonic() < deadline:
             time.sleep(0.2)
         if m.job(f"sweep:{key}") is not None:  # (a quick machine may have finished it)
             with pytest.raises(NotYourRun):
@@ -119,7 +119,7 @@ def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
         while m.job(f"sweep:{key}") is not None and time.monotonic() < deadline:
             m.poll()
             time.sleep(0.2)
-        assert sweep_status(m, key)["status"] in ("stopped", "finished")
+        assert sweep_status(m, key).status in ("stopped", "finished")
         assert m.store.get_run(f"sweep:{key}")["owner"] == A.owner
     finally:
         m.close()
@@ -139,8 +139,8 @@ def test_a_run_a_sweep_and_an_audit_keep_their_statuses_across_a_restart(tmp_pat
     try:
         assert {job: second.status(job) for job in before} == before
         assert [second.queue_info(job)["position"] for job in jobs] == [1, 2, 3]
-        assert [second.job(job)["kind"] for job in jobs] == ["run", "sweep", "audit"]
-        assert all(second.job(job)["owner"] == A.owner for job in jobs)
+        assert [second.job(job).kind for job in jobs] == ["run", "sweep", "audit"]
+        assert all(second.job(job).owner == A.owner for job in jobs)
         first.process(block).kill()  # the blocker's worker dies: the next in line starts
         first.process(block).join()
         wait_for(lambda: second.status(jobs[0]) == "running", timeout=30)
@@ -303,11 +303,11 @@ def test_a_sweep_with_a_point_that_cannot_run_fails_before_any_trains(tmp_path):
         spec = SweepSpec(preset="demo", methods=("pldp_b", "dp_fedavg"), epsilons=(1.0, 0.01), seeds=1,
                          match="target")
         key = start_sweep(m, spec, owner=A.owner)
-        wait_for(lambda: sweep_status(m, key)["status"] in ("failed", "finished", "stopped"))
+        wait_for(lambda: sweep_status(m, key).status in ("failed", "finished", "stopped"))
         status = sweep_status(m, key)
-        assert status["status"] == "failed", status
-        assert "dp_fedavg ε=0.01 seed 0" in status["error"] and "got 0.01;" in status["error"]
-        assert status.get("done", 0) == 0 and not rows_path(m.store_dir, spec_key(spec)).exists()
+        assert status.status == "failed", status
+        assert "dp_fedavg ε=0.01 seed 0" in status.error and "got 0.01;" in status.error
+        assert status.done == 0 and not rows_path(m.store_dir, spec_key(spec)).exists()
     finally:
         m.close()
 

@@ -8,6 +8,7 @@ from fedcore.resolve import preset_config
 from fedcore.runner import Jobs
 from fedcore.errors import FedcoreError
 from fedcore.runner.owners import NotYourRun, SignedIn, Viewer, can_control, describe_owner, listed
+from fedcore.runner.record import JobRecord
 
 A, B = Viewer("session:a"), Viewer("session:b")
 TEACHER = {"iss": "https://id.school.org", "sub": "t-1", "email": "Teacher@School.org", "email_verified": True}
@@ -31,9 +32,9 @@ def test_signed_in_users_are_their_issuer_and_subject_and_admins_need_a_verified
 
 
 def test_only_the_owner_or_an_admin_controls_a_run():
-    run = {"id": "r", "owner": A.owner}
+    run = JobRecord("r", owner=A.owner)
     assert can_control(run, A) and not can_control(run, B) and can_control(run, ADMIN)
-    script_run = {"id": "s", "owner": None}
+    script_run = JobRecord("s", owner=None)
     assert not can_control(script_run, A) and can_control(script_run, ADMIN)
 
 
@@ -42,17 +43,17 @@ def test_only_the_owner_or_an_admin_controls_a_run():
     ("public", "mine", False), ("public", "everyone", True),
 ])
 def test_lists_are_private_unless_the_host_makes_them_public(visibility, scope, b_sees_a):
-    run = {"id": "r", "owner": A.owner}
+    run = JobRecord("r", owner=A.owner)
     assert listed(run, A, scope, visibility)
     assert listed(run, B, scope, visibility) == b_sees_a
     assert listed(run, ADMIN, "everyone", "private")
 
 
 def test_other_visitors_are_never_named():
-    assert describe_owner({"owner": A.owner}, A) == "you"
-    assert describe_owner({"owner": A.owner}, B) == "another visitor"
-    assert describe_owner({"owner": "user:0123"}, ADMIN) == "a signed-in user"
-    assert describe_owner({"owner": None}, B) == "a script"
+    assert describe_owner(JobRecord("r", owner=A.owner), A) == "you"
+    assert describe_owner(JobRecord("r", owner=A.owner), B) == "another visitor"
+    assert describe_owner(JobRecord("r", owner="user:0123"), ADMIN) == "a signed-in user"
+    assert describe_owner(JobRecord("r", owner=None), B) == "a script"
 
 
 def test_the_manager_refuses_another_visitors_stop_and_delete(tmp_path):

@@ -300,21 +300,21 @@ def test_dashboard_jobs_on_the_cluster(local_ray, tmp_path):
     try:
         key = start_sweep(jobs, spec, owner="session:a", ray="local")
         assert start_sweep(jobs, spec, ray="local") == key  # a running sweep is not started twice
-        assert jobs.job(f"sweep:{key}")["kind"] == "sweep" and jobs.job(f"sweep:{key}")["ray"] == "local"
+        assert jobs.job(f"sweep:{key}").kind == "sweep" and jobs.job(f"sweep:{key}").get("ray") == "local"
         deadline = time.time() + 120
-        while sweep_status(jobs, key)["status"] in ACTIVE and time.time() < deadline:
+        while sweep_status(jobs, key).status in ACTIVE and time.time() < deadline:
             time.sleep(0.2)
         status = sweep_status(jobs, key)
-        assert status["status"] == "finished" and status["done"] == status["total"] == 3, status
-        assert status["cluster"]["CPU"] == 2 and status["owner"] == "session:a"
+        assert status.status == "finished" and status.done == status.total == 3, status
+        assert status.get("cluster")["CPU"] == 2 and status.owner == "session:a"
         assert [r["epsilon"] for r in sweep_rows(jobs, key)] == [None, None, 1.0]  # with the references
         assert read_frontier(tmp_path / "sweeps" / f"{key}.json") == sweep_rows(jobs, key)
         # started again (a fresh server, or after a stop): the points in its file are skipped
         jobs.store.delete(f"sweep:{key}")
         start_sweep(jobs, spec, ray="local")
-        while sweep_status(jobs, key)["status"] in ACTIVE and time.time() < deadline:
+        while sweep_status(jobs, key).status in ACTIVE and time.time() < deadline:
             time.sleep(0.2)
-        assert sweep_status(jobs, key)["skipped"] == 3 and len(sweep_rows(jobs, key)) == 3
+        assert sweep_status(jobs, key).get("skipped") == 3 and len(sweep_rows(jobs, key)) == 3
     finally:
         jobs.close()
 

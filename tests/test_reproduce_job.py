@@ -182,12 +182,12 @@ def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_on
     assert at.get("progress") or "Queued" in texts(at, "info") or "Handing it to a worker" in texts(at, "info")
     assert [b for b in at.button if b.key == "papers.pldp.stop"]           # its starter may stop it
     deadline = time.monotonic() + 90    # the page polls the store; so does the test, then draws it once
-    while time.monotonic() < deadline and reproduction_status(server.manager(), "pldp")["status"] in ACTIVE:
+    while time.monotonic() < deadline and reproduction_status(server.manager(), "pldp").status in ACTIVE:
         time.sleep(0.2)
     at.run()
     status = reproduction_status(server.manager(), "pldp")
-    assert status["status"] == "finished", (status, texts(at, "error"))
-    assert status["done"] == status["total"] == 7
+    assert status.status == "finished", (status, texts(at, "error"))
+    assert status.done == status.total == 7
     record = reproduction_record(server.manager().store_dir, "pldp", "pldp")   # <store>/reproductions/pldp/
     assert record["mode"] == "quick (CPU, reduced)" and [t["key"] for t in record["tables"]] == ["digits_iid"]
     # what the CLI would run (the worker, another process, knows PLDP's own three quick seeds)

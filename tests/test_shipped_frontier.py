@@ -86,7 +86,7 @@ def test_the_frontier_page_opens_on_the_shipped_frontier_without_training(stored
     manager = server.job_manager(str(store_dir))
     key = spec_key(DEFAULT_SPEC)
     try:
-        assert sweep_status(manager, key)["status"] in ACTIVE
+        assert sweep_status(manager, key).status in ACTIVE
         assert at.button(key="fr.train").disabled
     finally:
         manager.stop(sweep_id(key))

@@ -23,9 +23,12 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import FedcoreError
+
+if TYPE_CHECKING:
+    from ..runner.record import JobRecord
 
 JOB_KIND = "reproduce"
 WORKER_START_S = 3.0
@@ -229,12 +232,12 @@ def reproduction_estimate(manager, key: str, p: Plan):
 
     loads, cores = host_load()
     last = reproduction_status(manager, key)
-    record = reproduction_record(manager.store_dir, key, p.paper) if last["status"] == FINISHED else None
+    record = reproduction_record(manager.store_dir, key, p.paper) if last.status == FINISHED else None
     if (record is not None and last.get("started") and last.get("finished")
             and [t["key"] for t in record["tables"]] == p.tables):   # the same work as now
         ran_under = [la for t in record["tables"] for r in t["rows"] for la in (r.get("load_average") or [])
                      if la is not None]
-        took = last["finished"] - last["started"]
+        took = last.get("finished") - last.get("started")
         alone = alone_seconds(took, statistics.median(ran_under), cores) if ran_under else took
         return load_range(alone, loads=loads, cores=cores, spread=MEASURED_SPREAD, measured=True)
     alone = p.alone_seconds()
@@ -265,7 +268,7 @@ def start_reproduction(manager, paper: str, *, owner: Optional[str] = None, tabl
     from ..runner.store import ACTIVE
 
     key = reproduction_key(paper, tables, rows, seeds)
-    if reproduction_status(manager, key)["status"] in ACTIVE:
+    if reproduction_status(manager, key).status in ACTIVE:
         return key
     p = plan(paper, tables=tables, rows=rows, seeds=seeds, limits=manager.limits)
     estimate = reproduction_estimate(manager, key, p)
@@ -277,7 +280,7 @@ def start_reproduction(manager, paper: str, *, owner: Optional[str] = None, tabl
     return key
 
 
-def reproduction_status(manager, key: str) -> dict:
+def reproduction_status(manager, key: str) -> JobRecord:
     """The reproduction's job record (:meth:`~fedcore.runner.jobs.Jobs.job_record`)."""
     return manager.job_record(reproduction_id(key))
 

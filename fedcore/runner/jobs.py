@@ -31,9 +31,10 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import Optional, Union
 
 from ..config import RunConfig
@@ -43,7 +44,7 @@ from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
 from .policy import fixed_cap, lifetime_over, next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
-from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, RunStore, cache_key
+from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, JobRecord, RunStore, cache_key
 from .warm import WarmWorker
 from .worker import job_main
 
@@ -253,9 +254,9 @@ class Jobs:
             self.store.touch(job_id)
         return len(ids)
 
-    def job(self, job_id: str) -> Optional[dict]:
+    def job(self, job_id: str) -> Optional[JobRecord]:
         """The record of job ``job_id`` while it is queued or training here (None: ended, unknown)."""
-        return self.store.get_run(job_id) if job_id in self._jobs else None
+        return self.store.get_job(job_id) if job_id in self._jobs else None
 
     def _enqueue(self, job_id: str, owner: Optional[str], pausable: bool = False) -> None:
         self._jobs[job_id] = _Slot(owner, pausable)
@@ -344,7 +345,7 @@ class Jobs:
         With ``by`` (the dashboard passes the viewer) only the owner or an admin may stop
         it; anybody else gets :class:`~fedcore.runner.owners.NotYourRun`.
         """
-        record = self.store.get_run(run_id)
+        record = self.store.get_job(run_id)
         if record is None:
             return
         if by is not None:
@@ -365,24 +366,25 @@ class Jobs:
     def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
         """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
         when ``by`` is given). True if it existed."""
-        record = self.store.get_run(run_id)
+        record = self.store.get_job(run_id)
         if record is None:
             return False
         if by is not None:
             require_control(record, by, "delete")
-        if record["status"] in ACTIVE:
+        if record.status in ACTIVE:
             self.stop(run_id)
         return self.store.delete(run_id)
 
-    def job_record(self, job_id: str) -> dict:
-        """Job ``job_id``'s record (``status``: one of the run store's words, ``done``, ``total``,
-        ``owner``, ``error``, ...), with ``queue`` (:meth:`queue_info`) while it waits;
-        ``{"status": "none", ...}`` when it never ran."""
-        record = self.store.get_run(job_id)
+    def job_record(self, job_id: str) -> JobRecord:
+        """Job ``job_id``'s :class:`~fedcore.runner.record.JobRecord` (``status``: one of the run
+        store's words, ``done``, ``total``, ``owner``, ``error``, ...), with ``queue``
+        (:meth:`queue_info`) in its :attr:`~fedcore.runner.record.JobRecord.fields` while it waits;
+        status ``"none"`` (nothing done of 0) when it never ran."""
+        record = self.store.get_job(job_id)
         if record is None:
-            return {"status": "none", "done": 0, "total": 0}
-        queue = self.queue_info(job_id) if record["status"] == QUEUED else None
-        return {**record, "queue": queue} if queue else record
+            return JobRecord(job_id, status="none", total=0)
+        queue = self.queue_info(job_id) if record.status == QUEUED else None
+        return replace(record, fields=MappingProxyType({**record.fields, "queue": queue})) if queue else record
 
     def status(self, run_id: str) -> Optional[str]:
         """The run's status after checking that its worker is still alive."""

@@ -19,7 +19,7 @@ started by scripts or the CLI have no owner.
 - A run's **link** (``?run=<id>``) shows it to whoever has the link, read-only.
 
 >>> me, other = Viewer("session:a"), Viewer("session:b")
->>> run = {"id": "r1", "owner": "session:a"}
+>>> run = JobRecord("r1", owner="session:a")
 >>> can_control(run, me), can_control(run, other), can_control(run, Viewer("user:x", admin=True))
 (True, False, True)
 >>> listed(run, other, "mine", "public"), listed(run, other, "everyone", "public")
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import FedcoreError
+from .record import JobRecord
 
 
 @dataclass(frozen=True)
@@ -92,31 +93,31 @@ class NotYourRun(FedcoreError):
     """Somebody other than the owner (or an admin) tried to stop or delete a run."""
 
 
-def require_control(record: dict, viewer: Viewer, action: str) -> None:
-    """Raise :class:`NotYourRun` unless ``viewer`` may ``action`` ("stop", "delete") the run."""
+def require_control(record: JobRecord, viewer: Viewer, action: str) -> None:
+    """Raise :class:`NotYourRun` unless ``viewer`` may ``action`` ("stop", "delete") the job ``record``."""
     if not can_control(record, viewer):
-        raise NotYourRun(f"only the person who started run {record.get('id')} (or a host admin) can {action} it")
+        raise NotYourRun(f"only the person who started run {record.id} (or a host admin) can {action} it")
 
 
-def can_control(record: dict, viewer: Viewer) -> bool:
-    """Whether ``viewer`` may stop or delete the run of ``record``."""
-    return viewer.admin or (record.get("owner") is not None and record.get("owner") == viewer.owner)
+def can_control(record: JobRecord, viewer: Viewer) -> bool:
+    """Whether ``viewer`` may stop or delete the job of ``record``."""
+    return viewer.admin or (record.owner is not None and record.owner == viewer.owner)
 
 
 def may_list_everyone(viewer: Viewer, visibility: str) -> bool:
     return viewer.admin or visibility == "public"
 
 
-def listed(record: dict, viewer: Viewer, scope: str, visibility: str) -> bool:
-    """Whether ``record`` appears in ``viewer``'s lists for ``scope`` (``mine`` / ``everyone``)."""
+def listed(record: JobRecord, viewer: Viewer, scope: str, visibility: str) -> bool:
+    """Whether job ``record`` appears in ``viewer``'s lists for ``scope`` (``mine`` / ``everyone``)."""
     if scope == "everyone" and may_list_everyone(viewer, visibility):
         return True
-    return record.get("owner") == viewer.owner
+    return record.owner == viewer.owner
 
 
-def describe_owner(record: dict, viewer: Viewer) -> str:
+def describe_owner(record: JobRecord, viewer: Viewer) -> str:
     """``"you"``, ``"another visitor"`` or ``"a script"`` (never another visitor's id)."""
-    owner = record.get("owner")
+    owner = record.owner
     if owner is None:
         return "a script"
     if owner == viewer.owner:

@@ -85,7 +85,7 @@ def _change(store, run_id: str, by, action: str, change: Callable[[dict], None])
     if by is not None:
         from .owners import require_control
 
-        record = store.get_run(run_id)
+        record = store.get_job(run_id)
         if record is None:
             return dict(DEFAULT)
         require_control(record, by, action)

@@ -21,12 +21,15 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import FedcoreError
 from ..files import write_atomic
 from .rows import dumps_frontier
 from .spec import SweepSpec
+
+if TYPE_CHECKING:
+    from ..runner.record import JobRecord
 
 DASHBOARD_BATCH = 24
 """Runs per lockstep batch in the dashboard: the CLI's (:data:`fedcore.sweep.runner.MAX_BATCH`),
@@ -171,7 +174,7 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
         check_shadows(attack)
     fields = sweep_fields(spec, audit=check_trials(audit), ray=ray, max_batch=max_batch, attack=attack)
     key, total = fields["key"], fields["total"]  # invalid specs failed in SweepSpec(); points are built later
-    if sweep_status(manager, key)["status"] in (FINISHED, *ACTIVE):
+    if sweep_status(manager, key).status in (FINISHED, *ACTIVE):
         return key
     if manager.limits is not None:
         check_sweep(total, manager.limits)
@@ -181,7 +184,7 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
     return key
 
 
-def sweep_status(manager, key: str) -> dict:
+def sweep_status(manager, key: str) -> JobRecord:
     """The sweep's job record (:meth:`~fedcore.runner.jobs.Jobs.job_record`)."""
     return manager.job_record(sweep_id(key))
 

@@ -17,6 +17,7 @@ from fedcore.accounting.words import attacker_certainty, odds_sentence, people_p
 from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
+from fedcore.runner.record import JobRecord
 
 from . import form, pacing, plot, presentation, state
 
@@ -45,8 +46,8 @@ SHORT_WHO = {"server": "The server sees each exact update", "anyone": "Anyone se
 
 def attack_panel(run_id: str, key: str = "pg") -> None:
     """The attack view of run ``run_id`` (polls while it runs)."""
-    record = state.manager().store.get_run(run_id)
-    active = record is not None and record["status"] in ACTIVE
+    record = state.manager().store.get_job(run_id)
+    active = record is not None and record.status in ACTIVE
     pacing.polling_fragment(_panel, pacing.poll_seconds(2.0) if active else None)(run_id, key)
 
 
@@ -59,13 +60,13 @@ def shown(run) -> bool:
     return any(s["chance"] < 1 for s in per_client(records, records[-1]["attackers"][0]["key"]).values())
 
 
-def beside_accuracy(record: dict, run, key: str) -> None:
+def beside_accuracy(record: JobRecord, run, key: str) -> None:
     """Presentation: the attack view, compact, beside the accuracy chart (inside its polling fragment)."""
     records = [r.attack for r in run.rounds if r.attack]
     chosen = records[-1]["attackers"][0]
     st.markdown(f"**{SHORT_WHO.get(chosen['key'], chosen['who'])}:** {PRESENT_SENTENCE}")
-    _images(records[-1], chosen, run.last_round.round, key, record["id"], caption=False)
-    _success(records, chosen, key, record["id"], form.student_mode(), present=True)
+    _images(records[-1], chosen, run.last_round.round, key, record.id, caption=False)
+    _success(records, chosen, key, record.id, form.student_mode(), present=True)
 
 
 def _who(chosen: dict, plain: bool) -> str:

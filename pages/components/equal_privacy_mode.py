@@ -13,6 +13,7 @@ import streamlit as st
 
 from fedcore.accounting.words import epsilon_unit
 from fedcore.config import RunConfig
+from fedcore.runner.record import EqualPrivacy, JobRecord, cache_key
 
 from . import state
 from .form import keyed
@@ -53,11 +54,11 @@ def match_toggle(flat: dict, disabled: bool = False) -> None:
         st.caption(f"This method reads your ε **{epsilon_unit(mech)}**; the run's total is shown beside it.")
 
 
-def matched_note(record: dict) -> Optional[dict]:
+def matched_note(record: JobRecord) -> Optional[EqualPrivacy]:
     """The equal-privacy note of a run started with "spend exactly ε in total" on
     (:class:`~fedcore.runner.store.EqualPrivacy`): ``target``; once its worker solved the budget
     also ``headline``, ``reached``, ``knob``."""
-    return record.get("match")
+    return record.match
 
 
 def start_matched(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
@@ -65,8 +66,8 @@ def start_matched(cfg: RunConfig, *, reuse: bool = True) -> Optional[str]:
     return state.start_run(cfg, reuse=reuse, match=match_on({"rounds": cfg.rounds}))
 
 
-def same_settings(record: dict, cfg: RunConfig) -> bool:
+def same_settings(record: JobRecord, cfg: RunConfig) -> bool:
     """Whether the run on screen was started from the sidebar's settings ``cfg`` (the config it
-    asked for, in the same equal-privacy mode)."""
+    asked for, in the same equal-privacy mode: its result cache key)."""
     exact = match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none"
-    return record["config_hash"] == cfg.config_hash() and bool(matched_note(record)) == exact
+    return record.cache_key == cache_key({"config_hash": cfg.config_hash(), "match": exact})

@@ -13,6 +13,7 @@ import streamlit as st
 
 from fedcore.errors import FedcoreError
 from fedcore.catalog import method_title
+from fedcore.runner.record import JobRecord
 from fedcore.sweep.shipped import DEFAULT_SPEC
 from fedcore.sweep.rows import cells, method_caveat, pld_differs
 
@@ -29,7 +30,7 @@ DEFAULT_RANGE = (DEFAULT_SPEC.epsilons[0], DEFAULT_SPEC.epsilons[-1])
 MAX_SEEDS = 5
 
 
-def job_line(key: str, status: dict, done: int, total: int, audited: bool) -> None:
+def job_line(key: str, status: JobRecord, done: int, total: int, audited: bool) -> None:
     """The sweep's progress (queued: its place in the one queue), with Stop for its owner (or an
     admin) only; anyone else watches it read-only (:func:`.job_progress.job_line`)."""
     from .job_progress import job_line as progress_line

@@ -9,6 +9,7 @@ from fedcore.config import RunConfig
 from fedcore.errors import FedcoreError
 from fedcore.runner.labels import epsilon_summary
 from fedcore.runner.owners import describe_owner, listed, may_list_everyone
+from fedcore.runner.record import JobRecord
 
 from . import host
 
@@ -30,25 +31,25 @@ def scope_picker(key: str) -> str:
                                 key=key) or "mine"
 
 
-def visible_runs(records: list[dict], scope: str) -> list[dict]:
+def visible_runs(records: list[JobRecord], scope: str) -> list[JobRecord]:
     """The records this viewer may list under ``scope``."""
     viewer, visibility = host.viewer(), host.limits().visibility
     return [r for r in records if listed(r, viewer, scope, visibility)]
 
 
-def overview(records: list[dict]) -> list[dict]:
+def overview(records: list[JobRecord]) -> list[dict]:
     """One row per run for the History table."""
     rows = []
     for r in records:
-        c, p = r["config"], r["config"].get("privacy", {})
+        c, p = r.config, r.config.get("privacy", {})
         rows.append({
-            "created": _datetime(r["created"]), "run": r["label"], "status": r["status"],
-            "progress": (r["rounds_done"] or 0) / max(r["rounds"] or 1, 1),
+            "created": _datetime(r.created), "run": r.label, "status": r.status,
+            "progress": r.done / max(r.total or 1, 1),
             "final accuracy": r.get("final_accuracy"), "dataset": c.get("dataset"),
             "clients": c.get("num_clients"),
             "privacy": f"{p.get('mechanism')} + {p.get('aggregator')}, {epsilon_summary(p.get('epsilon') or [1])}",
             "caveat": caveat(p),
-            "started by": describe_owner(r, host.viewer()), "error": r.get("error") or "", "id": r["id"]})
+            "started by": describe_owner(r, host.viewer()), "error": r.error or "", "id": r.id})
     return rows
 
 
@@ -62,14 +63,14 @@ def caveat(privacy: dict) -> str:
         return ""
 
 
-def title(record: dict) -> str:
+def title(record: JobRecord) -> str:
     acc = record.get("final_accuracy")
-    when = time.strftime("%d %b %H:%M:%S", time.localtime(record["created"]))
-    return f"{when} · {record['label']} · {record['status']}" + (f" · acc {acc:.3f}" if acc is not None else "")
+    when = time.strftime("%d %b %H:%M:%S", time.localtime(record.created))
+    return f"{when} · {record.label} · {record.status}" + (f" · acc {acc:.3f}" if acc is not None else "")
 
 
-def config_of(record: dict) -> RunConfig:
-    return RunConfig.from_dict(record["config"])
+def config_of(record: JobRecord) -> RunConfig:
+    return RunConfig.from_dict(record.config)
 
 
 def _datetime(ts: float):

@@ -21,6 +21,7 @@ import streamlit as st
 
 from fedcore.errors import FedcoreError
 from fedcore.runner.owners import SignedIn, Viewer, can_control
+from fedcore.runner.record import JobRecord
 
 from .plain import flash, flashed, link_warning, plain  # noqa: F401  (host.plain, host.link_warning: the same helpers)
 from .server import forget_events, identities, limits, manager, presence  # host.limits: the same cached limits
@@ -182,20 +183,20 @@ def viewer() -> Viewer:
     return who
 
 
-def may_control(record: dict) -> bool:
+def may_control(record: JobRecord) -> bool:
     return can_control(record, viewer())
 
 
-def keep_alive(record: dict) -> None:
-    """Refresh the run's heartbeat if this page belongs to its owner (throttled)."""
-    if record.get("owner") != viewer().owner:
+def keep_alive(record: JobRecord) -> None:
+    """Refresh the job's heartbeat if this page belongs to its owner (throttled)."""
+    if record.owner != viewer().owner:
         return
     beats = st.session_state.setdefault("host.beats", {})
     now = time.monotonic()
     every = min(TOUCH_EVERY_S, (record.get("grace_s") or TOUCH_EVERY_S * 8) / 8)
-    if now - beats.get(record["id"], 0.0) >= every:
-        manager().store.touch(record["id"])
-        beats[record["id"]] = now
+    if now - beats.get(record.id, 0.0) >= every:
+        manager().store.touch(record.id)
+        beats[record.id] = now
 
 
 def require_store() -> None:

@@ -18,6 +18,7 @@ from fedcore.accounting.words import (EMPTY_RUN_TEXT, epsilon_unit, odds_sentenc
                                      why_they_differ)
 from fedcore.blind_guess import guess_note
 from fedcore.events import RunState
+from fedcore.runner.record import EqualPrivacy, JobRecord
 from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, method_events_table,
                                     privacy_summary, rounds_table, weights_matrix)
 
@@ -56,11 +57,11 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
     element id hashes the figure), which resets a zoom; the "Live charts" toggle pauses
     the chart updates (the round counter keeps going) so a user can zoom and pan.
     """
-    record = state.manager().store.get_run(run_id)
+    record = state.manager().store.get_job(run_id)
     if record is None:
         st.info(f"Run {host.plain(run_id)} is not in the store (deleted?).")
         return
-    active = record["status"] in ACTIVE
+    active = record.status in ACTIVE
     # One keyed block per run, its children at the same positions whether the run is live or
     # over: a new run's view replaces the previous run's at once (no old result box under
     # "Round 0"), and the page's rerun when a run ends overwrites the live elements in place
@@ -94,13 +95,13 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
 
 def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True) -> None:
     run = state.run(run_id)
-    record = state.manager().store.get_run(run_id)
+    record = state.manager().store.get_job(run_id)
     if record is None:
         st.info(f"Run `{run_id}` was deleted.")
         return
-    if was_active and record["status"] in TERMINAL:
+    if was_active and record.status in TERMINAL:
         st.rerun()  # the whole page: buttons change, the polling timers stop
-    if record["status"] in ACTIVE:
+    if record.status in ACTIVE:
         host.keep_alive(record)  # only the owner's page keeps a run alive
     status_block(record, run, caption, compact=not caption)
     if with_chart and run.rounds:
@@ -109,19 +110,19 @@ def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, 
 
 def _chart(run_id: str, key: str, draw) -> None:
     run = state.run(run_id)
-    record = state.manager().store.get_run(run_id)
+    record = state.manager().store.get_job(run_id)
     if record is not None and run.rounds:
         draw(record, run, key)
 
 
-def status_block(record: dict, run: RunState, caption: bool = True, compact: bool = False) -> None:
+def status_block(record: JobRecord, run: RunState, caption: bool = True, compact: bool = False) -> None:
     """Progress bar, one status line, headline numbers and (``caption``) the privacy caption.
 
     ``compact`` (the presentation layout): the pause and start-up notes go into the progress
     line instead of boxes of their own, so the charts below never move down."""
-    total, done = record.get("rounds") or 1, record.get("rounds_done") or 0
-    status = record["status"]
-    pace = tempo.current(record["id"]) if status == "running" else {}
+    total, done = record.total or 1, record.done
+    status = record.status
+    pace = tempo.current(record.id) if status == "running" else {}
     paused = bool((pace.get("paused") or pace.get("preempted")) and pace.get("holding"))
     start, end = run.start, run.end
     if compact:
@@ -142,13 +143,13 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
     elif pace.get("paused"):
         st.info("Pausing when the round in training ends…", icon=":material/pause_circle:")
     elif status == "queued":
-        queue_line(record["id"])
+        queue_line(record.id)
     elif status == "running" and start is None:
-        solving = "knob" not in (record.get("match") or {"knob": None})
+        solving = record.match is not None and record.match.knob is None
         st.info("Solving the budget that spends exactly your ε (replaying the run's accounting)…" if solving
                 else "Loading the data and building the model…")
     elif status == "failed":
-        st.error(f"Run failed after {done} rounds: {host.plain(record.get('error') or 'unknown error', 400)}. "
+        st.error(f"Run failed after {done} rounds: {host.plain(record.error or 'unknown error', 400)}. "
                  "The rounds it finished are kept below.")
     elif status == "stopped":
         reason = record.get("reason") or "stopped"
@@ -162,7 +163,7 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
         if not run.aggregated_rounds:
             st.warning(EMPTY_RUN_TEXT, icon=":material/block:")
         else:
-            cfg = record["config"]
+            cfg = record.config
             note = guess_note(acc, cfg.get("dataset", "digits"), cfg.get("test_size") or 0)
             if note:
                 st.warning(note + " Its ε protects a model nobody would use: less noise, more rounds or "
@@ -189,22 +190,22 @@ def status_block(record: dict, run: RunState, caption: bool = True, compact: boo
         privacy_caption(privacy, start and start.device)
 
 
-def epsilon_set(record: dict) -> tuple[float, str, Optional[dict]]:
+def epsilon_set(record: JobRecord) -> tuple[float, str, Optional[EqualPrivacy]]:
     """``(ε the student set, its unit, equal-privacy note or None)`` of a run."""
     from . import equal_privacy_mode
 
-    cfg = record["config"]
+    cfg = record.config
     mech = (cfg.get("privacy") or {}).get("mechanism", "none")
     knob = max(float(e) for e in ((cfg.get("privacy") or {}).get("epsilon") or [1.0]))
     note = equal_privacy_mode.matched_note(record)
     if note:
-        return note["target"], "for the whole run (spend exactly ε in total)", note
+        return note.target, "for the whole run (spend exactly ε in total)", note
     return knob, epsilon_unit(mech), None
 
 
-def epsilon_explained(record: dict, spent) -> None:
+def epsilon_explained(record: JobRecord, spent) -> None:
     """One sentence beside the two numbers: why the ε spent differs from the ε set."""
-    mech = (record["config"].get("privacy") or {}).get("mechanism", "none")
+    mech = (record.config.get("privacy") or {}).get("mechanism", "none")
     set_eps, unit, note = epsilon_set(record)
     from .form import student_mode
 
@@ -212,19 +213,19 @@ def epsilon_explained(record: dict, spent) -> None:
     if mech == "none":
         st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞." + odds)
         return
-    if note and note.get("released") is False:
-        text = (f"**No budget was solved:** you asked for ε = {people(note['target'])} in total, but this run "
+    if note and note.released is False:
+        text = (f"**No budget was solved:** you asked for ε = {people(note.target)} in total, but this run "
                 "releases nothing at any budget (no update is ever aggregated), so it spends ε = 0 and its model "
                 "stays untrained.")
-    elif note and "knob" not in note:
-        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
+    elif note and note.knob is None:
+        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note.target)} in total; "
                 f"Run is solving this method's own budget ({epsilon_unit(mech)}) to spend exactly that.")
     elif note:
-        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note['target'])} in total; "
-                f"Run set this method's own budget to {people(note['knob'])} ({epsilon_unit(mech)}) so that the "
+        text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note.target)} in total; "
+                f"Run set this method's own budget to {people(note.knob)} ({epsilon_unit(mech)}) so that the "
                 f"finished run spends at most that.")
-        if not note.get("reached", True):
-            text += f" Even its largest budget spends only {people(note['headline'])}."
+        if note.reached is False:
+            text += f" Even its largest budget spends only {people(note.headline)}."
         text += per_client_line(note)
     else:
         text = (f"**You set ε = {people(set_eps)} {unit}; the run spends {people(spent)} over the whole run so "
@@ -232,14 +233,14 @@ def epsilon_explained(record: dict, spent) -> None:
     st.caption(text + odds)
 
 
-def per_client_line(note: dict) -> str:
+def per_client_line(note: EqualPrivacy) -> str:
     """With personalized budgets: each client's ε set → spent over the whole run, and whether each
     was solved on its own (the headline is the largest client's)."""
-    rows = note.get("per_client") or []
+    rows = note.per_client or ()
     if len({r["set"] for r in rows}) < 2:
         return ""
     pairs = ", ".join(f"{people(r['set'])} → {people(r['spent'])}" for r in rows)
-    if note.get("each", True):
+    if note.each is not False:
         return (f" **Per client, set → spent:** {pairs}: each client's budget was solved on its own, so "
                 "none spends more than its own ε; the ε spent above is the largest.")
     return (f" **Per client, set → spent:** {pairs}: this method's budgets move together (one scale for "
@@ -272,14 +273,14 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def accuracy_chart(record: dict, run: RunState, key: str, large: bool = False) -> None:
+def accuracy_chart(record: JobRecord, run: RunState, key: str, large: bool = False) -> None:
     """Test accuracy and loss per round."""
     fig = pacing.figure(record, run, "acc", lambda: charts.accuracy_loss(
-        rounds_table(run), record.get("rounds") or 1, f"{key}-{record['id']}"), key)
+        rounds_table(run), record.total or 1, f"{key}-{record.id}"), key)
     plot.chart(presentation.enlarge(fig) if large else fig, f"{key}-acc", width="stretch")
 
 
-def side_by_side(record: dict, run: RunState, key: str) -> None:
+def side_by_side(record: JobRecord, run: RunState, key: str) -> None:
     """Presentation: accuracy and, next to it, what an attacker gets (the attack view, where it has a
     success chart to draw: :func:`.attack_view.shown`) or else the privacy spent, all above the fold."""
     from . import attack_view
@@ -294,9 +295,9 @@ def side_by_side(record: dict, run: RunState, key: str) -> None:
             privacy_chart(record, run, key, large=True)
 
 
-def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) -> None:
+def privacy_chart(record: JobRecord, run: RunState, key: str, large: bool = False) -> None:
     """Cumulative epsilon of each client, under the ledger view the user picks."""
-    n = int(record["config"].get("num_clients", 1))
+    n = int(record.config.get("num_clients", 1))
     views = accountant_views(run)
     view = views[0]
     if len(views) > 1 and not large:  # presentation: the headline only, so both charts start level
@@ -307,10 +308,10 @@ def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) ->
                                  "accountants or the paper's own claimed figures, labelled.")
     def build():
         rounds, matrix = epsilon_matrix(run, view)
-        label, rev = view_name(view), f"{key}-{record['id']}"
+        label, rev = view_name(view), f"{key}-{record.id}"
         if matrix.size and n <= MAX_CLIENT_LINES:
             line, text = budget_line(record, run, view)
-            return charts.epsilon_lines(rounds, matrix, label, line, rev, record.get("rounds") or 1,
+            return charts.epsilon_lines(rounds, matrix, label, line, rev, record.total or 1,
                                         budget_text=text, legend=not large)
         return charts.epsilon_heatmap(rounds, matrix, label, rev)
 
@@ -323,7 +324,7 @@ def privacy_chart(record: dict, run: RunState, key: str, large: bool = False) ->
     plot.chart(presentation.enlarge(fig) if large else fig, f"{key}-eps", width="stretch")
 
 
-def budget_line(record: dict, run: RunState, view: str) -> tuple[list[float], str]:
+def budget_line(record: JobRecord, run: RunState, view: str) -> tuple[list[float], str]:
     """The dashed budget line of the ε chart, in the chart's unit (ε over the whole run so far):
     the ε asked for under equal privacy; the ε set when the method reads it for the whole run;
     none when it reads it per weight or per round (a line there would mix two units)."""
@@ -331,16 +332,16 @@ def budget_line(record: dict, run: RunState, view: str) -> tuple[list[float], st
         return run.start.epsilon if run.start else [], "budget ε={b}"
     set_eps, unit, note = epsilon_set(record)
     if note:
-        return [note["target"]], "your ε = {b} for the whole run"
+        return [note.target], "your ε = {b} for the whole run"
     if unit.startswith("for the whole run"):
         return run.start.epsilon if run.start else [], "your ε = {b}"
     return [], ""
 
 
-def detail_charts(record: dict, run: RunState, key: str, with_privacy: bool = True) -> None:
+def detail_charts(record: JobRecord, run: RunState, key: str, with_privacy: bool = True) -> None:
     """Privacy spent, participation and weights, method events (recalls, ...) and signals."""
-    run_id, total = record["id"], record.get("rounds") or 1
-    n = int(record["config"].get("num_clients", 1))
+    run_id, total = record.id, record.total or 1
+    n = int(record.config.get("num_clients", 1))
     table = rounds_table(run)
     rev = f"{key}-{run_id}"
     left, right = st.columns(2)
@@ -377,7 +378,7 @@ def detail_charts(record: dict, run: RunState, key: str, with_privacy: bool = Tr
             st.dataframe(recalls[["round", "client", "details"]], hide_index=True, width="stretch")
 
 
-def detail_charts_below(record: dict, run: RunState, key: str) -> None:
+def detail_charts_below(record: JobRecord, run: RunState, key: str) -> None:
     """Presentation: what comes below the side-by-side charts (privacy too, when the attack view took its place)."""
     from . import attack_view
 

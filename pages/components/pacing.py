@@ -46,6 +46,7 @@ from typing import Callable
 import streamlit as st
 
 from fedcore.events import RunState
+from fedcore.runner.record import JobRecord
 
 RELAXED_UP_TO = 4
 """Up to this many active runs the views poll at their base interval."""
@@ -126,11 +127,11 @@ DETAIL_SCALE = 4.0
 """Slow-changing charts (privacy spent, participation, events) rebuild 4x less often."""
 
 
-def figure(record: dict, run: RunState, chart: str, build: Callable[[], object], *options):
+def figure(record: JobRecord, run: RunState, chart: str, build: Callable[[], object], *options):
     """The figure ``build()`` makes for ``record``'s ``chart``, rebuilt only when it is due
     (the accuracy chart ``"acc"`` at :func:`rebuild_seconds`, the others 4x less often)."""
     rounds, ended = len(run.rounds), run.end is not None
-    key = (record["id"], chart, options)
+    key = (record.id, chart, options)
     cached = _cache().get(key)
     now = time.monotonic()
     if cached is not None:

@@ -125,10 +125,10 @@ def sync_from_url() -> None:
     if not params:
         return
     if set(params) <= {"run"}:  # a run's own link: its settings, not the demo's
-        record = manager().store.get_run(params["run"])
+        record = manager().store.get_job(params["run"])
         try:
             if record is not None:
-                load_config(RunConfig.from_dict(record.get("requested") or record["config"]))
+                load_config(RunConfig.from_dict(record.requested or record.config))
         except FedcoreError as exc:
             flash("pg.url_error", f"the linked run's settings could not be loaded ({exc})")
         show_run(params["run"])  # the page says so when no such run is here
@@ -164,11 +164,11 @@ def write_url(cfg: Optional[RunConfig]) -> None:
 
 def open_in_playground(run_id: str) -> None:
     """Switch to the Playground showing ``run_id`` with its config in the widgets."""
-    record = manager().store.get_run(run_id)
+    record = manager().store.get_job(run_id)
     if record is None:
         st.error(f"run {plain(run_id)} no longer exists")
         return
-    cfg = RunConfig.from_dict(record.get("requested") or record["config"])
+    cfg = RunConfig.from_dict(record.requested or record.config)
     load_config(cfg)
     show_run(run_id)
     params = {**config_to_params(cfg, current_preset()), "run": run_id, **lesson_to_params(lesson())}

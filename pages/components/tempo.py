@@ -16,6 +16,7 @@ from typing import Optional
 import streamlit as st
 
 from fedcore.errors import FedcoreError
+from fedcore.runner.record import JobRecord
 from fedcore.runner.tempo import SLOW_MOTION, read_tempo, set_tempo, step
 
 from . import host, state
@@ -54,7 +55,7 @@ def _change(run_id: str, action, **kw) -> None:
         st.toast(host.plain(exc))
 
 
-def bar(record: Optional[dict], key: str = "pg", compact: bool = False) -> None:
+def bar(record: Optional[JobRecord], key: str = "pg", compact: bool = False) -> None:
     """Speed, Pause / Resume and Step in one row, shown before and during a run.
 
     ``record``: the run on screen (None before the first run); Pause / Step act on it while it
@@ -63,8 +64,8 @@ def bar(record: Optional[dict], key: str = "pg", compact: bool = False) -> None:
     """
     from fedcore.runner import ACTIVE
 
-    run_id = record["id"] if record is not None else None
-    live = record is not None and record["status"] in ACTIVE and host.may_control(record)
+    run_id = record.id if record is not None else None
+    live = record is not None and record.status in ACTIVE and host.may_control(record)
     tempo = current(run_id) if live else {"paused": False, "delay": SLOW_MOTION[speed()]}
     if SPEED_KEY not in st.session_state:
         st.session_state[SPEED_KEY] = speed()
@@ -93,6 +94,6 @@ def bar(record: Optional[dict], key: str = "pg", compact: bool = False) -> None:
                        + ("" if live else " Works once your run is training."))
 
 
-def controls(record: dict, key: str, compact: bool = False) -> None:
+def controls(record: JobRecord, key: str, compact: bool = False) -> None:
     """The same row for one active run (kept for callers that show a run on its own)."""
     bar(record, key, compact)

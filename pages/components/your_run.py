@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fedcore.errors import FedcoreError
+from fedcore.runner.record import JobRecord
 
 from . import narrow
 
@@ -154,7 +155,7 @@ def figure(rows: list[dict], threat: str, eps: Optional[float], acc: float, plai
     return fig
 
 
-def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
+def your_run_on_frontier(record: JobRecord, run, key: str = "pg-your-run") -> None:
     """After Run: the run on the stored frontier of its own recipe, or one sentence on why it is not drawn."""
     from fedcore.accounting.headline import decode_epsilon
 
@@ -165,7 +166,7 @@ def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
     acc = run.end.final_accuracy if run.end else None
     if acc is None or (eps is not None and eps != eps):
         return
-    found, why = own_frontier(record.get("config") or {})
+    found, why = own_frontier(record.config or {})
     if found is None:
         st.caption(why)
         return
@@ -179,7 +180,7 @@ def your_run_on_frontier(record: dict, run, key: str = "pg-your-run") -> None:
     if eps is None or math.isinf(eps):
         st.caption("Your run spent no finite ε (nothing was noised): the arrow marks it off the right end of the axis, "
                    "at its accuracy.")
-    elif len(set(_flat(record.get("config") or {}).get("privacy.epsilon") or [])) > 1:
+    elif len(set(_flat(record.config or {}).get("privacy.epsilon") or [])) > 1:
         st.caption(f"Stored: {name}, every client at the column's ε. Your clients spent different ε; the ★ sits at the "
                    "largest, the ε the run's guarantee is stated with.")
     else:
