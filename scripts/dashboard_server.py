@@ -118,6 +118,23 @@ def wait_until(predicate: Callable[[], object], timeout: float, what, interval: 
         time.sleep(interval)
 
 
+def press_until(button, reacted: Callable[[], object], what: str, each_s: float = 30, tries: int = 4):
+    """Click ``button`` (a Playwright locator) until ``reacted()`` holds, waiting up to ``each_s``
+    load-scaled seconds after each click: on a busy host a click can land while the button is being
+    drawn again and reach no script run (the Frontier's "Train frontier" once started nothing in
+    8 minutes at load 2-5 in a full suite). A press the page already took is not repeated: the
+    button is clicked again only while ``reacted()`` is false. Returns what ``reacted()`` returned."""
+    for _ in range(tries):
+        button.click()
+        start = time.monotonic()
+        while time.monotonic() - start < load_scaled(each_s):
+            value = reacted()
+            if value:
+                return value
+            time.sleep(0.3)
+    raise AssertionError(f"{what}: nothing happened after {tries} clicks")
+
+
 def load_scaled(seconds: float) -> float:
     """``seconds`` times how much slower than usual work runs now (the 1-minute load per CPU, at
     least 1: :func:`fedcore.runner.queueing.load_factor`); what a test's wait allows."""

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, settle  # noqa: E402
+from dashboard_server import CHROMIUM, press_until, settle  # noqa: E402
 
 LINK = "/frontier?preset=demo&methods=pldp_b,kdp_fl&eps=3,10,30&seeds=2"
 """A small frontier: 2 methods x (3 eps + no privacy + clip only) x 2 seeds = 20 runs (equal privacy)."""
@@ -100,7 +100,9 @@ def test_the_default_view_is_the_fair_frontier_in_three_panels(browser, server):
 
 
 def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path_factory):
-    url, _ = server
+    from fedcore.runner import RunStore
+
+    url, store = server
     pg = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
     fresh = None
     try:
@@ -110,7 +112,10 @@ def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path
         pg.get_by_text("20 runs: 2 method(s)").wait_for(timeout=240_000)
         settle(pg)
         assert curve_points(pg) == 0
-        pg.get_by_role("button", name="Train frontier").click()
+        before = {r["id"] for r in RunStore(store).list_runs(kind="sweep")}
+        press_until(pg.get_by_role("button", name="Train frontier"),
+                    lambda: {r["id"] for r in RunStore(store).list_runs(kind="sweep")} - before,
+                    "Train frontier started no sweep")
         seen = []
         deadline = time.monotonic() + 480
         while time.monotonic() < deadline:
