@@ -50,3 +50,20 @@ def test_the_settings_widgets_default_to_their_values_in_the_runs_after_the_firs
     sliders = {w.key: w for w in at.slider}
     assert sliders["w.participation"].value == 0.5 and list(sliders["w.participation"].proto.default) == [0.5]
     assert _mismatches(at) == []
+
+
+def test_a_links_error_shows_in_the_next_runs_however_long_they_take(store_dir, monkeypatch):
+    """A link whose settings cannot be loaded says so in the runs after it (the identity rerun
+    included) even when they come later than the notice's time (a busy server): the notice lasts
+    :data:`~pages.components.plain.FLASH_RUNS` script runs as well as ``FLASH_S`` seconds."""
+    from pages.components import plain
+
+    at = _playground(preset="demo", seed="9" * 40)
+    warned = lambda: any("could not be loaded" in str(w.value) for w in at.warning)  # noqa: E731
+    assert warned()
+    monkeypatch.setattr(plain, "FLASH_S", 0.0)        # every later run "comes too late"
+    shown = []
+    for _ in range(plain.FLASH_RUNS + 1):
+        at.run()
+        shown.append(warned())
+    assert shown[:plain.FLASH_RUNS - 1] == [True] * (plain.FLASH_RUNS - 1) and shown[-1] is False, shown

@@ -87,31 +87,38 @@ def link_warning(message: str, detail) -> None:
 
 
 FLASH_S = 20.0
-"""How long a one-off notice stays (the page reruns at once when the browser reports its visitor
-code, so a notice shown only once would vanish before it is read)."""
+"""How long a one-off notice stays at least (the page reruns at once when the browser reports its
+visitor code, so a notice shown only once would vanish before it is read)."""
+FLASH_RUNS = 3
+"""In how many of the page's script runs a one-off notice shows at least, however long they take:
+on a busy server the run that reads the visitor code can come more than :data:`FLASH_S` after the
+one that set the notice (a link's "could not be loaded" was gone when the page first settled)."""
 
 
 def flash(key: str, message) -> None:
-    """Keep ``message`` under ``key`` for :func:`flashed` to show over the next :data:`FLASH_S` s."""
+    """Keep ``message`` under ``key`` for :func:`flashed` to show in the next :data:`FLASH_RUNS`
+    script runs and over the next :data:`FLASH_S` s."""
     import time
 
     import streamlit as st
 
-    st.session_state[key] = (message, time.monotonic())
+    st.session_state[key] = (message, time.monotonic(), 0)
 
 
 def flashed(key: str):
-    """The message :func:`flash` kept under ``key`` if it is recent, else None (and it is dropped)."""
+    """The message :func:`flash` kept under ``key`` while it is recent or has been shown in fewer than
+    :data:`FLASH_RUNS` runs (call once per script run), else None (and it is dropped)."""
     import time
 
     import streamlit as st
 
     item = st.session_state.get(key)
-    if not isinstance(item, tuple) or len(item) != 2:
+    if not isinstance(item, tuple) or len(item) != 3:
         st.session_state.pop(key, None)
         return None
-    message, at = item
-    if time.monotonic() - at > FLASH_S:
+    message, at, shown = item
+    if shown >= FLASH_RUNS and time.monotonic() - at > FLASH_S:
         st.session_state.pop(key, None)
         return None
+    st.session_state[key] = (message, at, shown + 1)
     return message
