@@ -30,14 +30,15 @@ no-privacy row stops rising (its 10-round mean gains under 0.5 points over the n
 measured on an H200 (2026-11-26, seed 0, 600 rounds): first met at T = 118 checked every round (a
 noise dip: one round's accuracy moves by several points with the clients sampled), at T = 225 checked
 every 25 rounds; 10-round mean 80.7 % at T = 300, yet 85.0 % at T = 600: the row keeps creeping up. The table stays at
-T = 50 until its DP rows have three seeds at a larger T (docs/reproduction.md)."""
+T = 50 (every row at three seeds) until its rows have three seeds at a larger T (docs/reproduction.md)."""
 KDP_T_RULE = (
     "T: the paper leaves it open; rule (issue 39): the no-privacy row's 10-round mean gains under 0.5 points "
     "over the next 50 rounds. Measured on an H200 (seed 0, 600 rounds): first met at T = 118 checked every round "
     "(a noise dip), T = 225 checked every 25; 10-round means "
     "66.8 % at T = 50, 74.2 % at 100, 77.5 % at 200, 80.7 % at 300, 82.5 % at 500, 85.0 % at 600 (still "
-    "creeping up). The stored rows run T = 50: three seeds of the DP rows at T = 300 did not fit this "
-    "session's device time. ")
+    "creeping up). The stored rows run T = 50 with three seeds each (seeds 1 and 2 trained on a 2-core CPU "
+    "at nice 19, two seeds of a row in lockstep, 10-15 min a row); three seeds at a T the rule accepts "
+    "(225 or more) need a device. ")
 KDP_NOTES = (
     f"Unspecified by the paper, chosen here: T = {KDP_T} rounds, E = 5 local DP-SGD steps (Table 3's 'local "
     "training round E = 5' read as iterations), per-sample clip norm M = 1, DP-SGD noise at every step "
