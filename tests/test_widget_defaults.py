@@ -5,6 +5,7 @@ the server set (a rerun overtook that message: three tabs of one browser pressed
 sends the default back as the visitor's pick. The one-visitor browser test failed twice that way:
 a selectbox's first option (``method = ''``) and a slider's minimum (participation 0.01). So the
 default the browser gets must be the value the settings hold, in every run, not only the first.
+The same reruns must not hide a one-off notice (a link's "could not be loaded") before it is seen.
 """
 from __future__ import annotations
 

@@ -26,7 +26,9 @@ from typing import Optional
 import torch
 from torch.func import functional_call, vmap
 
+from ..engine.flat import layer_slices
 from ..models.linear import FlatMLP
+from .inversion import LinearLayer
 
 
 def candidate_updates(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
@@ -87,10 +89,10 @@ class LayerCandidates(Candidates):
 
         ⟨v, u_j⟩ = -Σ_l (δ_l · (V_l a_{l-1}) + δ_l · b_l),   ‖u_j‖² = Σ_l ‖δ_l‖² (‖a_{l-1}‖² + 1)
 
-    with ``V_l``, ``b_l`` layer l's slices of ``v`` (the parameters' order, as flattened). All the
-    received vectors of a round are scored in one product per layer."""
+    with ``V_l``, ``b_l`` layer l's slices of ``v`` (``layers``: where each sits in the flattened
+    parameters). All the received vectors of a round are scored in one product per layer."""
 
-    def __init__(self, layers: list[tuple[slice, slice, tuple[int, int]]], inputs: list[torch.Tensor],
+    def __init__(self, layers: list[LinearLayer], inputs: list[torch.Tensor],
                  errors: list[torch.Tensor], sizes: list[int]):
         super().__init__(sizes)
         self.layers, self.inputs, self.errors = layers, inputs, errors
@@ -107,11 +109,11 @@ class LayerCandidates(Candidates):
         place = torch.cat([torch.arange(self.sizes[b], **at) for b in blocks])
         v = vectors.to(self.inputs[0].dtype)
         dot = 0
-        for (w, b, (fan_out, fan_in)), a, d in zip(self.layers, self.inputs, self.errors):
+        for layer, a, d in zip(self.layers, self.inputs, self.errors):
             a, d = a[rows], d[rows]
-            weights = v[:, w].reshape(k * fan_out, fan_in)                        # every V_l, stacked
-            mixed = (a @ weights.T).view(len(rows), k, fan_out)[torch.arange(len(rows), **at), owner]  # V_own a
-            dot = dot + (mixed * d).sum(1) + (d * v[:, b][owner]).sum(1)
+            weights = v[:, layer.weight].reshape(k * layer.rows, layer.inputs)      # every V_l, stacked
+            mixed = (a @ weights.T).view(len(rows), k, layer.rows)[torch.arange(len(rows), **at), owner]  # V_own a
+            dot = dot + (mixed * d).sum(1) + (d * v[:, layer.bias][owner]).sum(1)
         score = torch.full((k, longest), -torch.inf, dtype=v.dtype, **at)
         score[owner, place] = -dot / self.norms[rows]
         return score.argmax(1).tolist()
@@ -127,12 +129,9 @@ def layer_candidates(model: torch.nn.Module, params: dict, x: torch.Tensor, y: t
     names = [f"fc{i}.{k}" for i in range(1, n_layers + 1) for k in ("weight", "bias")]
     if not isinstance(model, FlatMLP) or list(params) != names:
         return None
-    layers, start = [], 0
-    for i in range(1, n_layers + 1):
-        w, b = params[f"fc{i}.weight"], params[f"fc{i}.bias"]
-        layers.append((slice(start, start + w.numel()), slice(start + w.numel(), start + w.numel() + b.numel()),
-                       tuple(w.shape)))
-        start += w.numel() + b.numel()
+    where = layer_slices(params)
+    layers = [LinearLayer(where[f"fc{i}.weight"], where[f"fc{i}.bias"], *params[f"fc{i}.weight"].shape)
+              for i in range(1, n_layers + 1)]
     with torch.no_grad():
         a, inputs, pre = x.reshape(len(x), -1).to(params["fc1.weight"].dtype), [], []
         for i in range(1, n_layers + 1):

@@ -29,7 +29,7 @@ import torch
 
 from ..accounting.games import unbounded
 from .attackers import attackers_for
-from .informed import candidates
+from .informed import Candidates, candidates
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
 
@@ -133,7 +133,7 @@ class AttackWatch:
                                      "bounded": attacker.bounded, "clients": clients})
         return out
 
-    def _candidates(self, params, used: dict, counted: dict) -> tuple[dict, Optional[object]]:
+    def _candidates(self, params, used: dict, counted: dict) -> tuple[dict, Optional[Candidates]]:
         """``({client: block}, Candidates)``: the candidates' own updates of every watched client that
         did not train on all its images (for those, any guess is among the images used: chance is 1),
         computed in one batch, one block per client."""
