@@ -178,20 +178,27 @@ def unbounded(game: Game, delta: float, why: str) -> Bound:
 
 def bound(game: Game, gaussian: Mapping, pure: Mapping, native: str, delta: float) -> Bound:
     """``game``'s bound for releases ``gaussian`` ``{(z, q): steps}`` and ``pure`` ``{ε: count}``
-    accounted with ``native`` neighbours (:data:`NATIVE_ADJACENCY`), at ``delta`` (module doc)."""
+    accounted with ``native`` neighbours (:data:`NATIVE_ADJACENCY`), at ``delta`` (module doc).
+    Remembered per releases (a :class:`Bound` is frozen): a live view asks the same of every
+    round whose clients released alike."""
+    return _bound(game, tuple(sorted(gaussian.items())), tuple(sorted(pure.items())), native, float(delta))
+
+
+@lru_cache(maxsize=4096)
+def _bound(game: Game, gaussian: tuple, pure: tuple, native: str, delta: float) -> Bound:
     if not gaussian and not pure:
         return Bound(game, 0.0, delta, "nothing released", mu=0.0)
     doubled = game.adjacency == "replace" and native == "add_remove"
     scale = game.group * (2 if doubled else 1)
     steps: dict = {}
-    for (z, q), k in gaussian.items():
+    for (z, q), k in gaussian:
         rate = 1.0 if game.sampling == "conditioned" else min(1.0, float(q))
         steps[(float(z), rate)] = steps.get((float(z), rate), 0.0) + float(k)
     options = []
     if steps:
         options.append(_gaussian_bound(game, steps, scale, doubled, delta))
     if pure:
-        options.append(_pure_bound(game, {float(e) * scale: c for e, c in pure.items()}, delta))
+        options.append(_pure_bound(game, {float(e) * scale: c for e, c in pure}, delta))
     if len(options) == 2 and pure and steps:   # two views of the same releases: each is a bound
         return min(options, key=lambda b: b.epsilon)
     return options[0]

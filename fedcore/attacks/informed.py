@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 from torch.func import functional_call, vmap
 
@@ -57,101 +58,134 @@ def match_candidates(received: torch.Tensor, updates: torch.Tensor) -> int:
 
 
 class Candidates:
-    """The candidates of several clients in one batch, block ``b`` (``sizes[b]`` rows) holding
-    client b's: the guess ``ĵ = argmax_j ⟨v, u_j⟩ / ‖u_j‖`` of each received ``v`` among its
-    client's block (:meth:`best`)."""
+    """The candidates of several clients, block ``b`` holding client b's: the guess
+    ``ĵ = argmax_j ⟨v, u_j⟩ / ‖u_j‖`` of each received ``v`` among its client's block (:meth:`best`)."""
 
-    def __init__(self, sizes: list[int]):
-        self.sizes = list(sizes)
-        self.starts = [sum(self.sizes[:b]) for b in range(len(self.sizes))]
-
-    def best(self, vectors: torch.Tensor, blocks: list[int]) -> list[int]:
-        """For each received ``vectors[i] [d]``, the index within block ``blocks[i]`` of its guess."""
+    def best(self, vectors, blocks: list[int]) -> list[int]:
+        """For each received ``vectors[i] [d]`` (an array or a tensor), the index within block
+        ``blocks[i]`` of its guess."""
         raise NotImplementedError
 
 
 class DenseCandidates(Candidates):
-    """Every ``u_j`` written out (:func:`candidate_updates`): any model."""
+    """Every ``u_j`` written out (:func:`candidate_updates`), blocks of ``sizes`` consecutive rows: any model."""
 
     def __init__(self, updates: torch.Tensor, sizes: list[int]):
-        super().__init__(sizes)
-        self.updates = updates
+        self.updates, self.sizes = updates, list(sizes)
+        self.starts = [sum(self.sizes[:b]) for b in range(len(self.sizes))]
 
-    def best(self, vectors: torch.Tensor, blocks: list[int]) -> list[int]:
+    def best(self, vectors, blocks: list[int]) -> list[int]:
+        vectors = torch.as_tensor(vectors, device=self.updates.device)
         return [match_candidates(v, self.updates[self.starts[b]:self.starts[b] + self.sizes[b]])
                 for v, b in zip(vectors, blocks)]
 
 
 class LayerCandidates(Candidates):
     """The ``u_j`` of a :class:`~fedcore.models.linear.FlatMLP`, kept as each layer's input
-    ``a_{l-1} [n, fan_in]`` and error ``δ_l = ∂ℓ_j/∂z_l [n, fan_out]``: layer l's part of
-    ``-u_j`` is ``(δ_l a_{l-1}ᵀ, δ_l)`` (weight, bias), so
+    ``a_{l-1}`` and error ``δ_l = ∂ℓ_j/∂z_l``, feature-major: ``[B, fan, n]`` (``B`` blocks padded to
+    ``n`` candidates, ``valid [B, n]`` marks the real ones). Layer l's part of ``-u_j`` is
+    ``(δ_l a_{l-1}ᵀ, δ_l)`` (weight, bias), so
 
-        ⟨v, u_j⟩ = -Σ_l (δ_l · (V_l a_{l-1}) + δ_l · b_l),   ‖u_j‖² = Σ_l ‖δ_l‖² (‖a_{l-1}‖² + 1)
+        ⟨v, u_j⟩ = -Σ_l δ_l · (V_l a_{l-1} + b_l),   ‖u_j‖² = Σ_l ‖δ_l‖² (‖a_{l-1}‖² + 1)
 
     with ``V_l``, ``b_l`` layer l's slices of ``v`` (``layers``: where each sits in the flattened
-    parameters). All the received vectors of a round are scored in one product per layer."""
+    parameters). Each received vector is scored against its own block only, one batched product
+    per layer; numpy on the host (a round's few small arrays: no kernel per operation; the
+    feature-major layout keeps every reduction over a contiguous axis)."""
 
-    def __init__(self, layers: list[LinearLayer], inputs: list[torch.Tensor],
-                 errors: list[torch.Tensor], sizes: list[int]):
-        super().__init__(sizes)
-        self.layers, self.inputs, self.errors = layers, inputs, errors
-        norm2 = sum(d.square().sum(1) * (a.square().sum(1) + 1) for a, d in zip(inputs, errors))
-        self.norms = norm2.sqrt().clamp(min=1e-30)
+    def __init__(self, layers: list[LinearLayer], inputs: list[np.ndarray], errors: list[np.ndarray],
+                 valid: np.ndarray, square: Optional[np.ndarray] = None):
+        self.layers, self.inputs, self.errors, self.valid = layers, inputs, errors, valid
+        squares = [square if l == 0 and square is not None else np.einsum("bin,bin->bn", a, a)
+                   for l, a in enumerate(inputs)]   # ‖a_{l-1}‖² (the first layer's: fixed per run)
+        self.norms = np.sqrt(sum(np.einsum("bon,bon->bn", d, d) * (s + 1) for s, d in zip(squares, errors)))
 
-    def best(self, vectors: torch.Tensor, blocks: list[int]) -> list[int]:
-        if not blocks:
+    def best(self, vectors, blocks: list[int]) -> list[int]:
+        if not len(blocks):
             return []
-        k, longest = len(blocks), max(self.sizes[b] for b in blocks)
-        at = {"device": self.norms.device}
-        rows = torch.cat([torch.arange(self.starts[b], self.starts[b] + self.sizes[b], **at) for b in blocks])
-        owner = torch.cat([torch.full((self.sizes[b],), i, **at) for i, b in enumerate(blocks)])
-        place = torch.cat([torch.arange(self.sizes[b], **at) for b in blocks])
-        v = vectors.to(self.inputs[0].dtype)
-        dot = 0
+        v = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
+        pick = (lambda t: t) if list(blocks) == list(range(len(self.valid))) else (lambda t: t[blocks])
+        dot = 0.0
         for layer, a, d in zip(self.layers, self.inputs, self.errors):
-            a, d = a[rows], d[rows]
-            weights = v[:, layer.weight].reshape(k * layer.rows, layer.inputs)      # every V_l, stacked
-            mixed = (a @ weights.T).view(len(rows), k, layer.rows)[torch.arange(len(rows), **at), owner]  # V_own a
-            dot = dot + (mixed * d).sum(1) + (d * v[:, layer.bias][owner]).sum(1)
-        score = torch.full((k, longest), -torch.inf, dtype=v.dtype, **at)
-        score[owner, place] = -dot / self.norms[rows]
+            w = v[:, layer.weight].reshape(len(v), layer.rows, layer.inputs).astype(a.dtype, copy=False)
+            b = v[:, layer.bias].astype(a.dtype, copy=False)
+            dot = dot + np.einsum("kon,kon->kn", w @ pick(a) + b[:, :, None], pick(d))
+        score = np.where(pick(self.valid), -dot / np.maximum(pick(self.norms), 1e-30), -np.inf)
         return score.argmax(1).tolist()
 
 
-def layer_candidates(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
-                     sizes: Optional[list[int]] = None) -> Optional[LayerCandidates]:
-    """:class:`LayerCandidates` of ``model`` at ``params`` for candidates ``(x, y)`` in blocks of
-    ``sizes`` (default: one block); None when the model is not a
-    :class:`~fedcore.models.linear.FlatMLP` with parameters ``fc1.weight, fc1.bias, …`` in that
-    order (then :func:`candidate_updates` applies)."""
+class CandidatePool:
+    """A run's candidates, fixed for the run: block ``b`` holds the images ``x[padded[b, :counts[b]]]``
+    of one watched client (the padding repeats an image and is masked out by ``valid``), on the host,
+    feature-major (``images [B, pixels, n]``, ``square [B, n]`` their squared norms, ``labels [B, n]``).
+    :meth:`at` gives the round's :class:`Candidates` at the round's global parameters."""
+
+    def __init__(self, model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
+                 padded: torch.Tensor, counts: list[int]):
+        self.model, self.x, self.y, self.counts, self.padded = model, x, y, list(counts), padded
+        n = padded.shape[1] if len(counts) else 0
+        self.valid = np.arange(n)[None, :] < np.asarray(self.counts, dtype=np.int64).reshape(-1, 1)
+        dtype = next(iter(params.values())).dtype
+        self.images = np.ascontiguousarray(x[padded].reshape(len(counts), n, -1).to(dtype).cpu().numpy()
+                                           .transpose(0, 2, 1))
+        self.square = np.einsum("bpn,bpn->bn", self.images, self.images)
+        self.labels = y[padded].cpu().numpy()
+        self.layers = _flat_mlp_layers(model, params)
+
+    def at(self, params: dict, blocks: list[int]) -> Candidates:
+        """The candidates of ``blocks`` at ``params``, in closed form where the model allows it
+        (:func:`layer_errors`; every block is computed: a few more rows cost less than a copy),
+        else written out for ``blocks`` only."""
+        if self.layers is not None:
+            host = [params[f"fc{i}.{k}"].detach().cpu().numpy() for i in range(1, len(self.layers) + 1)
+                    for k in ("weight", "bias")]
+            inputs, errors = layer_errors(host, self.images, self.labels)
+            return LayerCandidates(self.layers, inputs, errors, self.valid, self.square)
+        rows = [self.padded[b, : self.counts[b]] for b in blocks]
+        at = torch.cat(rows)
+        dense = DenseCandidates(candidate_updates(self.model, params, self.x[at], self.y[at]), [len(r) for r in rows])
+        return _Reindexed(dense, {b: i for i, b in enumerate(blocks)})
+
+
+class _Reindexed(Candidates):
+    """``inner``'s blocks named by the pool's block numbers (``order``: pool block -> inner block)."""
+
+    def __init__(self, inner: Candidates, order: dict):
+        self.inner, self.order = inner, order
+
+    def best(self, vectors, blocks: list[int]) -> list[int]:
+        return self.inner.best(vectors, [self.order[b] for b in blocks])
+
+
+def _flat_mlp_layers(model: torch.nn.Module, params: dict) -> Optional[list[LinearLayer]]:
+    """Where each layer of a :class:`~fedcore.models.linear.FlatMLP` with parameters ``fc1.weight,
+    fc1.bias, …`` (in that order) sits in the flat vector; None for any other model."""
     n_layers = len(params) // 2
     names = [f"fc{i}.{k}" for i in range(1, n_layers + 1) for k in ("weight", "bias")]
     if not isinstance(model, FlatMLP) or list(params) != names:
         return None
     where = layer_slices(params)
-    layers = [LinearLayer(where[f"fc{i}.weight"], where[f"fc{i}.bias"], *params[f"fc{i}.weight"].shape)
-              for i in range(1, n_layers + 1)]
-    with torch.no_grad():
-        a, inputs, pre = x.reshape(len(x), -1).to(params["fc1.weight"].dtype), [], []
-        for i in range(1, n_layers + 1):
-            inputs.append(a)
-            z = a @ params[f"fc{i}.weight"].T + params[f"fc{i}.bias"]
-            pre.append(z)
-            a = torch.relu(z)
-        error = (pre[-1] - pre[-1].amax(1, keepdim=True)).exp()   # softmax, written out: torch.softmax
-        error /= error.sum(1, keepdim=True)                        # over 10 classes is 5x slower on a CPU
-        error[torch.arange(len(y)), y] -= 1            # ∂ cross-entropy / ∂ logits = p - onehot(y)
-        errors = [error]
-        for i in range(n_layers, 1, -1):
-            error = (error @ params[f"fc{i}.weight"]) * (pre[i - 2] > 0)
-            errors.insert(0, error)
-    return LayerCandidates(layers, inputs, errors, [len(x)] if sizes is None else sizes)
+    return [LinearLayer(where[f"fc{i}.weight"], where[f"fc{i}.bias"], *params[f"fc{i}.weight"].shape)
+            for i in range(1, n_layers + 1)]
 
 
-def candidates(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
-               sizes: list[int]) -> Candidates:
-    """The candidates of consecutive blocks of ``sizes`` rows of ``(x, y)`` (one block per
-    client), in closed form where the model allows it."""
-    layered = layer_candidates(model, params, x, y, sizes)
-    return layered if layered is not None else DenseCandidates(candidate_updates(model, params, x, y), sizes)
+def layer_errors(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
+    """Each layer's input ``a_{l-1}`` and back-propagated error ``δ_l = ∂ℓ/∂z_l`` of the cross-entropy
+    ``ℓ`` of a ReLU MLP (``params``: ``W1, b1, W2, b2, …``) on candidates ``x [B, pixels, n]`` with
+    labels ``y [B, n]``, feature-major like ``x``: one forward and one backward pass written out,
+    ``δ_L = softmax(z_L) - onehot(y)``."""
+    a, inputs, pre = x, [], []
+    for w, b in zip(params[0::2], params[1::2]):
+        inputs.append(a)
+        z = w @ a + b[:, None]
+        pre.append(z)
+        a = np.maximum(z, 0)
+    error = np.exp(pre[-1] - pre[-1].max(1, keepdims=True))
+    error /= error.sum(1, keepdims=True)
+    blocks, classes, n = error.shape
+    error.reshape(-1)[(np.arange(blocks)[:, None] * classes + y) * n + np.arange(n)] -= 1
+    errors = [error]
+    for l in range(len(pre) - 1, 0, -1):
+        error = (params[2 * l].T @ error) * (pre[l - 1] > 0)
+        errors.insert(0, error)
+    return inputs, errors

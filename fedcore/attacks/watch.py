@@ -22,6 +22,7 @@ cap's game (:mod:`.informed`). Models whose first layer is not linear get no inv
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -29,7 +30,7 @@ import torch
 
 from ..accounting.games import unbounded
 from .attackers import attackers_for
-from .informed import Candidates, candidates
+from .informed import CandidatePool, Candidates
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
 
@@ -52,18 +53,16 @@ class AttackWatch:
         self.x = x
         self.index = {c: i for i, c in enumerate(self.clients)}
         pad = setup.padded[self.clients] if self.clients else setup.padded[:0]
-        self.valid = (torch.arange(pad.shape[1], device=pad.device)[None, :]
-                      < setup.counts[self.clients][:, None]).cpu().numpy()
-        self.images = x[pad].cpu().numpy()         # [clients, n_max, pixels]: each watched client's images,
-                                                   # on the host, where a round's scoring runs
-        self.y = setup.y_train[pad].cpu().numpy()    # [clients, n_max]: their labels
-        self.position = torch.zeros(len(x), dtype=torch.long, device=x.device)   # a row's place in its client's list
+        self.counts = setup.counts.tolist()
+        self.pool = CandidatePool(setup.model, setup.params, setup.x_train, setup.y_train, pad,
+                                  [self.counts[c] for c in self.clients])
+        self.valid = self.pool.valid                # [clients, n_max]: which padded places are images
+        self.n_max = pad.shape[1]
+        self.position = np.zeros(len(x), dtype=np.int64)   # a row's place in its client's list
         for c in self.clients:
-            n = int(setup.counts[c])
-            self.position[setup.padded[c, :n]] = torch.arange(n, device=x.device)
+            self.position[setup.padded[c, : self.counts[c]].cpu().numpy()] = np.arange(self.counts[c])
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
-        self.counts = setup.counts.tolist()
         self._pictures: dict[tuple[int, int], str] = {}
         """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
         self._round: dict = {}
@@ -82,39 +81,37 @@ class AttackWatch:
 
     def plan(self, sel: torch.Tensor, plan) -> None:
         """Round start: which row of the round each watched client is, and which of its images it uses
-        (``used[c]``: a mask over the client's images; a Poisson batch that drew nothing holds none)."""
+        (``mask[j]``: over client ``clients[j]``'s images; a Poisson batch that drew nothing is left out)."""
         rows = {int(c): i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
-        used, counted = {}, {}
+        clients, mask = [], np.zeros((0, self.n_max), dtype=bool)
         if watched:
-            at = torch.as_tensor([rows[c] for c in watched], device=plan.index.device)
-            live = (plan.mask[at] * plan.active[at][:, :, None]).flatten(1) > 0        # [k, S*B]
-            where = self.position[plan.index[at].flatten(1)]                            # [k, S*B] client positions
-            mask = torch.zeros(len(watched), self.images.shape[1] + 1, dtype=torch.bool, device=where.device)
-            mask.scatter_(1, torch.where(live, where, self.images.shape[1]), True)
-            mask = mask[:, :-1]
-            for c, m, k in zip(watched, mask, mask.sum(1).tolist()):
-                if k:
-                    used[c], counted[c] = m, k
-        self._round = {"rows": rows, "used": used, "counted": counted, "raw": None, "upload": {},
+            at = np.asarray([rows[c] for c in watched])
+            live = (_host_rows(plan.mask, at) * _host_rows(plan.active, at)[:, :, None] > 0).reshape(len(at), -1)
+            where = self.position[_host_rows(plan.index, at).reshape(len(at), -1)]       # [k, S*B] places
+            full = np.zeros((len(watched), self.n_max + 1), dtype=bool)
+            full.reshape(-1)[np.where(live, where, self.n_max) + (self.n_max + 1) * np.arange(len(watched))[:, None]] = True
+            keep = full[:, :-1].any(1)
+            clients, mask = [c for c, k in zip(watched, keep) if k], full[keep, :-1]
+        self._round = {"rows": rows, "clients": clients, "mask": mask, "raw": None, "upload": None,
                        "aggregate": None, "params": self.s.params}
 
     def before(self, updates: torch.Tensor, sel: torch.Tensor) -> None:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
         r = self._round
-        if r.get("used") and any(a.source == "raw" for a in self.attackers):
-            rows = torch.as_tensor([r["rows"][c] for c in r["used"]], device=updates.device)
-            r["raw"] = dict(zip(r["used"], updates.index_select(0, rows).unbind(0)))
+        if r.get("clients") and any(a.source == "raw" for a in self.attackers):
+            rows = torch.as_tensor([r["rows"][c] for c in r["clients"]], device=updates.device)
+            r["raw"] = (list(range(len(rows))), updates.index_select(0, rows))
 
     def after(self, upload, step: Optional[torch.Tensor]) -> None:
         """What the mechanism uploaded (rows aligned with ``upload.clients``) and the global change."""
         r = self._round
-        if not r.get("used"):
+        if not r.get("clients"):
             return
         index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
-        mine = [c for c in r["used"] if c in index]
-        at = torch.as_tensor([index[c] for c in mine], dtype=torch.long, device=upload.values.device)
-        r["upload"] = dict(zip(mine, upload.values.detach().index_select(0, at).float().unbind(0)))
+        mine = [j for j, c in enumerate(r["clients"]) if c in index]
+        at = torch.as_tensor([index[r["clients"][j]] for j in mine], dtype=torch.long, device=upload.values.device)
+        r["upload"] = (mine, upload.values.detach().index_select(0, at))
         r["aggregate"] = None if step is None else step.detach().float().clone()
 
     def report(self, ledger) -> dict:
@@ -125,50 +122,41 @@ class AttackWatch:
         if self.unsupported:
             out["unsupported"] = self.unsupported
         r, self._round = self._round, {}
-        used = r.get("used") or {}
-        r["candidates"] = self._candidates(r.get("params"), used, r.get("counted") or {})
+        if r.get("clients"):
+            r["candidates"] = self._candidates(r)
         for attacker in self.attackers:
-            clients = self._score(_received(attacker.source, r, used), used, attacker, ledger, r)
+            received = _received(attacker.source, r)
+            clients = self._score(*received, attacker, ledger, r) if received else []
             out["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
                                      "bounded": attacker.bounded, "clients": clients})
         return out
 
-    def _candidates(self, params, used: dict, counted: dict) -> tuple[dict, Optional[Candidates]]:
-        """``({client: block}, Candidates)``: the candidates' own updates of every watched client that
-        did not train on all its images (for those, any guess is among the images used: chance is 1),
-        computed in one batch, one block per client."""
-        s = self.s
-        clients = [c for c in used if counted[c] < self.counts[c]]
-        if not clients:
-            return {}, None
-        rows = [s.padded[c, : self.counts[c]] for c in clients]
-        at = torch.cat(rows)
-        batch = candidates(s.model, params, s.x_train[at], s.y_train[at], [len(r) for r in rows])
-        return {c: b for b, c in enumerate(clients)}, batch
+    def _candidates(self, r: dict) -> Optional[Candidates]:
+        """The round's candidates (:class:`~.informed.CandidatePool`) of the watched clients that did not
+        train on all their images (for those that did, any guess is among the images used: chance is 1);
+        None when every client trained on all of them."""
+        blocks = [self.index[c] for c, k in zip(r["clients"], r["mask"].sum(1).tolist()) if k < self.counts[c]]
+        return self.pool.at(r["params"], blocks) if blocks else None
 
-    def _score(self, received: list, used: dict, attacker, ledger, r: dict) -> list[dict]:
-        """One row per client of ``received`` (``(client, vector)`` pairs), scored together."""
-        if not received:
-            return []
+    def _score(self, positions: list, vectors: torch.Tensor, attacker, ledger, r: dict) -> list[dict]:
+        """One row per received update: ``vectors[i]`` is the round's ``clients[positions[i]]``'s."""
         s = self.s
-        clients = [c for c, _ in received]
+        clients = [r["clients"][j] for j in positions]
         at = [self.index[c] for c in clients]
-        vectors = torch.stack([v.float() for _, v in received])
         # scored on the host, in numpy: a round's few small arrays, one copy each (no kernel per step)
-        host = vectors.cpu().numpy()
+        host = vectors.float().cpu().numpy()
         guessed = recover_label(host, self.label_slice)
         recon = None if self.layer is None else invert_linear(host, self.layer)   # [k, pixels]
-        mask = torch.stack([used[c] for c in clients]).cpu().numpy()      # [k, n_max] images used
-        y = self.y[at]
+        mask = r["mask"][positions]                                        # [k, n_max] images used
         classes = s.ctx.num_classes
         present = np.zeros((len(clients), classes + 1), dtype=bool)
-        present[np.arange(len(clients))[:, None], np.where(mask, y, classes)] = True
+        present.reshape(-1)[np.where(mask, self.pool.labels[at], classes) + (classes + 1) * np.arange(len(clients))[:, None]] = True
         present = present[:, :classes]                                     # [k, classes] labels used
         label_ok = present[np.arange(len(clients)), guessed].tolist()
-        blocks, batch = r["candidates"]
-        asked = [j for j, c in enumerate(clients) if c in blocks]     # those that did not train on all their images
-        picks = dict(zip(asked, batch.best(vectors[asked], [blocks[clients[j]] for j in asked]) if asked else []))
-        label_count, counts = present.sum(1).tolist(), mask.sum(1).tolist()
+        counts = mask.sum(1).tolist()
+        asked = [j for j, c in enumerate(clients) if counts[j] < self.counts[c]]   # not trained on all its images
+        picks = dict(zip(asked, r["candidates"].best(host[asked], [at[j] for j in asked]) if asked else []))
+        label_count = present.sum(1).tolist()
         rows = []
         for j, c in enumerate(clients):
             k, n = int(counts[j]), self.counts[c]
@@ -184,15 +172,18 @@ class AttackWatch:
             for j, row in enumerate(rows):
                 if len(self.kept) < self.keep:
                     self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
-                                      "used": used[clients[j]], "label": int(guessed[j]), "row": row})
+                                      "used": torch.from_numpy(mask[j]), "label": int(guessed[j]), "row": row})
             return rows
-        images = self.images[at]
-        dist = np.square(images - recon[:, None]).sum(-1)                   # [k, n_max] squared L2
+        # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
+        images, take = self.pool.images, np.arange(len(clients))
+        dist = (self.pool.square[at] - 2 * (recon[:, None, :] @ images[at])[:, 0]
+                + np.einsum("kp,kp->k", recon, recon)[:, None])               # [k, n_max]
         guess = np.where(self.valid[at], dist, np.inf).argmin(1)
         closest = np.where(mask, dist, np.inf).argmin(1)
-        found = mask[np.arange(len(clients)), guess].tolist()
-        truth = images[np.arange(len(clients)), closest]
-        mse = np.square(recon - truth).mean(1).tolist()
+        found = mask[take, guess].tolist()
+        truth = images[at, :, closest]                                      # [k, pixels]
+        miss = recon - truth
+        mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
         shown = [j for j, c in enumerate(clients) if c in self.show]
         pictures = dict(zip(shown, zip(encode_images(recon[shown]), self._truths(clients, closest, truth, shown))))
         for j, row in enumerate(rows):
@@ -218,6 +209,7 @@ def run_game(threat_model: str):
     return Game("record" if threat_model == "record" else "user", "replace", "run", "secret")
 
 
+@lru_cache(maxsize=1024)
 def reconstruction_game(threat_model: str, used: int):
     """The game of this view (``shared/ATTACKS.md`` §3): which of the client's own candidates did this
     round's update use? Every candidate is in the data, so the sampling is known (no amplification);
@@ -271,9 +263,18 @@ def live_watch(setup) -> Optional[AttackWatch]:
     return AttackWatch(setup, clients=list(range(SHOW)))
 
 
-def _received(source: str, r: dict, used: dict) -> list[tuple[int, torch.Tensor]]:
-    """``(client, vector)`` pairs the attacker receives this round."""
+def _host_rows(t: torch.Tensor, at: np.ndarray) -> np.ndarray:
+    """Rows ``at`` of ``t`` as a numpy array (a CPU tensor is read in place, a device's rows are copied)."""
+    t = t.detach()
+    return t.numpy()[at] if t.device.type == "cpu" else t[torch.as_tensor(at, device=t.device)].cpu().numpy()
+
+
+def _received(source: str, r: dict) -> Optional[tuple[list, torch.Tensor]]:
+    """``(positions, vectors [k, d])``: the updates the attacker receives this round, ``vectors[i]``
+    from the round's ``clients[positions[i]]``; None when it receives none."""
+    clients = r.get("clients") or []
     if source == "aggregate":
-        return [] if r.get("aggregate") is None else [(c, r["aggregate"]) for c in used]
-    table = (r.get("raw") or {}) if source == "raw" else r.get("upload") or {}
-    return [(c, table[c]) for c in used if c in table]
+        step = r.get("aggregate")
+        return None if step is None or not clients else (list(range(len(clients))), step.expand(len(clients), -1))
+    got = r.get("raw") if source == "raw" else r.get("upload")
+    return got if got and got[0] else None
