@@ -143,6 +143,11 @@ def load_scaled(seconds: float) -> float:
     return seconds * load_factor()
 
 
+def scaled_ms(seconds: float) -> int:
+    """:func:`load_scaled` ``seconds`` in milliseconds, for Playwright's timeouts."""
+    return int(load_scaled(seconds) * 1000)
+
+
 def stop_active_runs(store, wait_s: float = 30) -> None:
     """Ask every queued or training job of ``store`` (runs, sweeps, audits) to stop, and wait (at most
     ``wait_s``) until none trains: what a test leaves training must not hold the next test's worker

@@ -21,7 +21,8 @@ SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(__import__("tempfile").get
 """Screenshots go to a temporary folder; ``FEDCORE_SHOTS=docs/screenshots`` refreshes the
 committed ones (the test suite writes no tracked file)."""
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, dashboard_server, fresh_page, round_counter, settle  # noqa: E402
+from dashboard_server import (CHROMIUM, dashboard_server, fresh_page, load_scaled, round_counter,  # noqa: E402
+                              scaled_ms, settle, wait_until)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -38,7 +39,7 @@ def server(dashboards):
 @pytest.fixture(scope="module")
 def page(browser, server):  # noqa: ARG001  (the server must be up first)
     pg = browser.new_page(viewport={"width": 1280, "height": 800})
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(scaled_ms(60))
     yield pg
     pg.context.close()
 
@@ -66,7 +67,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     # machine, where the plain demo finishes 60 rounds in about a second
     pg.goto(url + "/?preset=demo&local.epochs=10&local.batch_size=4&rounds=200")
     pg.get_by_role("button", name="Run").wait_for()
-    pg.get_by_text("worker ready").wait_for(timeout=90_000)  # the pre-started worker imported torch
+    pg.get_by_text("worker ready").wait_for(timeout=scaled_ms(90))  # the pre-started worker imported torch
 
     # change a slider: Rounds 200 -> about 240 (keyboard on the thumb); the URL follows
     # Key presses that land while a rerun redraws the slider can stay uncommitted in
@@ -74,19 +75,19 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     # follow it, stepping left and right (which commits the shown value again) if it lags.
     pg.get_by_text("Clients and rounds").click()   # the settings' expander, folded on the first screen
     thumb = pg.get_by_role("slider", name="Rounds")
-    deadline = time.monotonic() + 60
+    start = time.monotonic()
     while int(thumb.input_value()) < 240:
-        assert time.monotonic() < deadline, "the Rounds slider did not move to 240"
+        assert time.monotonic() - start < load_scaled(60), "the Rounds slider did not move to 240"
         thumb.focus()
         thumb.press("ArrowRight")
-    deadline, nudge = time.monotonic() + 60, time.monotonic() + 3
+    start, nudge = time.monotonic(), time.monotonic() + 3
     while url_rounds(pg) != int(thumb.input_value()):
-        assert time.monotonic() < deadline, f"the URL did not follow the slider: {pg.url}"
+        assert time.monotonic() - start < load_scaled(60), f"the URL did not follow the slider: {pg.url}"
         if time.monotonic() > nudge:
             thumb.focus()
             thumb.press("ArrowLeft")
             thumb.press("ArrowRight")
-            nudge = time.monotonic() + 3
+            nudge = time.monotonic() + load_scaled(3)
         time.sleep(0.2)
     settle(pg, 1.0)
     rounds = url_rounds(pg)
@@ -94,22 +95,18 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
 
     t_press = time.perf_counter()
     pg.get_by_role("button", name="Run").click()
-    deadline = time.monotonic() + 60
-    while accuracy_points(pg) == 0:
-        assert time.monotonic() < deadline, "no point on the accuracy chart within 60 s"
-        time.sleep(0.05)
+    wait_until(lambda: accuracy_points(pg), 60, "no point on the accuracy chart", interval=0.05)
     first_point = time.perf_counter() - t_press
     p1, r1, t1 = accuracy_points(pg), round_counter(pg), time.perf_counter()
     time.sleep(2.0)
-    while round_counter(pg) <= r1 or accuracy_points(pg) <= p1:  # both grow while it trains
-        assert time.perf_counter() - t1 < 30, f"the chart stopped at {p1} points, round {r1}"
-        time.sleep(0.1)
+    wait_until(lambda: round_counter(pg) > r1 and accuracy_points(pg) > p1,   # both grow while it trains
+               30, f"the chart stopped at {p1} points, round {r1}", interval=0.1)
     p2, r2, t2 = accuracy_points(pg), round_counter(pg), time.perf_counter()
     shown_rate = (p2 - p1) / (t2 - t1)
     shoot(pg, "playground")
 
     pg.get_by_role("button", name="Stop").click()
-    pg.get_by_text("Stopped after").wait_for(timeout=20_000)
+    pg.get_by_text("Stopped after").wait_for(timeout=scaled_ms(20))
     stopped_at = round_counter(pg)
     assert 1 <= stopped_at < rounds
 
@@ -121,7 +118,7 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     settle(pg, 1.5)
     shoot(pg, "history")
     pg.get_by_role("button", name="Open in Playground").click()
-    pg.get_by_text("Stopped after").wait_for(timeout=30_000)
+    pg.get_by_text("Stopped after").wait_for(timeout=scaled_ms(30))
     assert round_counter(pg) == stopped_at
     search = pg.evaluate("location.search")
     assert "run=" in search and f"rounds={rounds}" in search
@@ -222,12 +219,9 @@ def test_presentation_layout_keeps_accuracy_and_privacy_above_the_fold_at_1280x7
         assert not pg.get_by_text("starting a worker").count()       # no start-up badge on the projector
         shoot(pg, "playground-presentation-paused-1280x720")
         pg.get_by_role("button", name="Resume").click()
-        deadline = time.monotonic() + 120                  # it trains again ...
-        while round_counter(pg) <= int(held.split()[1]):
-            assert time.monotonic() < deadline, "Resume did not resume"
-            time.sleep(0.2)
+        wait_until(lambda: round_counter(pg) > int(held.split()[1]), 120, "Resume did not resume")  # it trains again ...
         pg.get_by_role("button", name="Stop").click()      # ... and once it is over, the charts still fit
-        pg.get_by_text("· stopped").wait_for(timeout=120_000)
+        pg.get_by_text("· stopped").wait_for(timeout=scaled_ms(120))
         assert "present=1" in pg.evaluate("location.search")
         settle(pg, 3.0)
         charts = pg.locator("[data-testid=stPlotlyChart]")
@@ -248,9 +242,9 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
         pg.get_by_role("radio", name="3 s per round").click()    # Speed before Run (a segmented control)
         settle(pg, 0.5)
         pg.get_by_role("button", name="Run", exact=True).click()
-        seen, deadline = [], time.monotonic() + 180
+        seen, start = [], time.monotonic()
         while len(seen) < 4:
-            assert time.monotonic() < deadline, f"rounds seen: {seen}"
+            assert time.monotonic() - start < load_scaled(180), f"rounds seen: {seen}"
             r = round_counter(pg)
             if r and (not seen or r != seen[-1][0]):
                 seen.append((r, time.monotonic()))
@@ -263,7 +257,7 @@ def test_speed_set_before_run_draws_the_rounds_one_by_one(page, server):
         pg.get_by_text("· paused").wait_for()
         pg.get_by_role("radio", name="full speed").click()   # usable while the page polls
         pg.get_by_role("button", name="Resume").click()
-        pg.get_by_text("· finished").wait_for(timeout=240_000)
+        pg.get_by_text("· finished").wait_for(timeout=scaled_ms(240))
         settle(pg, 1.5)
         pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()
         time.sleep(0.5)
@@ -275,7 +269,7 @@ def test_the_epsilon_set_and_spent_for_ldp_fl(page, server):
     with fresh_page(page.context.browser, 1280, 800) as pg:
         pg.goto(url + "/?preset=demo&method=%22ldp_fl%22&rounds=10&privacy.epsilon=%5B100.0%5D")
         pg.get_by_role("button", name="Run", exact=True).click()
-        pg.get_by_text("· finished").wait_for(timeout=120_000)
+        pg.get_by_text("· finished").wait_for(timeout=scaled_ms(120))
         pg.get_by_text("Both numbers are for the whole run").wait_for()
         settle(pg, 1.5)
         pg.get_by_text("Both numbers are for the whole run").scroll_into_view_if_needed()

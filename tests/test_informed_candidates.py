@@ -29,9 +29,10 @@ def _pool(model, params, x, y, sizes: list[int]) -> CandidatePool:
 def test_closed_form_candidates_match_the_per_example_gradients(name):
     model, params, x, y = _setup(name, 50)
     dense = candidate_updates(model, params, x, y)
-    layered = _pool(model, params, x, y, [50]).at(params, [0])
+    pool = _pool(model, params, x, y, [50])
+    layered = pool.at([pool.host(params)], [[0]])
     assert isinstance(layered, LayerCandidates)
-    np.testing.assert_allclose(layered.norms[0], dense.norm(dim=1).numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(layered.norms[0, 0], dense.norm(dim=1).numpy(), rtol=1e-4, atol=1e-6)
     own = torch.stack([dense[j] + 0.02 * dense[j].norm() * torch.randn_like(dense[j]) / dense.shape[1] ** 0.5
                        for j in (3, 17, 41)])   # a candidate's own update, noised, is recognised by both
     assert layered.best(own.numpy(), [0, 0, 0]) == DenseCandidates(dense, [50]).best(own, [0, 0, 0]) == [3, 17, 41]
@@ -44,13 +45,28 @@ def test_each_received_update_is_matched_within_its_own_clients_block(name):
     model, params, x, y = _setup(name, 30, seed=1)
     dense = candidate_updates(model, params, x, y)
     sizes = [10, 5, 15]                          # three clients' candidates, of unequal counts (padding masked)
-    batch = _pool(model, params, x, y, sizes).at(params, [0, 1, 2])
+    pool = _pool(model, params, x, y, sizes)
+    batch = pool.at([pool.host(params)], [[0, 1, 2]])
     assert isinstance(batch, LayerCandidates)
     received = torch.stack([dense[25], dense[2], dense[12]])   # client 2's 11th, client 0's 3rd, client 1's 3rd
     assert batch.best(received, [2, 0, 1]) == [10, 2, 2]
     assert batch.best(received[1:], [0, 1]) == [2, 2]           # a subset of the blocks
     assert DenseCandidates(dense, sizes).best(received, [2, 0, 1]) == [10, 2, 2]
     assert batch.best(received[:0], []) == []
+
+
+@pytest.mark.parametrize("name", ["logreg", "mlp"])
+def test_rounds_computed_together_guess_as_each_round_alone(name):
+    model, params, x, y = _setup(name, 30, seed=2)
+    later = {k: v + 0.3 * torch.randn_like(v) for k, v in params.items()}   # the next round's model
+    pool = _pool(model, params, x, y, [10, 20])
+    both = pool.at([pool.host(params), pool.host(later)], [[0, 1], [0, 1]])
+    received = np.random.default_rng(0).standard_normal((4, sum(v.numel() for v in params.values())), dtype=np.float32)
+    blocks, rounds = [0, 1, 1, 0], [0, 0, 1, 1]
+    alone = [pool.at([pool.host(p)], [[0, 1]]).best(received[[i]], [blocks[i]])[0]
+             for i, p in enumerate([params, params, later, later])]
+    assert both.best(received, blocks, rounds) == alone
+    assert alone != [pool.at([pool.host(params)], [[0, 1]]).best(received[[i]], [blocks[i]])[0] for i in range(4)]
 
 
 def test_a_conv_model_falls_back_to_the_written_out_updates():
@@ -60,6 +76,6 @@ def test_a_conv_model_falls_back_to_the_written_out_updates():
     pool = _pool(cnn, params, x, y, [2, 4])
     assert pool.layers is None
     dense = candidate_updates(cnn, params, x, y)
-    got = pool.at(params, [1])                   # block 1 only: rows 2-5
+    got = pool.at([params], [[1]])               # block 1 only: rows 2-5
     assert not isinstance(got, LayerCandidates)
     assert got.best(dense[[4]], [1]) == [2]

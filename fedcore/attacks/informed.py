@@ -58,59 +58,88 @@ def match_candidates(received: torch.Tensor, updates: torch.Tensor) -> int:
 
 
 class Candidates:
-    """The candidates of several clients, block ``b`` holding client b's: the guess
-    ``ĵ = argmax_j ⟨v, u_j⟩ / ‖u_j‖`` of each received ``v`` among its client's block (:meth:`best`)."""
+    """The candidates of several clients, over one or more rounds: block ``b`` holds client b's; the
+    guess ``ĵ = argmax_j ⟨v, u_j⟩ / ‖u_j‖`` of each received ``v`` among its client's block at its
+    round's parameters (:meth:`best`)."""
 
-    def best(self, vectors, blocks: list[int]) -> list[int]:
+    def best(self, vectors, blocks: list[int], rounds: Optional[list[int]] = None) -> list[int]:
         """For each received ``vectors[i] [d]`` (an array or a tensor), the index within block
-        ``blocks[i]`` of its guess."""
+        ``blocks[i]`` of its guess, at round ``rounds[i]`` (default: the first) of these candidates."""
         raise NotImplementedError
 
 
 class DenseCandidates(Candidates):
-    """Every ``u_j`` written out (:func:`candidate_updates`), blocks of ``sizes`` consecutive rows: any model."""
+    """Every ``u_j`` of one round written out (:func:`candidate_updates`), blocks of ``sizes``
+    consecutive rows: any model."""
 
     def __init__(self, updates: torch.Tensor, sizes: list[int]):
         self.updates, self.sizes = updates, list(sizes)
         self.starts = [sum(self.sizes[:b]) for b in range(len(self.sizes))]
 
-    def best(self, vectors, blocks: list[int]) -> list[int]:
+    def best(self, vectors, blocks: list[int], rounds: Optional[list[int]] = None) -> list[int]:
         vectors = torch.as_tensor(vectors, device=self.updates.device)
         return [match_candidates(v, self.updates[self.starts[b]:self.starts[b] + self.sizes[b]])
                 for v, b in zip(vectors, blocks)]
 
 
+class _PerRound(Candidates):
+    """One round's :class:`Candidates` per round, each with its own block numbering (``order[t]``:
+    pool block -> that round's block)."""
+
+    def __init__(self, rounds: list[Candidates], order: list[dict]):
+        self.rounds, self.order = rounds, order
+
+    def best(self, vectors, blocks: list[int], rounds: Optional[list[int]] = None) -> list[int]:
+        rounds = [0] * len(blocks) if rounds is None else list(rounds)
+        out = [0] * len(blocks)
+        for t in sorted(set(rounds)):
+            rows = [i for i, u in enumerate(rounds) if u == t]
+            got = self.rounds[t].best(vectors[rows], [self.order[t][blocks[i]] for i in rows])
+            for i, g in zip(rows, got):
+                out[i] = g
+        return out
+
+
 class LayerCandidates(Candidates):
     """The ``u_j`` of a :class:`~fedcore.models.linear.FlatMLP`, kept as each layer's input
-    ``a_{l-1}`` and error ``δ_l = ∂ℓ_j/∂z_l``, feature-major: ``[B, fan, n]`` (``B`` blocks padded to
-    ``n`` candidates, ``valid [B, n]`` marks the real ones). Layer l's part of ``-u_j`` is
+    ``a_{l-1}`` and error ``δ_l = ∂ℓ_j/∂z_l``, feature-major: ``[T, B, fan, n]`` for ``T`` rounds and
+    ``B`` blocks padded to ``n`` candidates (the first layer's input, the images, is ``[B, pixels, n]``
+    for every round; ``valid [B, n]`` marks the real candidates). Layer l's part of ``-u_j`` is
     ``(δ_l a_{l-1}ᵀ, δ_l)`` (weight, bias), so
 
         ⟨v, u_j⟩ = -Σ_l δ_l · (V_l a_{l-1} + b_l),   ‖u_j‖² = Σ_l ‖δ_l‖² (‖a_{l-1}‖² + 1)
 
     with ``V_l``, ``b_l`` layer l's slices of ``v`` (``layers``: where each sits in the flattened
     parameters). Each received vector is scored against its own block only, one batched product
-    per layer; numpy on the host (a round's few small arrays: no kernel per operation; the
-    feature-major layout keeps every reduction over a contiguous axis)."""
+    per layer; numpy on the host (small arrays: no kernel per operation; the feature-major layout
+    keeps every reduction over a contiguous axis). Every product and reduction is per block and
+    round, so a vector's guess does not depend on how many rounds are computed together."""
 
     def __init__(self, layers: list[LinearLayer], inputs: list[np.ndarray], errors: list[np.ndarray],
-                 valid: np.ndarray, square: Optional[np.ndarray] = None):
+                 valid: np.ndarray, square: np.ndarray):
         self.layers, self.inputs, self.errors, self.valid = layers, inputs, errors, valid
-        squares = [square if l == 0 and square is not None else np.einsum("bin,bin->bn", a, a)
-                   for l, a in enumerate(inputs)]   # ‖a_{l-1}‖² (the first layer's: fixed per run)
-        self.norms = np.sqrt(sum(np.einsum("bon,bon->bn", d, d) * (s + 1) for s, d in zip(squares, errors)))
+        squares = [square, *(np.einsum("tbin,tbin->tbn", a, a) for a in inputs[1:])]   # ‖a_{l-1}‖²
+        self.norms = np.sqrt(sum(np.einsum("tbon,tbon->tbn", d, d) * (s + 1) for s, d in zip(squares, errors)))
 
-    def best(self, vectors, blocks: list[int]) -> list[int]:
+    def best(self, vectors, blocks: list[int], rounds: Optional[list[int]] = None) -> list[int]:
         if not len(blocks):
             return []
         v = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
-        pick = (lambda t: t) if list(blocks) == list(range(len(self.valid))) else (lambda t: t[blocks])
+        blocks = np.asarray(blocks)
+        rounds = np.zeros_like(blocks) if rounds is None else np.asarray(rounds)
         dot = 0.0
-        for layer, a, d in zip(self.layers, self.inputs, self.errors):
+        for l, (layer, a, d) in enumerate(zip(self.layers, self.inputs, self.errors)):
             w = v[:, layer.weight].reshape(len(v), layer.rows, layer.inputs).astype(a.dtype, copy=False)
+            if l == 0:       # the images: one product per block, every round's vectors of it at once
+                mixed = np.empty((len(v), layer.rows, a.shape[-1]), dtype=a.dtype)
+                for b in np.unique(blocks).tolist():
+                    mine = np.flatnonzero(blocks == b)
+                    mixed[mine] = w[mine] @ a[b]
+            else:
+                mixed = w @ a[rounds, blocks]
             b = v[:, layer.bias].astype(a.dtype, copy=False)
-            dot = dot + np.einsum("kon,kon->kn", w @ pick(a) + b[:, :, None], pick(d))
-        score = np.where(pick(self.valid), -dot / np.maximum(pick(self.norms), 1e-30), -np.inf)
+            dot = dot + np.einsum("kon,kon->kn", mixed + b[:, :, None], d[rounds, blocks])
+        score = np.where(self.valid[blocks], -dot / np.maximum(self.norms[rounds, blocks], 1e-30), -np.inf)
         return score.argmax(1).tolist()
 
 
@@ -118,7 +147,7 @@ class CandidatePool:
     """A run's candidates, fixed for the run: block ``b`` holds the images ``x[padded[b, :counts[b]]]``
     of one watched client (the padding repeats an image and is masked out by ``valid``), on the host,
     feature-major (``images [B, pixels, n]``, ``square [B, n]`` their squared norms, ``labels [B, n]``).
-    :meth:`at` gives the round's :class:`Candidates` at the round's global parameters."""
+    :meth:`at` gives the :class:`Candidates` at one or more rounds' global parameters."""
 
     def __init__(self, model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
                  padded: torch.Tensor, counts: list[int]):
@@ -132,29 +161,30 @@ class CandidatePool:
         self.labels = y[padded].cpu().numpy()
         self.layers = _flat_mlp_layers(model, params)
 
-    def at(self, params: dict, blocks: list[int]) -> Candidates:
-        """The candidates of ``blocks`` at ``params``, in closed form where the model allows it
-        (:func:`layer_errors`; every block is computed: a few more rows cost less than a copy),
-        else written out for ``blocks`` only."""
+    def host(self, params: dict) -> Optional[list[np.ndarray]]:
+        """What :meth:`at` needs of a round's ``params``, copied to the host (None: the model is not
+        fully connected, :meth:`at` takes ``params`` as they are)."""
+        if self.layers is None:
+            return None
+        return [params[f"fc{i}.{k}"].detach().cpu().numpy() for i in range(1, len(self.layers) + 1)
+                for k in ("weight", "bias")]
+
+    def at(self, params: list, blocks: list[list[int]]) -> Candidates:
+        """The candidates at each round's parameters ``params[t]`` (:meth:`host`'s arrays, or the
+        parameters themselves), in closed form where the model allows it (:func:`layer_errors`; every
+        block is computed: a few more rows cost less than a copy), else written out for the round's
+        ``blocks[t]`` only."""
         if self.layers is not None:
-            host = [params[f"fc{i}.{k}"].detach().cpu().numpy() for i in range(1, len(self.layers) + 1)
-                    for k in ("weight", "bias")]
-            inputs, errors = layer_errors(host, self.images, self.labels)
+            inputs, errors = layer_errors(params, self.images, self.labels)
             return LayerCandidates(self.layers, inputs, errors, self.valid, self.square)
-        rows = [self.padded[b, : self.counts[b]] for b in blocks]
-        at = torch.cat(rows)
-        dense = DenseCandidates(candidate_updates(self.model, params, self.x[at], self.y[at]), [len(r) for r in rows])
-        return _Reindexed(dense, {b: i for i, b in enumerate(blocks)})
-
-
-class _Reindexed(Candidates):
-    """``inner``'s blocks named by the pool's block numbers (``order``: pool block -> inner block)."""
-
-    def __init__(self, inner: Candidates, order: dict):
-        self.inner, self.order = inner, order
-
-    def best(self, vectors, blocks: list[int]) -> list[int]:
-        return self.inner.best(vectors, [self.order[b] for b in blocks])
+        rounds, order = [], []
+        for p, wanted in zip(params, blocks):
+            rows = [self.padded[b, : self.counts[b]] for b in wanted]
+            at = torch.cat(rows)
+            rounds.append(DenseCandidates(candidate_updates(self.model, p, self.x[at], self.y[at]),
+                                          [len(r) for r in rows]))
+            order.append({b: i for i, b in enumerate(wanted)})
+        return _PerRound(rounds, order)
 
 
 def _flat_mlp_layers(model: torch.nn.Module, params: dict) -> Optional[list[LinearLayer]]:
@@ -169,23 +199,26 @@ def _flat_mlp_layers(model: torch.nn.Module, params: dict) -> Optional[list[Line
             for i in range(1, n_layers + 1)]
 
 
-def layer_errors(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
+def layer_errors(params: list[list[np.ndarray]], x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
     """Each layer's input ``a_{l-1}`` and back-propagated error ``δ_l = ∂ℓ/∂z_l`` of the cross-entropy
-    ``ℓ`` of a ReLU MLP (``params``: ``W1, b1, W2, b2, …``) on candidates ``x [B, pixels, n]`` with
-    labels ``y [B, n]``, feature-major like ``x``: one forward and one backward pass written out,
+    ``ℓ`` of a ReLU MLP at ``T`` rounds' parameters (``params[t]``: ``W1, b1, W2, b2, …``) on
+    candidates ``x [B, pixels, n]`` with labels ``y [B, n]``, feature-major: ``[T, B, fan, n]`` (the
+    first input is ``x`` itself). One forward and one backward pass written out,
     ``δ_L = softmax(z_L) - onehot(y)``."""
+    stacked = [np.stack(p) for p in zip(*params)]       # [T, rows, fan_in], [T, rows]
     a, inputs, pre = x, [], []
-    for w, b in zip(params[0::2], params[1::2]):
+    for w, b in zip(stacked[0::2], stacked[1::2]):
         inputs.append(a)
-        z = w @ a + b[:, None]
+        z = w[:, None] @ a + b[:, None, :, None]
         pre.append(z)
         a = np.maximum(z, 0)
-    error = np.exp(pre[-1] - pre[-1].max(1, keepdims=True))
-    error /= error.sum(1, keepdims=True)
-    blocks, classes, n = error.shape
-    error.reshape(-1)[(np.arange(blocks)[:, None] * classes + y) * n + np.arange(n)] -= 1
+    error = np.exp(pre[-1] - pre[-1].max(2, keepdims=True))
+    error /= error.sum(2, keepdims=True)
+    rounds, blocks, classes, n = error.shape
+    place = (np.arange(rounds * blocks).reshape(rounds, blocks, 1) * classes + y) * n + np.arange(n)
+    error.reshape(-1)[place] -= 1
     errors = [error]
     for l in range(len(pre) - 1, 0, -1):
-        error = (params[2 * l].T @ error) * (pre[l - 1] > 0)
+        error = (stacked[2 * l].transpose(0, 2, 1)[:, None] @ error) * (pre[l - 1] > 0)
         errors.insert(0, error)
     return inputs, errors

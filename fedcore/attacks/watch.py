@@ -22,6 +22,7 @@ cap's game (:mod:`.informed`). Models whose first layer is not linear get no inv
 from __future__ import annotations
 
 import math
+import time
 from functools import lru_cache
 from typing import Optional
 
@@ -36,6 +37,11 @@ from .metrics import psnr_from_mse
 
 SHOW = 6
 """Clients whose images travel in the event (the Playground's per-client sliders go up to 6)."""
+BATCH_ROUNDS = 16
+BATCH_SECONDS = 0.2
+"""Rounds closed in quick succession are turned into records together (:meth:`AttackWatch.flush`), up to
+16 of them or as many as close within 0.2 s: a round's view costs mostly fixed work (~150 small array
+operations), which a batch shares; a round slower than that is flushed on its own."""
 
 
 class AttackWatch:
@@ -66,6 +72,9 @@ class AttackWatch:
         self._pictures: dict[tuple[int, int], str] = {}
         """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
         self._round: dict = {}
+        self._pending: list[dict] = []
+        """Rounds closed (:meth:`close`) whose records :meth:`flush` has not built yet."""
+        self._since: Optional[float] = None
         self.ledger = None
         """The run's ledger as of the last :meth:`report` (the whole run's bound is read from it at the end)."""
         self.keep = keep if self.layer is None else 0
@@ -84,17 +93,18 @@ class AttackWatch:
         (``mask[j]``: over client ``clients[j]``'s images; a Poisson batch that drew nothing is left out)."""
         rows = {int(c): i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
-        clients, mask = [], np.zeros((0, self.n_max), dtype=bool)
+        clients, mask, counted = [], np.zeros((0, self.n_max), dtype=bool), []
         if watched:
             at = np.asarray([rows[c] for c in watched])
             live = (_host_rows(plan.mask, at) * _host_rows(plan.active, at)[:, :, None] > 0).reshape(len(at), -1)
             where = self.position[_host_rows(plan.index, at).reshape(len(at), -1)]       # [k, S*B] places
             full = np.zeros((len(watched), self.n_max + 1), dtype=bool)
             full.reshape(-1)[np.where(live, where, self.n_max) + (self.n_max + 1) * np.arange(len(watched))[:, None]] = True
-            keep = full[:, :-1].any(1)
-            clients, mask = [c for c, k in zip(watched, keep) if k], full[keep, :-1]
-        self._round = {"rows": rows, "clients": clients, "mask": mask, "raw": None, "upload": None,
-                       "aggregate": None, "params": self.s.params}
+            counted = full[:, :-1].sum(1)
+            keep = counted > 0
+            clients, mask, counted = [c for c, k in zip(watched, keep) if k], full[keep, :-1], counted[keep].tolist()
+        self._round = {"rows": rows, "clients": clients, "mask": mask, "counted": counted, "raw": None,
+                       "upload": None, "aggregate": None, "params": self.s.params}
 
     def before(self, updates: torch.Tensor, sel: torch.Tensor) -> None:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
@@ -115,65 +125,106 @@ class AttackWatch:
         r["aggregate"] = None if step is None else step.detach().float().clone()
 
     def report(self, ledger) -> dict:
-        """The round's attack record; ``ledger`` (the run's, this round recorded) answers each
-        attacker's game (:func:`reconstruction_game`) per client."""
+        """The round's attack record at once (:meth:`close` then :meth:`flush`)."""
+        self.close(ledger)
+        return self.flush()[0]
+
+    def close(self, ledger) -> None:
+        """Round end: keep what the round's record needs, read the game each attacker plays per client
+        from ``ledger`` (the run's, this round recorded) now; :meth:`flush` builds the records."""
         self.ledger = ledger
-        out = {"shape": list(self.s.x_train.shape[1:]), "method": "analytic", "attackers": []}
-        if self.unsupported:
-            out["unsupported"] = self.unsupported
         r, self._round = self._round, {}
-        if r.get("clients"):
-            r["candidates"] = self._candidates(r)
-        for attacker in self.attackers:
-            received = _received(attacker.source, r)
-            clients = self._score(*received, attacker, ledger, r) if received else []
-            out["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
-                                     "bounded": attacker.bounded, "clients": clients})
+        r["received"] = [_received(a.source, r) for a in self.attackers]
+        r["rows"] = [self._proofs(got, a, ledger, r) for got, a in zip(r["received"], self.attackers)]
+        if r.get("clients") and any(got for got in r["received"]):
+            counts = r["mask"].sum(1)
+            r["blocks"] = [self.index[c] for c, k in zip(r["clients"], counts.tolist()) if k < self.counts[c]]
+            r["host"] = self.pool.host(r["params"]) if r["blocks"] else None
+        self._pending.append(r)
+        self._since = self._since or time.perf_counter()
+
+    def due(self) -> bool:
+        """Whether the rounds kept since the last :meth:`flush` should be turned into records now: as
+        many as :data:`BATCH_ROUNDS`, or the first of them :data:`BATCH_SECONDS` old (a slow round is
+        flushed at once, so the live view lags by at most that)."""
+        return bool(self._pending) and (len(self._pending) >= BATCH_ROUNDS
+                                        or time.perf_counter() - self._since >= BATCH_SECONDS)
+
+    def flush(self) -> list[dict]:
+        """The attack record of every round closed since the last flush, in order, computed together:
+        one batch of candidates and one scoring per attacker for all of them (a record is the same
+        however many rounds share the batch)."""
+        pending, self._pending, self._since = self._pending, [], None
+        head = {"shape": list(self.s.x_train.shape[1:]), "method": "analytic"}
+        if self.unsupported:
+            head["unsupported"] = self.unsupported
+        out = [{**head, "attackers": []} for _ in pending]
+        asked = [t for t, r in enumerate(pending) if r.get("blocks")]
+        candidates = self.pool.at([pending[t]["host"] or pending[t]["params"] for t in asked],
+                                  [pending[t]["blocks"] for t in asked]) if asked else None
+        slot = {t: i for i, t in enumerate(asked)}
+        for i, attacker in enumerate(self.attackers):
+            rows = [(t, j) for t, r in enumerate(pending) if r["received"][i] for j in r["received"][i][0]]
+            scored = self._score(pending, i, rows, candidates, slot) if rows else []
+            per_round = [[] for _ in pending]
+            for (t, _), row in zip(rows, scored):
+                per_round[t].append(row)
+            for t, clients in enumerate(per_round):
+                out[t]["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
+                                            "bounded": attacker.bounded, "clients": clients})
         return out
 
-    def _candidates(self, r: dict) -> Optional[Candidates]:
-        """The round's candidates (:class:`~.informed.CandidatePool`) of the watched clients that did not
-        train on all their images (for those that did, any guess is among the images used: chance is 1);
-        None when every client trained on all of them."""
-        blocks = [self.index[c] for c, k in zip(r["clients"], r["mask"].sum(1).tolist()) if k < self.counts[c]]
-        return self.pool.at(r["params"], blocks) if blocks else None
+    def _proofs(self, got, attacker, ledger, r: dict) -> list[dict]:
+        """The start of each received update's row: who, how many images, chance, the game and its cap."""
+        if not got:
+            return []
+        rows = []
+        for j in got[0]:
+            c = r["clients"][j]
+            k, n = int(r["counted"][j]), self.counts[c]
+            game = reconstruction_game(self.s.mechanism.threat_model, k)
+            proof = ledger.game_bound(c, game) if attacker.bounded else unbounded(
+                game, float(ledger.delta[c]), f"{attacker.who} is not bounded by the run's ε")
+            rows.append({"client": c, "used": k, "n": n, "chance": k / n,
+                         "epsilon": proof.epsilon if proof.finite else None, "game": game.key,
+                         "cap": proof.reid_cap(k / n)})
+        return rows
 
-    def _score(self, positions: list, vectors: torch.Tensor, attacker, ledger, r: dict) -> list[dict]:
-        """One row per received update: ``vectors[i]`` is the round's ``clients[positions[i]]``'s."""
+    def _score(self, pending: list, i: int, rows: list, candidates: Optional[Candidates], slot: dict) -> list[dict]:
+        """Attacker ``i``'s rows ``(round, position)`` of the ``pending`` rounds, scored together: the
+        label, the informed guess and, with a linear first layer, the inversion."""
         s = self.s
-        clients = [r["clients"][j] for j in positions]
+        clients = [pending[t]["clients"][j] for t, j in rows]
         at = [self.index[c] for c in clients]
-        # scored on the host, in numpy: a round's few small arrays, one copy each (no kernel per step)
-        host = vectors.float().cpu().numpy()
+        host = np.concatenate([pending[t]["received"][i][1] for t in sorted({t for t, _ in rows})])  # [k, d]
         guessed = recover_label(host, self.label_slice)
         recon = None if self.layer is None else invert_linear(host, self.layer)   # [k, pixels]
-        mask = r["mask"][positions]                                        # [k, n_max] images used
+        mask = np.stack([pending[t]["mask"][j] for t, j in rows])           # [k, n_max] images used
         classes = s.ctx.num_classes
         present = np.zeros((len(clients), classes + 1), dtype=bool)
         present.reshape(-1)[np.where(mask, self.pool.labels[at], classes) + (classes + 1) * np.arange(len(clients))[:, None]] = True
         present = present[:, :classes]                                     # [k, classes] labels used
         label_ok = present[np.arange(len(clients)), guessed].tolist()
-        counts = mask.sum(1).tolist()
-        asked = [j for j, c in enumerate(clients) if counts[j] < self.counts[c]]   # not trained on all its images
-        picks = dict(zip(asked, r["candidates"].best(host[asked], [at[j] for j in asked]) if asked else []))
         label_count = present.sum(1).tolist()
-        rows = []
-        for j, c in enumerate(clients):
-            k, n = int(counts[j]), self.counts[c]
-            matched = j not in picks or bool(mask[j, picks[j]])  # trained on all its images: any guess is one
-            game = reconstruction_game(s.mechanism.threat_model, k)
-            proof = ledger.game_bound(c, game) if attacker.bounded else unbounded(
-                game, float(ledger.delta[c]), f"{attacker.who} is not bounded by the run's ε")
-            rows.append({"client": c, "used": k, "n": n, "chance": k / n, "matched": matched,
-                         "label_ok": label_ok[j], "label_chance": label_count[j] / classes,
-                         "epsilon": proof.epsilon if proof.finite else None, "game": game.key,
-                         "cap": proof.reid_cap(k / n)})
+        asked = [q for q, (t, j) in enumerate(rows) if pending[t]["counted"][j] < self.counts[clients[q]]]
+        picks = dict(zip(asked, candidates.best(host[asked], [at[q] for q in asked], [slot[rows[q][0]] for q in asked])
+                         if asked else []))
+        starts = {t: 0 for t, _ in rows}
+        out = []
+        for q, (t, j) in enumerate(rows):
+            row = dict(pending[t]["rows"][i][starts[t]])
+            starts[t] += 1
+            row.update(matched=q not in picks or bool(mask[q, picks[q]]),   # trained on all its images: any guess is one
+                       label_ok=label_ok[q], label_chance=label_count[q] / classes)
+            out.append(row)
         if recon is None:
-            for j, row in enumerate(rows):
+            for q, row in enumerate(out):
                 if len(self.kept) < self.keep:
-                    self.kept.append({"client": clients[j], "vector": vectors[j], "params": r["params"],
-                                      "used": torch.from_numpy(mask[j]), "label": int(guessed[j]), "row": row})
-            return rows
+                    t, j = rows[q]
+                    self.kept.append({"client": clients[q], "vector": torch.from_numpy(host[q].copy()).to(s.device),
+                                      "params": pending[t]["params"], "used": torch.from_numpy(mask[q]),
+                                      "label": int(guessed[q]), "row": row})
+            return out
         # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
         images, take = self.pool.images, np.arange(len(clients))
         dist = (self.pool.square[at] - 2 * (recon[:, None, :] @ images[at])[:, 0]
@@ -184,13 +235,13 @@ class AttackWatch:
         truth = images[at, :, closest]                                      # [k, pixels]
         miss = recon - truth
         mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
-        shown = [j for j, c in enumerate(clients) if c in self.show]
+        shown = [q for q, c in enumerate(clients) if c in self.show]
         pictures = dict(zip(shown, zip(encode_images(recon[shown]), self._truths(clients, closest, truth, shown))))
-        for j, row in enumerate(rows):
-            row.update(reidentified=row["used"] == row["n"] or bool(found[j]), psnr=round(psnr_from_mse(mse[j], self.peak), 2))
-            if j in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
-                row["image"], row["truth"] = pictures[j]
-        return rows
+        for q, row in enumerate(out):
+            row.update(reidentified=row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], self.peak), 2))
+            if q in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
+                row["image"], row["truth"] = pictures[q]
+        return out
 
     def _truths(self, clients: list, closest, truth, shown: list) -> list[str]:
         """The encoded true images of the ``shown`` rows (each client's image encoded once per run)."""
@@ -269,12 +320,14 @@ def _host_rows(t: torch.Tensor, at: np.ndarray) -> np.ndarray:
     return t.numpy()[at] if t.device.type == "cpu" else t[torch.as_tensor(at, device=t.device)].cpu().numpy()
 
 
-def _received(source: str, r: dict) -> Optional[tuple[list, torch.Tensor]]:
-    """``(positions, vectors [k, d])``: the updates the attacker receives this round, ``vectors[i]``
-    from the round's ``clients[positions[i]]``; None when it receives none."""
+def _received(source: str, r: dict) -> Optional[tuple[list, np.ndarray]]:
+    """``(positions, vectors [k, d])``: the updates the attacker receives this round, on the host,
+    ``vectors[i]`` from the round's ``clients[positions[i]]``; None when it receives none."""
     clients = r.get("clients") or []
     if source == "aggregate":
         step = r.get("aggregate")
-        return None if step is None or not clients else (list(range(len(clients))), step.expand(len(clients), -1))
+        if step is None or not clients:
+            return None
+        return list(range(len(clients))), np.repeat(step.float().cpu().numpy()[None], len(clients), 0)
     got = r.get("raw") if source == "raw" else r.get("upload")
-    return got if got and got[0] else None
+    return (got[0], got[1].float().cpu().numpy()) if got and got[0] else None

@@ -114,47 +114,68 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     # numbers; not with an attack watch (it follows each round's plan and report in turn).
     may_go_ahead = watcher is None and trainer == "batched"
     ahead: Optional[_Local] = None
-    for rnd in range(1, cfg.rounds + 1):
-        if should_stop():
-            yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
-                              aggregated_rounds=aggregated_rounds)
-            return
-        t0 = time.perf_counter()
-        local, ahead = (ahead, None) if ahead is not None else (local_round(rnd), None)
-        if local.failed is not None:
-            raise local.failed
-        signals, events, selected = local.signals, local.events, local.selected
-        uploaded, weights, aggregated = [], [], False
-        if local.client_flat is not None:
-            res = server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher)
-            local.client_flat = None
-            global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
-            signals = {**signals, **res.signals}
-            events += res.events
-        evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
-        if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
-            acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
-        went_ahead = 0.0
-        if may_go_ahead and rnd < cfg.rounds and ledger.pending() and not should_stop():
-            t_ahead = time.perf_counter()
-            try:
-                ahead = local_round(rnd + 1)
-                ahead.early = True
-            except Exception as exc:  # noqa: BLE001 -- raised where it would have been: after event t
-                ahead = _Local(np.zeros(0, dtype=np.int64), [], {}, failed=exc)
-            went_ahead = ahead.seconds = time.perf_counter() - t_ahead
-        headline = ledger.headline()
-        attack = {} if watcher is None else watcher.report(ledger)
-        seconds = time.perf_counter() - t0 - went_ahead + (local.seconds if local.early else 0.0)
-        yield RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
-                         uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
-                         epsilon_accountant=ledger.views(), events=events, signals=signals,
-                         seconds=seconds, elapsed=time.perf_counter() - t_start,
-                         threat_model=ledger.threat_model,
-                         epsilon_headline=[encode_epsilon(e) for e in headline],
-                         epsilon_headline_run=encode_epsilon(float(headline.max())), attack=attack,
-                         aggregated=aggregated, evaluated=evaluated)
-        aggregated_rounds += aggregated
+    held: list[RoundEvent] = []   # with a watch: rounds whose attack records are built together
+
+    def release() -> Iterator[RoundEvent]:
+        """The held events, each with its round's attack record (:meth:`AttackWatch.flush`)."""
+        t = time.perf_counter()
+        records = watcher.flush() if watcher is not None and held else [{} for _ in held]
+        if held:
+            held[-1].seconds += time.perf_counter() - t
+        events, held[:] = list(held), []
+        for event, record in zip(events, records):
+            event.attack = record
+            yield event
+
+    try:  # a round that fails still lets the rounds before it out, with their records
+        for rnd in range(1, cfg.rounds + 1):
+            if should_stop():
+                yield from release()
+                yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
+                                  aggregated_rounds=aggregated_rounds)
+                return
+            t0 = time.perf_counter()
+            local, ahead = (ahead, None) if ahead is not None else (local_round(rnd), None)
+            if local.failed is not None:
+                raise local.failed
+            signals, events, selected = local.signals, local.events, local.selected
+            uploaded, weights, aggregated = [], [], False
+            if local.client_flat is not None:
+                res = server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher)
+                local.client_flat = None
+                global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
+                signals = {**signals, **res.signals}
+                events += res.events
+            evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
+            if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
+                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
+            went_ahead = 0.0
+            if may_go_ahead and rnd < cfg.rounds and ledger.pending() and not should_stop():
+                t_ahead = time.perf_counter()
+                try:
+                    ahead = local_round(rnd + 1)
+                    ahead.early = True
+                except Exception as exc:  # noqa: BLE001 -- raised where it would have been: after event t
+                    ahead = _Local(np.zeros(0, dtype=np.int64), [], {}, failed=exc)
+                went_ahead = ahead.seconds = time.perf_counter() - t_ahead
+            headline = ledger.headline()
+            if watcher is not None:
+                watcher.close(ledger)
+            seconds = time.perf_counter() - t0 - went_ahead + (local.seconds if local.early else 0.0)
+            held.append(RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
+                                   uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
+                                   epsilon_accountant=ledger.views(), events=events, signals=signals,
+                                   seconds=seconds, elapsed=time.perf_counter() - t_start,
+                                   threat_model=ledger.threat_model,
+                                   epsilon_headline=[encode_epsilon(e) for e in headline],
+                                   epsilon_headline_run=encode_epsilon(float(headline.max())),
+                                   aggregated=aggregated, evaluated=evaluated))
+            aggregated_rounds += aggregated
+            if watcher is None or rnd == cfg.rounds or watcher.due():
+                yield from release()
+    except Exception:
+        yield from release()
+        raise
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
                       aggregated_rounds=aggregated_rounds, epsilon_pld=encode_epsilon(ledger.pld_run()),
                       epsilon_profile=[list(pair) for pair in ledger.profile()] if profile else None)
