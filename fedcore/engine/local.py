@@ -39,6 +39,7 @@ from torch.func import functional_call, grad, vmap
 from torch.overrides import TorchFunctionMode
 
 from ..config import LocalConfig
+from .flat import flatten
 from .plan import BatchPlan
 
 
@@ -182,11 +183,16 @@ def client_gradient_fn(model: torch.nn.Module, clip: Optional[float] = None):
 
 CPU_CHUNK_BYTES = 16 * 2**20
 """Activations per vmap call on CPU: about 8 clients of cnn_uldp at batch 32, all 100 of logreg."""
+CPU_ROWS_BYTES = 64 * 2**20
+"""Parameters per vmap call on CPU (so each of the chunk's ``[chunk, d]`` rows, gradients and
+momentum): 105 clients of the MLP (d = 159,010), every chunk of logreg (d = 7,850) already fits.
+Blocks up to twice this size are reused from one chunk to the next (:mod:`.memory`)."""
 
 
 def client_chunk(model: torch.nn.Module, input_shape: tuple, batch_size: int) -> int:
     """Clients per vmap call on CPU: as many as keep one step's activations (every leaf
-    module's output, measured on one sample) within :data:`CPU_CHUNK_BYTES`."""
+    module's output, measured on one sample) within :data:`CPU_CHUNK_BYTES` and their
+    parameters within :data:`CPU_ROWS_BYTES`."""
     floats = []
     hooks = [mod.register_forward_hook(lambda _m, _i, out: floats.append(out.numel()))
              for mod in model.modules() if not list(mod.children())]
@@ -196,7 +202,8 @@ def client_chunk(model: torch.nn.Module, input_shape: tuple, batch_size: int) ->
     finally:
         for h in hooks:
             h.remove()
-    return max(1, CPU_CHUNK_BYTES // (4 * batch_size * max(1, sum(floats))))
+    d = sum(p.numel() for p in model.parameters())
+    return max(1, min(CPU_CHUNK_BYTES // (4 * batch_size * max(1, sum(floats))), CPU_ROWS_BYTES // (4 * max(1, d))))
 
 
 def _schedule(plan: BatchPlan) -> tuple[Optional[torch.Tensor], Optional[list[int]], list[int]]:
@@ -309,18 +316,20 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     prefix = live is not None
     live = live or [m] * plan.steps
     flat, params = _flat_buffer(start, m, stacked_start, workspace)
+    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
+    shared = fused is not None and not stacked_start   # the flat path writes the start chunk by chunk
     with torch.no_grad():
-        for k, v in start.items():
+        for k, v in ({} if shared else start).items():
             params[k].copy_(v[order] if stacked_start and order is not None else
                             v if stacked_start else v.unsqueeze(0).expand_as(params[k]))
     index, mask, active = ((plan.index, plan.mask, plan.active) if order is None else
                            (plan.index[order], plan.mask[order], plan.active[order]))
     expected = None if plan.expected is None else (plan.expected if order is None else plan.expected[order])
     shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
-    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
     if fused is not None:   # one [m, d] gradient and one update of the buffer per step
         return _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width,
-                           prefix, chunk, start, stacked_start, workspace, index, mask, active, expected)
+                           prefix, chunk, start, stacked_start, workspace, index, mask, active, expected,
+                           flatten(start) if shared else None)
     velocity = ({k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum"
                 else None)
     with torch.no_grad():
@@ -359,20 +368,31 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
 
 
 def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width, prefix,
-                chunk, start, stacked_start, workspace, index, mask, active, expected):
+                chunk, start, stacked_start, workspace, index, mask, active, expected, shared=None):
     """:func:`train_clients`'s steps where the gradients come as one ``[rows, d]`` tensor
     (``grad_fn.flat``): the Poisson ratio, weight decay, momentum and the SGD step are each one
     operation on the rows of the buffer, the same arithmetic element by element as the per-layer
-    updates (:func:`_sgd_update`), so the same numbers."""
+    updates (:func:`_sgd_update`), so the same numbers.
+
+    Chunk by chunk: a chunk's clients take all their steps before the next chunk starts (no
+    draws happen here, and a client's steps depend on its own rows only), so the rows, their
+    gradients and their momentum (one ``[chunk, d]`` buffer, reused) stay small and warm; a step's
+    rows are those of the step-by-step order (the chunk's rows still active at that step).
+    ``shared`` ``[d]``: every client's start, copied to a chunk's rows as the chunk begins."""
     m = flat.shape[0]
-    velocity = torch.zeros_like(flat) if local.optimizer == "momentum" else None
+    velocity = flat.new_empty(min(chunk, m), flat.shape[1]) if local.optimizer == "momentum" else None
     with torch.no_grad():
-        for s in range(plan.steps):
-            k_s, w = live[s], width[s]
-            for i in range(0, k_s, chunk):
-                rows = slice(i, min(i + chunk, k_s))
-                whole = rows.start == 0 and rows.stop == m
-                part = flat if whole else flat[rows]
+        for i in range(0, m, chunk):
+            n = min(chunk, m - i)
+            if shared is not None:
+                flat[i:i + n].copy_(shared.expand(n, -1))
+            v = None if velocity is None else velocity[:n].zero_()
+            for s in range(plan.steps):
+                stop, w = min(i + n, live[s]), width[s]
+                if stop <= i:
+                    continue
+                rows = slice(i, stop)
+                part = flat if stop - i == m else flat[rows]
                 idx = index[rows, s, :w]
                 rows_idx = idx.reshape(-1)   # one copy of the step's indices for both gathers
                 batch_mask = mask[rows, s, :w]
@@ -381,7 +401,7 @@ def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local,
                 if expected is not None:  # Poisson batches: the sum over the expected size
                     g = g * (batch_mask.sum(1) / expected[rows]).view(-1, 1).to(g.dtype)
                 a = None if prefix else active[rows, s]
-                _sgd_update(part, g, a, local, None if velocity is None else (velocity if whole else velocity[rows]))
+                _sgd_update(part, g, a, local, None if v is None else v[:stop - i])
     if order is not None:  # back to the callers' client order
         out, params = _flat_buffer(start, m, stacked_start, workspace)
         out.index_copy_(0, order, flat)

@@ -32,7 +32,8 @@ import torch
 
 from .evaluate import evaluate
 from .flat import flatten, flatten_stacked
-from .local import client_chunk, client_gradient_fn, train_clients
+from .local import CPU_ROWS_BYTES, client_chunk, client_gradient_fn, train_clients
+from .memory import keep_freed
 from .plan import BatchPlan, make_plan
 from .rounds import choose_clients, new_ledger, server_round
 from .setup import prepare
@@ -175,6 +176,7 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
     chunk = None
     if first.device.type == "cpu":
         chunk = client_chunk(model, tuple(x_all.shape[1:]), local.batch_size)
+        keep_freed(2 * CPU_ROWS_BYTES)  # a chunk reuses the blocks the last one freed
     results: list[Optional[LockstepResult]] = [None] * len(runs)
     for rnd in range(1, max(r.cfg.rounds for r in runs) + 1):
         if should_stop():

@@ -24,7 +24,8 @@ from ..config import RunConfig
 from ..events import RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
 from .flat import flatten, flatten_stacked
-from .local import Workspace, client_chunk, client_gradient_fn, train_clients
+from .local import CPU_ROWS_BYTES, Workspace, client_chunk, client_gradient_fn, train_clients
+from .memory import keep_freed
 from .plan import make_plan
 from .reference import train_clients_loop
 from .rounds import choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
@@ -76,6 +77,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     chunk = None  # clients per vmap call: all of them, except on CPU
     if s.device.type == "cpu":
         chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
+        keep_freed(2 * CPU_ROWS_BYTES)  # a chunk reuses the blocks the last one freed
     global_flat = flatten(s.params)
     ledger = new_ledger(s)
     workspace = Workspace()  # the clients' training buffer, kept across rounds
