@@ -158,11 +158,7 @@ class Bound:
     def reid_cap(self, chance: float) -> float:
         """The largest probability of re-identifying the protected unit among candidates of prior
         ``chance`` (the share of candidates the unit covers)."""
-        if not self.finite or chance >= 1:
-            return 1.0
-        if self.mu is not None:
-            return _phi(_phi_inv(max(chance, 1e-300)) + self.mu)
-        return min(1.0, *(math.exp(min(e, 700)) * chance + d for e, d in ((self.epsilon, self.delta), *self.profile)))
+        return _reid_cap(self, chance)
 
     def to_dict(self) -> dict:
         """The JSON of a cap's proof: ``cap_game``, ``cap_game_words``, ``cap_epsilon`` (None = ∞),
@@ -170,6 +166,16 @@ class Bound:
         return {"cap_game": self.game.key, "cap_game_words": self.game.words(),
                 "cap_epsilon": self.epsilon if self.finite else None, "cap_delta": self.delta,
                 "cap_basis": self.basis, "cap_mu": self.mu}
+
+
+@lru_cache(maxsize=8192)
+def _reid_cap(b: Bound, chance: float) -> float:
+    """:meth:`Bound.reid_cap`, remembered (a live view asks it of the same bound every round)."""
+    if not b.finite or chance >= 1:
+        return 1.0
+    if b.mu is not None:
+        return _phi(_phi_inv(max(chance, 1e-300)) + b.mu)
+    return min(1.0, *(math.exp(min(e, 700)) * chance + d for e, d in ((b.epsilon, b.delta), *b.profile)))
 
 
 def unbounded(game: Game, delta: float, why: str) -> Bound:

@@ -45,6 +45,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from .games import NATIVE_ADJACENCY, bound, unbounded, worst
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
 from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, prefetch, rdp_epsilons, rounded_multiplier
@@ -410,8 +411,6 @@ class Ledger:
         """What ``client``'s releases prove for ``game`` (:class:`~fedcore.accounting.games.Game`): its latest
         round's (``releases="round"``) or all of them, at its δ (or ``delta``); a
         :class:`~fedcore.accounting.games.Bound`, infinite where the client released something unbounded."""
-        from .games import NATIVE_ADJACENCY, bound, unbounded
-
         d = float(self.delta[client] if delta is None else delta)
         if self.threat_model == NO_PRIVACY or self.exposed[client]:
             return unbounded(game, d, "nothing noised: no guarantee")
@@ -429,7 +428,6 @@ class Ledger:
     def run_bound(self, game, clients=None):
         """One :meth:`game_bound` that holds for every client (of ``clients``): the run's answer to ``game``.
         Clients with identical releases share one computation."""
-        from .games import NATIVE_ADJACENCY, bound, worst
         from .pure import EXACT_TALLIES, dominating_tally
 
         ids = list(range(len(self.basic)) if clients is None else clients)

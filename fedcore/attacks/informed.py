@@ -160,6 +160,9 @@ class CandidatePool:
         self.square = np.einsum("bpn,bpn->bn", self.images, self.images)
         self.labels = y[padded].cpu().numpy()
         self.layers = _flat_mlp_layers(model, params)
+        widths = [w.shape[0] for k, w in params.items() if w.dim() == 2] if self.layers is not None else [1]
+        self.round_bytes = max(1, 4 * self.valid.size * 2 * sum(widths))
+        """What one round's candidates hold (each layer's output and error per candidate, float32)."""
 
     def host(self, params: dict) -> Optional[list[np.ndarray]]:
         """What :meth:`at` needs of a round's ``params``, copied to the host (None: the model is not

@@ -5,7 +5,9 @@ the threat model receives it, inverted and scored (the Playground's live attack 
 tells it the round's batch plan (which images each client's update was computed from); the
 server round taps the raw updates before the mechanism and the uploads and the global change
 after it (:func:`fedcore.engine.rounds.server_round`); after the ledger has recorded the round,
-:meth:`AttackWatch.report` returns the round's ``RoundEvent.attack`` record::
+:meth:`AttackWatch.close` keeps what the round's record needs, and :meth:`AttackWatch.flush` returns
+the ``RoundEvent.attack`` records of the rounds closed since the last flush (the loop holds their
+events until then: a few rounds that close in quick succession share the work)::
 
     {"shape": [1, 8, 8], "method": "analytic", "attackers": [{"key", "who", "received",
      "bounded", "clients": [{"client", "used", "n", "chance", "matched", "label_ok",
@@ -37,11 +39,13 @@ from .metrics import psnr_from_mse
 
 SHOW = 6
 """Clients whose images travel in the event (the Playground's per-client sliders go up to 6)."""
-BATCH_ROUNDS = 16
+BATCH_ROUNDS = 64
 BATCH_SECONDS = 0.2
-"""Rounds closed in quick succession are turned into records together (:meth:`AttackWatch.flush`), up to
-16 of them or as many as close within 0.2 s: a round's view costs mostly fixed work (~150 small array
-operations), which a batch shares; a round slower than that is flushed on its own."""
+BATCH_BYTES = 64 * 2**20
+"""Rounds closed in quick succession are turned into records together (:meth:`AttackWatch.flush`): as
+many as close within 0.2 s, up to 64 rounds or 64 MiB of candidates' activations and errors. A round's
+view costs mostly fixed work (~150 small array operations), which a batch shares; a round slower than
+0.2 s is flushed on its own."""
 
 
 class AttackWatch:
@@ -76,7 +80,7 @@ class AttackWatch:
         """Rounds closed (:meth:`close`) whose records :meth:`flush` has not built yet."""
         self._since: Optional[float] = None
         self.ledger = None
-        """The run's ledger as of the last :meth:`report` (the whole run's bound is read from it at the end)."""
+        """The run's ledger as of the last :meth:`close` (the whole run's bound is read from it at the end)."""
         self.keep = keep if self.layer is None else 0
         self.kept: list[dict] = []
         """Without a linear first layer: the first ``keep`` updates, for gradient matching later."""
@@ -118,16 +122,14 @@ class AttackWatch:
         r = self._round
         if not r.get("clients"):
             return
-        index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
-        mine = [j for j, c in enumerate(r["clients"]) if c in index]
-        at = torch.as_tensor([index[r["clients"][j]] for j in mine], dtype=torch.long, device=upload.values.device)
-        r["upload"] = (mine, upload.values.detach().index_select(0, at))
-        r["aggregate"] = None if step is None else step.detach().float().clone()
-
-    def report(self, ledger) -> dict:
-        """The round's attack record at once (:meth:`close` then :meth:`flush`)."""
-        self.close(ledger)
-        return self.flush()[0]
+        sources = {a.source for a in self.attackers}
+        if "upload" in sources:
+            index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
+            mine = [j for j, c in enumerate(r["clients"]) if c in index]
+            at = torch.as_tensor([index[r["clients"][j]] for j in mine], dtype=torch.long, device=upload.values.device)
+            r["upload"] = (mine, upload.values.detach().index_select(0, at))
+        if "aggregate" in sources:
+            r["aggregate"] = None if step is None else step.detach().float().clone()
 
     def close(self, ledger) -> None:
         """Round end: keep what the round's record needs, read the game each attacker plays per client
@@ -145,9 +147,9 @@ class AttackWatch:
 
     def due(self) -> bool:
         """Whether the rounds kept since the last :meth:`flush` should be turned into records now: as
-        many as :data:`BATCH_ROUNDS`, or the first of them :data:`BATCH_SECONDS` old (a slow round is
-        flushed at once, so the live view lags by at most that)."""
-        return bool(self._pending) and (len(self._pending) >= BATCH_ROUNDS
+        many as :data:`BATCH_ROUNDS` or :data:`BATCH_BYTES` of candidates, or the first of them
+        :data:`BATCH_SECONDS` old (a slow round is flushed at once, so the live view lags by at most that)."""
+        return bool(self._pending) and (len(self._pending) >= min(BATCH_ROUNDS, BATCH_BYTES // self.pool.round_bytes)
                                         or time.perf_counter() - self._since >= BATCH_SECONDS)
 
     def flush(self) -> list[dict]:
@@ -196,10 +198,11 @@ class AttackWatch:
         s = self.s
         clients = [pending[t]["clients"][j] for t, j in rows]
         at = [self.index[c] for c in clients]
-        host = np.concatenate([pending[t]["received"][i][1] for t in sorted({t for t, _ in rows})])  # [k, d]
+        rounds = sorted({t for t, _ in rows})
+        host = np.concatenate([pending[t]["received"][i][1] for t in rounds])   # [k, d]
         guessed = recover_label(host, self.label_slice)
         recon = None if self.layer is None else invert_linear(host, self.layer)   # [k, pixels]
-        mask = np.stack([pending[t]["mask"][j] for t, j in rows])           # [k, n_max] images used
+        mask = np.concatenate([pending[t]["mask"][pending[t]["received"][i][0]] for t in rounds])  # [k, n_max] images used
         classes = s.ctx.num_classes
         present = np.zeros((len(clients), classes + 1), dtype=bool)
         present.reshape(-1)[np.where(mask, self.pool.labels[at], classes) + (classes + 1) * np.arange(len(clients))[:, None]] = True
@@ -226,9 +229,12 @@ class AttackWatch:
                                       "label": int(guessed[q]), "row": row})
             return out
         # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
-        images, take = self.pool.images, np.arange(len(clients))
-        dist = (self.pool.square[at] - 2 * (recon[:, None, :] @ images[at])[:, 0]
-                + np.einsum("kp,kp->k", recon, recon)[:, None])               # [k, n_max]
+        images, take, blocks = self.pool.images, np.arange(len(clients)), np.asarray(at)
+        dot = np.empty((len(clients), self.n_max), dtype=recon.dtype)
+        for b in np.unique(blocks).tolist():                               # each client's images once
+            mine = np.flatnonzero(blocks == b)
+            dot[mine] = (recon[mine][:, None, :] @ images[b])[:, 0]
+        dist = self.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
         guess = np.where(self.valid[at], dist, np.inf).argmin(1)
         closest = np.where(mask, dist, np.inf).argmin(1)
         found = mask[take, guess].tolist()

@@ -59,7 +59,10 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     status ``stopped``. ``trainer="loop"`` swaps the batched local training for the
     plain per-client loop (tests and benchmarks only). ``watch``: a callable
     ``setup -> AttackWatch | None`` (:mod:`fedcore.attacks.watch`); each round's event then carries
-    what the attackers of the run's threat model recover (``RoundEvent.attack``). ``profile``: the
+    what the attackers of the run's threat model recover (``RoundEvent.attack``; the events of rounds
+    that close in quick succession come out together once their records are built, at most
+    :data:`~fedcore.attacks.watch.BATCH_ROUNDS` rounds or :data:`~fedcore.attacks.watch.BATCH_SECONDS`
+    after the first of them, and before a stop, the end or a failure). ``profile``: the
     ``RunFinished`` event also carries the run's privacy profile (its headline at several δ, for the
     attacks' caps; one composition per client and δ, so only when asked).
     """
@@ -113,7 +116,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     # Ahead: while the ledger still waits for curves of round t (computed beside the round,
     # accounting.ledger), round t+1's clients are chosen and trained (on a device: launched), then
     # event t is emitted with its headline caught up. The same draws in the same order, so the same
-    # numbers; not with an attack watch (it follows each round's plan and report in turn).
+    # numbers; not with an attack watch (it follows each round's plan and close in turn).
     may_go_ahead = watcher is None and trainer == "batched"
     ahead: Optional[_Local] = None
     held: list[RoundEvent] = []   # with a watch: rounds whose attack records are built together
