@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import charts, compare, history, host, pacing, plot, routing, state
+from pages.components.form import keyed
 from pages.components.press import pressed
 from fedcore.runner import ACTIVE
 from fedcore.runner.record import RUN
@@ -41,13 +42,13 @@ if not records:
     st.stop()
 
 compare.init_selection(records)
-selected = st.multiselect("Runs to compare", list(by_id), key="cmp.selected",
+selected = keyed(st.multiselect, "Runs to compare", list(by_id), key="cmp.selected",
                           format_func=lambda i: compare.run_title(by_id[i]),
                           placeholder="Pick runs from the store")
 c1, c2 = st.columns(2)
 group = c1.toggle("Group runs that differ only in the seed (mean and min–max band)", value=True,
                   key="cmp.group")
-view = c2.selectbox("Privacy ledger for the x axis", compare.available_views(selected), key="cmp.view",
+view = keyed(c2.selectbox, "Privacy ledger for the x axis", compare.available_views(selected), key="cmp.view",
                     format_func=lambda v: "basic composition" if v == BASIC else v,
                     help="The headline ε (the tightest proven bound, as on the Playground) when the runs carry it.")
 st.query_params["runs"] = ",".join(selected)

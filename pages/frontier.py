@@ -22,6 +22,7 @@ from fedcore.sweep.scenarios import SCENARIOS
 from fedcore.sweep.shipped import shipped
 from fedcore.sweep.spec import SweepSpec
 from pages.components import attack_frontier as af
+from pages.components.form import keyed
 from pages.components import frontier as fr
 from pages.components import narrow
 from pages.components import pacing
@@ -61,19 +62,19 @@ def _scenario_methods():
 
 
 s1, s2 = st.columns([1, 1])
-scenario = s1.selectbox("Scenario", list(SCENARIOS), key="fr.scenario", on_change=_scenario_methods,
+scenario = keyed(s1.selectbox, "Scenario", list(SCENARIOS), key="fr.scenario", on_change=_scenario_methods,
                         format_func=lambda k: SCENARIOS[k].title,
                         help="Where each paper's idea makes a difference; picking one also picks its methods.")
 s1.caption(f"Exercises {SCENARIOS[scenario].exercises}.")
-match = s2.radio("Compare at", list(fr.MATCH_LABELS), key="fr.match", format_func=fr.MATCH_LABELS.get,
+match = keyed(s2.radio, "Compare at", list(fr.MATCH_LABELS), key="fr.match", format_func=fr.MATCH_LABELS.get,
                  help="Equal privacy solves each method's own budget (ε per weight, per round, a noise "
                       "multiplier) so that the proven headline ε it spends equals the column's ε: a fair "
                       "comparison within one threat model. 'Each paper's own ε' writes the column's ε into "
                       "every method's setting, where it means different things.")
 c1, c2 = st.columns([1, 3])
-preset = c1.selectbox("Experiment (preset)", PRESETS.names(), key="fr.preset",
+preset = keyed(c1.selectbox, "Experiment (preset)", PRESETS.names(), key="fr.preset",
                       help="Every method starts from this preset, with its demo-scale settings.")
-methods = c2.multiselect("Methods", [m for m in METHODS.names()], key="fr.methods",
+methods = keyed(c2.multiselect, "Methods", [m for m in METHODS.names()], key="fr.methods",
                          help="Each method also gets two references with its own settings: no privacy (dashed) and clip "
                               "only (dotted).")
 c1, c2, c3, c4 = st.columns([3, 1.2, 0.8, 1], vertical_alignment="bottom")
@@ -83,18 +84,18 @@ picked = c1.select_slider(
     help="ε (epsilon) bounds how much one client's (or one record's) data can change what others see: "
          "smaller ε = more noise = more privacy. Under equal privacy each run spends exactly its column's ε; "
          "under each paper's own ε the chart places each run at the ε it really spent. See the Mechanisms page.")
-step = c2.radio("Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
-seeds = c3.number_input("Seeds", min_value=1, max_value=fr.MAX_SEEDS, key="fr.seeds")
+step = keyed(c2.radio, "Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
+seeds = keyed(c3.number_input, "Seeds", min_value=1, max_value=fr.MAX_SEEDS, step=1, key="fr.seeds")
 t0, t1, t_attack, t2 = st.columns([2.4, 1.2, 1.2, 0.8], vertical_alignment="center")
 t0.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
-audit = t1.toggle(
-    "Audit each point (slower)", key="fr.audit",
+audit = keyed(
+    t1.toggle, "Audit each point (slower)", key="fr.audit",
     help="Attack every run to measure an empirical ε lower bound beside the accountant's upper bound, as "
          "`python -m fedcore sweep --audit` does: one client's report for local DP (a few seconds per point), "
          "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
          f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
-attack = t_attack.toggle(
-    "Attack each point (slower)", key="fr.attack",
+attack = keyed(
+    t_attack.toggle, "Attack each point (slower)", key="fr.attack",
     help="What ε buys: after training, attack every point as `python -m fedcore sweep --attack` does: "
          "re-identify a client's image from its updates and infer membership from the model "
          f"({DEFAULT_SHADOWS} shadow runs per point), each beside the cap the point's ε proves. A few seconds per "
@@ -125,8 +126,8 @@ from fedcore.sweep.job import spec_key, start_sweep, sweep_rows, sweep_status  #
 from pages.components import host  # noqa: E402
 
 manager = host.manager()
-ray = ray_installed() and t2.toggle(
-    "Train on Ray", key="fr.ray", disabled=audit or attack,
+ray = ray_installed() and keyed(
+    t2.toggle, "Train on Ray", key="fr.ray", disabled=audit or attack,
     help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host setting FEDCORE_RAY_ADDRESS; "
          "'local' starts Ray on this server). Stop cancels it. Not with auditing: the cluster's tasks do not "
          "audit or attack.") and not audit and not attack

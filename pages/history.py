@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components import history, host, routing, state
+from pages.components.form import keyed
 from pages.components.press import pressed
 from fedcore.runner.record import RUN
 from fedcore.tables import export_csv, export_json
@@ -33,7 +34,7 @@ st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="st
 by_id = {r.id: r for r in records}
 if st.session_state.get("hist.run") not in by_id:
     st.session_state["hist.run"] = records[0].id
-run_id = st.selectbox("Run", list(by_id), key="hist.run", format_func=lambda i: history.title(by_id[i]))
+run_id = keyed(st.selectbox, "Run", list(by_id), key="hist.run", format_func=lambda i: history.title(by_id[i]))
 record = by_id[run_id]
 
 mine = host.may_control(record)

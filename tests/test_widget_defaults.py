@@ -23,12 +23,12 @@ def _playground(**query) -> AppTest:
     return at.run()
 
 
-def _mismatches(at: AppTest) -> list[str]:
-    """Each settings widget (key ``w.…`` or ``pg.…``) whose default in the page is not its value."""
+def _mismatches(at: AppTest, prefixes: tuple = ("w.", "pg.")) -> list[str]:
+    """Each settings widget (key starting with one of ``prefixes``) whose default in the page is not its value."""
     bad = []
     for kind in ("slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "select_slider"):
         for w in at.get(kind):
-            if not str(w.key or "").startswith(("w.", "pg.")):
+            if not str(w.key or "").startswith(prefixes):
                 continue
             proto = w.proto
             if kind in ("selectbox", "radio"):
@@ -36,7 +36,8 @@ def _mismatches(at: AppTest) -> list[str]:
             elif kind == "slider":
                 default, value = list(proto.default), [w.value]
             elif kind == "select_slider":
-                default, value = [proto.options[i] for i in proto.default], [w.format_func(w.value)]
+                values = w.value if isinstance(w.value, (tuple, list)) else [w.value]   # one value or a range
+                default, value = [proto.options[int(i)] for i in proto.default], [w.format_func(v) for v in values]
             else:
                 default, value = proto.default, w.value
             if default != value:
@@ -51,6 +52,19 @@ def test_the_settings_widgets_default_to_their_values_in_the_runs_after_the_firs
     sliders = {w.key: w for w in at.slider}
     assert sliders["w.participation"].value == 0.5 and list(sliders["w.participation"].proto.default) == [0.5]
     assert _mismatches(at) == []
+
+
+def test_the_frontiers_widgets_default_to_the_values_its_link_set(store_dir):
+    # the full suite saw an audited frontier's link draw its audit while the toggle showed off
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/frontier.py")
+    for k, v in {"preset": "demo", "methods": "pldp_b", "eps": "1,3", "seeds": "1", "audit": "1", "match": "target"}.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    at.run()
+    assert at.toggle(key="fr.audit").value is True and at.toggle(key="fr.audit").proto.default is True
+    assert _mismatches(at, ("fr.",)) == []
 
 
 def test_a_links_error_shows_in_the_next_runs_however_long_they_take(store_dir, monkeypatch):
