@@ -4,6 +4,7 @@ batch, and no round's event is held back at a stop, at the end or when a later r
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -59,3 +60,29 @@ def test_a_failing_round_lets_the_rounds_before_it_out_first(monkeypatch):
             got.append(event)
     rounds = [e for e in got if isinstance(e, RoundEvent)]
     assert [e.round for e in rounds] == [1, 2, 3] and all(e.attack["attackers"] for e in rounds)
+
+
+def test_a_consumer_that_paces_the_run_gets_each_round_before_the_next_trains(monkeypatch):
+    # the dashboard's slow motion and pause hold each event: rounds must not be trained ahead of it
+    cfg = build_config("attack_digits", None, ["rounds=6"])
+    monkeypatch.setattr(watch, "BATCH_ROUNDS", 64)
+    monkeypatch.setattr(watch, "BATCH_SECONDS", 0.01)
+    closed = []
+    real = watch.AttackWatch.close
+    monkeypatch.setattr(watch.AttackWatch, "close", lambda self, ledger: (closed.append(1), real(self, ledger)))
+    seen = []
+    for event in iter_run(cfg, watch=watch.live_watch):
+        if isinstance(event, RoundEvent):
+            seen.append((event.round, len(closed)))
+            time.sleep(0.05)                      # slower than the batch window: a paced consumer
+    assert seen == [(r, r) for r in range(1, 7)]
+
+
+def test_a_fast_consumer_gets_rounds_in_batches_after_the_first(monkeypatch):
+    cfg = build_config("attack_digits", None, ["rounds=6"])
+    monkeypatch.setattr(watch, "BATCH_SECONDS", float("inf"))
+    closed = []
+    real = watch.AttackWatch.close
+    monkeypatch.setattr(watch.AttackWatch, "close", lambda self, ledger: (closed.append(1), real(self, ledger)))
+    seen = [(e.round, len(closed)) for e in iter_run(cfg, watch=watch.live_watch) if isinstance(e, RoundEvent)]
+    assert seen == [(1, 1)] + [(r, 6) for r in range(2, 7)]   # round 1 alone (the consumer's pace unknown)

@@ -145,12 +145,19 @@ class AttackWatch:
         self._pending.append(r)
         self._since = self._since or time.perf_counter()
 
-    def due(self) -> bool:
+    def due(self, consumer_s: Optional[float] = None) -> bool:
         """Whether the rounds kept since the last :meth:`flush` should be turned into records now: as
         many as :data:`BATCH_ROUNDS` or :data:`BATCH_BYTES` of candidates, or the first of them
-        :data:`BATCH_SECONDS` old (a slow round is flushed at once, so the live view lags by at most that)."""
-        return bool(self._pending) and (len(self._pending) >= min(BATCH_ROUNDS, BATCH_BYTES // self.pool.round_bytes)
-                                        or time.perf_counter() - self._since >= BATCH_SECONDS)
+        :data:`BATCH_SECONDS` old (a slow round is flushed at once, so the live view lags by at most
+        that). Also at once while the run's consumer paces it (``consumer_s``: how long it kept the
+        last events released, None before any): a dashboard in slow motion or paused shows each round
+        as it trains, and a Stop lands on the round shown, not on rounds trained ahead."""
+        if not self._pending:
+            return False
+        if consumer_s is None or consumer_s > BATCH_SECONDS:
+            return True
+        return (len(self._pending) >= min(BATCH_ROUNDS, BATCH_BYTES // self.pool.round_bytes)
+                or time.perf_counter() - self._since >= BATCH_SECONDS)
 
     def flush(self) -> list[dict]:
         """The attack record of every round closed since the last flush, in order, computed together:

@@ -120,6 +120,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     may_go_ahead = watcher is None and trainer == "batched"
     ahead: Optional[_Local] = None
     held: list[RoundEvent] = []   # with a watch: rounds whose attack records are built together
+    consumer_s: list[Optional[float]] = [None]   # how long the consumer kept the last events released
 
     def release() -> Iterator[RoundEvent]:
         """The held events, each with its round's attack record (:meth:`AttackWatch.flush`)."""
@@ -128,9 +129,13 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         if held:
             held[-1].seconds += time.perf_counter() - t
         events, held[:] = list(held), []
+        waited = 0.0
         for event, record in zip(events, records):
             event.attack = record
+            t = time.perf_counter()
             yield event
+            waited += time.perf_counter() - t
+        consumer_s[0] = waited
 
     try:  # a round that fails still lets the rounds before it out, with their records
         for rnd in range(1, cfg.rounds + 1):
@@ -176,7 +181,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                    epsilon_headline_run=encode_epsilon(float(headline.max())),
                                    aggregated=aggregated, evaluated=evaluated))
             aggregated_rounds += aggregated
-            if watcher is None or rnd == cfg.rounds or watcher.due():
+            if watcher is None or rnd == cfg.rounds or watcher.due(consumer_s[0]):
                 yield from release()
     except Exception:
         yield from release()
