@@ -131,16 +131,24 @@ class LayerCandidates(Candidates):
         for l, (layer, a, d) in enumerate(zip(self.layers, self.inputs, self.errors)):
             w = v[:, layer.weight].reshape(len(v), layer.rows, layer.inputs).astype(a.dtype, copy=False)
             if l == 0:       # the images: one product per block, every round's vectors of it at once
-                mixed = np.empty((len(v), layer.rows, a.shape[-1]), dtype=a.dtype)
-                for b in np.unique(blocks).tolist():
-                    mine = np.flatnonzero(blocks == b)
-                    mixed[mine] = w[mine] @ a[b]
+                mixed = by_block(w, a, blocks)
             else:
                 mixed = w @ a[rounds, blocks]
             b = v[:, layer.bias].astype(a.dtype, copy=False)
             dot = dot + np.einsum("kon,kon->kn", mixed + b[:, :, None], d[rounds, blocks])
         score = np.where(self.valid[blocks], -dot / np.maximum(self.norms[rounds, blocks], 1e-30), -np.inf)
         return score.argmax(1).tolist()
+
+
+def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
+    """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one stacked product per block (no
+    gather of a block's array per row; each row's product is the same however many share it)."""
+    blocks = np.asarray(blocks)
+    out = np.empty((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
+    for b in np.unique(blocks).tolist():
+        mine = np.flatnonzero(blocks == b)
+        out[mine] = left[mine] @ blocks_right[b]
+    return out
 
 
 class CandidatePool:

@@ -33,7 +33,7 @@ import torch
 
 from ..accounting.games import unbounded
 from .attackers import attackers_for
-from .informed import CandidatePool, Candidates
+from .informed import CandidatePool, Candidates, by_block
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
 
@@ -139,8 +139,7 @@ class AttackWatch:
         r["received"] = [_received(a.source, r) for a in self.attackers]
         r["rows"] = [self._proofs(got, a, ledger, r) for got, a in zip(r["received"], self.attackers)]
         if r.get("clients") and any(got for got in r["received"]):
-            counts = r["mask"].sum(1)
-            r["blocks"] = [self.index[c] for c, k in zip(r["clients"], counts.tolist()) if k < self.counts[c]]
+            r["blocks"] = [self.index[c] for c, k in zip(r["clients"], r["counted"]) if k < self.counts[c]]
             r["host"] = self.pool.host(r["params"]) if r["blocks"] else None
         self._pending.append(r)
         self._since = self._since or time.perf_counter()
@@ -236,11 +235,8 @@ class AttackWatch:
                                       "label": int(guessed[q]), "row": row})
             return out
         # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
-        images, take, blocks = self.pool.images, np.arange(len(clients)), np.asarray(at)
-        dot = np.empty((len(clients), self.n_max), dtype=recon.dtype)
-        for b in np.unique(blocks).tolist():                               # each client's images once
-            mine = np.flatnonzero(blocks == b)
-            dot[mine] = (recon[mine][:, None, :] @ images[b])[:, 0]
+        images, take = self.pool.images, np.arange(len(clients))
+        dot = by_block(recon[:, None, :], images, at)[:, 0]               # each client's images once
         dist = self.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
         guess = np.where(self.valid[at], dist, np.inf).argmin(1)
         closest = np.where(mask, dist, np.inf).argmin(1)
