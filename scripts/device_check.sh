@@ -8,7 +8,8 @@
 #
 # Steps, in order of value: the W3 target (300 rounds, start to result), W2 plain and uldp
 # (fedcore against the plain loop), W4 with its profile, then KDP-FL's no-privacy row trained on
-# towards T = 300 (issue 39: where it stops rising; --out keeps every round, even when cut short).
+# towards T = 300 (--out keeps every round, even when cut short). `repro`: KDP-FL's no-privacy and
+# ε = 1 rows at three seeds at the rule's T = 150 (issue 39), and HW-DPFL's tables.
 set -u
 cd "$(dirname "$0")/.."
 CARRY=.devcarry
@@ -45,10 +46,9 @@ step() {  # step NAME LIMIT_S COMMAND...: one timed step; its log and exit statu
 }
 if [ "${1:-}" = "repro" ]; then  # issue 39: the papers' seeds a CPU cannot train in a session
   mkdir -p "$OUT/repro" && cp assets/reproduction/kdp_fl.json assets/reproduction/hw_dpfl.json "$OUT/repro/"
-  step kdp_T600 ${KDP_T_LIMIT:-45} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=600 \
-    --out "$OUT/kdp_fedavg_T600.jsonl"
-  step repro_kdp ${REPRO_KDP_LIMIT:-330} $PY -m fedcore reproduce kdp_fl --tables fmnist_noniid_eps1 --seeds 3 \
-    --out "$OUT/repro"
+  # T = 150: issue 39's rule on the no-privacy curve (fedcore/papers/kdp_fl.py, KDP_T_PLATEAU)
+  step repro_kdp ${REPRO_KDP_LIMIT:-420} $PY -m fedcore reproduce kdp_fl --tables fmnist_noniid_eps1 --seeds 3 \
+    --rows fedavg,dpfedavg,kdpfl --set rounds=150 --out "$OUT/repro"
   step repro_hw ${REPRO_HW_LIMIT:-150} $PY -m fedcore reproduce hw_dpfl --seeds 3 --out "$OUT/repro"
   rm -f "$OUT"/repro/*.md "$OUT/benchmarks.md"; cat "$OUT"/repro_*.log > "$OUT/repro.log"; rm -f "$OUT"/repro_*.log
   gzip -f "$OUT"/*.jsonl; exit 0

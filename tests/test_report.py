@@ -19,6 +19,16 @@ def test_the_document_matches_what_the_records_generate(capsys):
     assert document.check() == []
 
 
+def test_each_stored_record_s_markdown_is_what_the_record_generates():
+    from fedcore.reproduce.report import markdown
+    from fedcore.reproduce.results import REPO
+
+    folder = REPO / "assets" / "reproduction"
+    for stored in sorted(folder.glob("*.md")):
+        record = json.loads(stored.with_suffix(".json").read_text())
+        assert stored.read_text() == markdown(record), f"{stored.name} is stale: rewrite it from its record"
+
+
 def test_editing_one_number_in_the_document_fails_the_check(tmp_path, capsys):
     doc = tmp_path / "reproduction.md"
     shutil.copy(DOC, doc)

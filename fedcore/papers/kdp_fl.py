@@ -25,20 +25,25 @@ KDP_ROUNDS = "participation"
 """``dp_sgd``'s ``rounds`` option in the reproduction's DP rows: the noise is calibrated for the
 rounds a client takes part in (the mechanism's default, ``all``, calibrates for every round)."""
 KDP_T = 50
-"""KDP-FL's rounds T in the stored tables (the paper leaves T open). Issue 39's rule, T where the
-no-privacy row stops rising (its 10-round mean gains under 0.5 points over the next 50 rounds),
-measured on an H200 (2026-11-26, seed 0, 600 rounds): first met at T = 118 checked every round (a
-noise dip: one round's accuracy moves by several points with the clients sampled), at T = 225 checked
-every 25 rounds; 10-round mean 80.7 % at T = 300, yet 85.0 % at T = 600: the row keeps creeping up. The table stays at
-T = 50 (every row at three seeds) until its rows have three seeds at a larger T (docs/reproduction.md)."""
+"""KDP-FL's rounds T in the stored tables (the paper leaves T open). Issue 39's rule
+(:func:`fedcore.reproduce.stats.plateau_round`: the first T where no 10-round mean of the next 50
+rounds is 0.5 points or more above the one at T) on the no-privacy row's curve measured on an H200
+(``KDP_T_PROBE``) gives ``KDP_T_PLATEAU``; the table stays at T = 50 (every row at three seeds)
+until its DP rows have three seeds at that T (``scripts/device_check.sh repro``)."""
+KDP_T_PROBE = "curves/kdp_fl_fedavg_T600.json"
+"""Every round's test accuracy of the no-privacy row (``kdp_fl_fmnist_noniid_fedavg``, seed 0, 600
+rounds, on an H200), under ``assets/reproduction/``: the curve the rule reads."""
+KDP_T_PLATEAU = 150
+"""The rule's T on ``KDP_T_PROBE`` (``tests/test_reproduce_plateau.py`` recomputes it)."""
 KDP_T_RULE = (
-    "T: the paper leaves it open; rule (issue 39): the no-privacy row's 10-round mean gains under 0.5 points "
-    "over the next 50 rounds. Measured on an H200 (seed 0, 600 rounds): first met at T = 118 checked every round "
-    "(a noise dip), T = 225 checked every 25; 10-round means "
-    "66.8 % at T = 50, 74.2 % at 100, 77.5 % at 200, 80.7 % at 300, 82.5 % at 500, 85.0 % at 600 (still "
-    "creeping up). The stored rows run T = 50 with three seeds each (seeds 1 and 2 trained on a 2-core CPU "
-    "at nice 19, two seeds of a row in lockstep, 10-15 min a row); three seeds at a T the rule accepts "
-    "(225 or more) need a device. ")
+    "T: the paper leaves it open; rule (issue 39): the first T where no 10-round mean of the next 50 rounds "
+    "is 0.5 points or more above the one at T, on the no-privacy row's curve (seed 0, 600 rounds on an H200, "
+    f"every round in assets/reproduction/{KDP_T_PROBE}): T = {KDP_T_PLATEAU}, 10-round mean 78.5 % there. "
+    "The row then keeps creeping up: 10-round means 66.8 % at T = 50, 80.7 % at 300, 82.5 % at 500, "
+    "85.0 % at 600 (this note said T = 225 until 2026-11-27; recomputed by the rule's code from the stored "
+    "curve). The stored rows run T = 50 with three seeds each (seeds 1 and 2 trained on a 2-core CPU at "
+    "nice 19, two seeds of a row in lockstep, 10-15 min a row); three seeds of the DP rows at "
+    f"T = {KDP_T_PLATEAU} need a device (15-25 min per seed and row on this CPU). ")
 KDP_NOTES = (
     f"Unspecified by the paper, chosen here: T = {KDP_T} rounds, E = 5 local DP-SGD steps (Table 3's 'local "
     "training round E = 5' read as iterations), per-sample clip norm M = 1, DP-SGD noise at every step "

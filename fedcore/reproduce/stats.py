@@ -41,3 +41,34 @@ class RowStats:
             if acc is not None and acc >= target:
                 return int(rnd)
         return None
+
+
+def window_means(accuracies: Sequence[float], window: int = 10) -> list[float]:
+    """``out[T - window]`` = mean accuracy of rounds ``T - window + 1 .. T`` (rounds from 1)."""
+    out, total = [], 0.0
+    for i, acc in enumerate(accuracies):
+        total += acc
+        if i >= window:
+            total -= accuracies[i - window]
+        if i >= window - 1:
+            out.append(total / window)
+    return out
+
+
+def plateau_round(accuracies: Sequence[float], *, window: int = 10, horizon: int = 50,
+                  gain: float = 0.005) -> Optional[tuple[int, float]]:
+    """Issue 39's rule for a T that a paper leaves open: the first round ``T`` where the
+    ``window``-round mean accuracy stops rising, i.e. no ``window``-round mean of the next
+    ``horizon`` rounds exceeds the one at ``T`` by ``gain`` or more; ``(T, mean at T)``, or None
+    when no round of ``accuracies`` (one per round, from round 1) has ``horizon`` rounds after it
+    that meet the rule.
+
+    >>> t, mean = plateau_round([min(t, 7) / 10 for t in range(1, 80)], window=2, horizon=5, gain=0.06)
+    >>> t, round(mean, 2)   # the 2-round mean rises by 0.1 a round up to T = 7, then by 0.05 once
+    (7, 0.65)
+    """
+    means = window_means(accuracies, window)
+    for i in range(len(means) - horizon):
+        if max(means[i + 1:i + horizon + 1]) - means[i] < gain:
+            return i + window, means[i]
+    return None
