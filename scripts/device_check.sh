@@ -5,6 +5,9 @@
 #   prepare here:  bash scripts/device_check.sh --prepare   (wheels the device image lacks, and
 #                  MNIST / Fashion-MNIST from $FEDCORE_SHARED_DATA into the ignored .devcarry/)
 #   on the device: bash scripts/device_check.sh             (carry .devcarry; logs land in $OUT)
+#   its CPU half:  bash scripts/device_check.sh --cpu       (the same steps shrunk to seconds, on this
+#                  CPU, data copied from $FEDCORE_SHARED_DATA: checks that every command of the device
+#                  call runs; tests/test_device_check.py runs it in CI)
 #
 # Steps, in order of value: the W3 target (300 rounds, start to result), W2 plain and uldp
 # (fedcore against the plain loop), W4 with its profile, then KDP-FL's no-privacy row trained on
@@ -26,14 +29,30 @@ fi
 
 OUT=${OUT:-/tmp/device-out}; mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-for w in "$CARRY"/wheels/*.whl; do  # one at a time: a wheel of another platform skips alone
-  $PY -m pip install -q --no-deps --no-index "$w" >> "$OUT/pip.log" 2>&1
-done
-export FEDCORE_DATA=/tmp/fedcore-data
-mkdir -p "$FEDCORE_DATA" && cp -r "$CARRY"/data/* "$FEDCORE_DATA/"
-export FEDCORE_RDP_CACHE=/tmp/fedcore-rdp
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; uptime
-  $PY -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))"
+if [ "${1:-}" = "--cpu" ]; then   # the CPU half: every step's command, at a few seconds' size
+  DEV=cpu; SRC=${FEDCORE_SHARED_DATA:-../shared/data}
+  export FEDCORE_DATA; FEDCORE_DATA=$(mktemp -d)   # a copy: loading writes a cache beside the files
+  trap 'rm -rf "$FEDCORE_DATA"' EXIT
+  cp -r "$SRC/MNIST" "$SRC/FashionMNIST" "$FEDCORE_DATA/"
+  SMALL="--set train_size=2000 --set test_size=500"
+  W3_ROUNDS=2; W3_CLIENTS=100; PROFILE="--workload W3-quick --rounds 2 --clients 100 $SMALL"
+  BENCH="--threads 1 --set rounds=1 --set num_clients=20 $SMALL"; KDP_ROUNDS=1; WORKERS=1; export FEDCORE_RDP_CACHE=$FEDCORE_DATA/rdp
+  LIM_PROFILE=900; LIM_W3=900; LIM_W2=900; LIM_W4=900; LIM_KDP=900   # a shared CI host may be slow
+else
+  DEV=cuda
+  for w in "$CARRY"/wheels/*.whl; do  # one at a time: a wheel of another platform skips alone
+    $PY -m pip install -q --no-deps --no-index "$w" >> "$OUT/pip.log" 2>&1
+  done
+  export FEDCORE_DATA=/tmp/fedcore-data
+  mkdir -p "$FEDCORE_DATA" && cp -r "$CARRY"/data/* "$FEDCORE_DATA/"
+  SMALL=""; W3_ROUNDS=300; W3_CLIENTS=1000; PROFILE="--workload W3 --rounds 20"; BENCH="--threads 0"; KDP_ROUNDS=300; WORKERS=8
+  export FEDCORE_RDP_CACHE=/tmp/fedcore-rdp
+  LIM_PROFILE=90; LIM_W3=220; LIM_W2=130; LIM_W4=60; LIM_KDP=120   # within one 10-minute device call
+fi
+{ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  nproc; uptime
+  $PY -c "import torch, sys; print(sys.version.split()[0], torch.__version__,
+torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 } > "$OUT/host.txt" 2>&1
 cp docs/benchmarks.md "$OUT/benchmarks.md"
 step() {  # step NAME LIMIT_S COMMAND...: one timed step; its log and exit status in $OUT
@@ -53,20 +72,20 @@ if [ "${1:-}" = "repro" ]; then  # issue 39: the papers' seeds a CPU cannot trai
   rm -f "$OUT"/repro/*.md "$OUT/benchmarks.md"; cat "$OUT"/repro_*.log > "$OUT/repro.log"; rm -f "$OUT"/repro_*.log
   gzip -f "$OUT"/*.jsonl; exit 0
 fi
-W3="--set dataset=mnist --set model=cnn_uldp --set num_clients=1000 --set partition.kind=shards
-  --set partition.shards_per_client=2 --set rounds=300 --set local.epochs=1 --set local.batch_size=10
+W3="--set dataset=mnist --set model=cnn_uldp --set num_clients=$W3_CLIENTS --set partition.kind=shards
+  --set partition.shards_per_client=2 --set rounds=$W3_ROUNDS --set local.epochs=1 --set local.batch_size=10
   --set local.lr=0.05 --set method=dsdp_fedavg --set privacy.epsilon=[10.0] --set privacy.delta=[1e-05]
-  --set device=cuda"
+  --set device=$DEV $SMALL"
 # issue 41 §7: W3's round taken apart on the device, the curve cache off (accounting, evaluation,
 # training apart; 20 rounds), before the timed runs
-step profile ${PROFILE_LIMIT:-90} env FEDCORE_RDP_CACHE=off $PY -m benchmarks.round_profile --workload W3 \
-  --rounds 20 --device cuda --json
-step w3 ${W3_LIMIT:-220} env FEDCORE_RDP_WORKERS=8 $PY -m fedcore run $W3 --out "$OUT/w3.jsonl"
-step w2 ${W2_LIMIT:-130} $PY -m fedcore bench W2 --systems fedcore,loop --device cuda --threads 0 \
+step profile ${PROFILE_LIMIT:-$LIM_PROFILE} env FEDCORE_RDP_CACHE=off $PY -m benchmarks.round_profile $PROFILE \
+  --device $DEV --json
+step w3 ${W3_LIMIT:-$LIM_W3} env FEDCORE_RDP_WORKERS=$WORKERS $PY -m fedcore run $W3 --out "$OUT/w3.jsonl"
+step w2 ${W2_LIMIT:-$LIM_W2} $PY -m fedcore bench W2 --systems fedcore,loop --device $DEV $BENCH \
   --repeat 1 --out "$OUT/benchmarks.md"
-step w4 ${W4_LIMIT:-60} $PY -m fedcore bench W4 --systems fedcore --device cuda --threads 0 \
+step w4 ${W4_LIMIT:-$LIM_W4} $PY -m fedcore bench W4 --systems fedcore --device $DEV $BENCH \
   --repeat 1 --profile --out "$OUT/benchmarks.md"
-step kdp ${KDP_LIMIT:-120} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=300 \
-  --set device=cuda --out "$OUT/kdp_fedavg_T300.jsonl"
+step kdp ${KDP_LIMIT:-$LIM_KDP} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=$KDP_ROUNDS \
+  --set device=$DEV $SMALL --out "$OUT/kdp_fedavg_T$KDP_ROUNDS.jsonl"
 gzip -f "$OUT"/*.jsonl
 exit 0

@@ -1,7 +1,7 @@
 """Datasets (METHODS section 7): loading, caching, and failing clearly when offline.
 
 MNIST and Fashion-MNIST are read from the original files in the shared data folder
-(``$FEDCORE_TEST_RAW_DATA``, default ``/work/shared/data``; those tests skip when it is
+(``$FEDCORE_TEST_RAW_DATA``, default ``../shared/data`` beside the repository; those tests skip when it is
 absent). CIFAR-10 and Covertype are not available offline, so the tests write a few
 rows in their real on-disk formats and load them through the real loaders.
 """
@@ -27,7 +27,7 @@ from fedcore.data.root import DOWNLOAD_TIMEOUT_S, downloads_allowed
 from fedcore.data.vision import CIFAR10_MEAN, CIFAR10_STD, load_cifar10
 from fedcore.errors import ConfigError, DatasetUnavailable
 
-RAW = Path(os.environ.get("FEDCORE_TEST_RAW_DATA", "/work/shared/data"))
+RAW = Path(os.environ.get("FEDCORE_TEST_RAW_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
 @pytest.fixture(scope="module")
