@@ -30,7 +30,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, dashboard_server, round_counter, settle, stop_active_runs, wait_until  # noqa: E402
+from dashboard_server import (CHROMIUM, dashboard_server, load_scaled, round_counter, settle,  # noqa: E402
+                              stop_active_runs, wait_until)
 
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
 """A demo slow enough (several seconds of training) that it is still running while we look."""
@@ -255,15 +256,21 @@ def test_polling_fragments_survive_a_fragment_run_queued_behind_a_full_run(brows
 
 def test_the_load_test_runs_four_sessions_without_losing_a_result(server, tmp_path):
     # Its own process: Playwright's sync API cannot start while this module's browser
-    # fixture holds the thread's event loop. Bounded: 30-round demo runs, 300 s to finish.
-    # Against this module's server (--url; its store named for the summary): what is still
-    # queued or training from the tests above is stopped first, so the four runs have the slot.
+    # fixture holds the thread's event loop. Bounded: 30-round demo runs, 300 s to finish
+    # times the host's load (at most the harness's 900 s). Against this module's server (--url;
+    # its store named for the summary): what is still queued or training from the tests above
+    # is stopped first, so the four runs have the slot. The harness's browsers run at the
+    # server's priority (--nice 0), not below it: on a shared host a niced browser is starved by
+    # every other process (beside four busy loops the 19 of the benchmark's default showed no
+    # page in 600 s), and what is tested here is that no result is lost, not the timings.
     url, store = server
     stop_active_runs(store)
     out = tmp_path / "load.json"
+    wait_s = min(load_scaled(300), 900)
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_test.py"), "--url", url, "--sessions", "4",
-                    "--rounds", "30", "--timeout", "300", "--json", str(out), "--shots", str(tmp_path)],
-                   cwd=ROOT, check=False, timeout=600, env={**os.environ, "FEDCORE_STORE": str(store)})
+                    "--rounds", "30", "--timeout", f"{wait_s:.0f}", "--nice", "0", "--json", str(out),
+                    "--shots", str(tmp_path)],
+                   cwd=ROOT, check=False, timeout=wait_s + 600, env={**os.environ, "FEDCORE_STORE": str(store)})
     summary = json.loads(out.read_text())
     print("\nload test, 4 sessions:", {k: v for k, v in summary.items() if k != "lost"})
     assert summary["lost_results"] == 0, summary["lost"]
@@ -272,6 +279,6 @@ def test_the_load_test_runs_four_sessions_without_losing_a_result(server, tmp_pa
     assert summary["first_point_median_s"] is not None
     assert summary["first_round_stored_median_s"] is not None
     # the browsers were reached (Playwright's Chromium runs in a session of its own, which a
-    # plain ``nice`` does not lower: benchmarks/load_test.py nice_processes)
+    # plain ``nice`` does not reach: benchmarks/load_test.py nice_processes)
     assert summary["browser_processes_niced"] >= 2
     assert summary["health_samples"] > 0
