@@ -14,7 +14,7 @@ from pages.components.presence import Presence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, dashboard_server, wait_until  # noqa: E402
+from dashboard_server import CHROMIUM, dashboard_server, scaled_ms, wait_until  # noqa: E402
 
 GRACE_S = 6.0
 HOLD_S = 5 * GRACE_S
@@ -65,7 +65,7 @@ def test_a_script_run_longer_than_grace_is_no_departure_and_a_closed_page_is(slo
     page.goto(f"{url}/?hold={HOLD_S:g}")
     wait_until(lambda: the_run(store)["status"] == "running", 120, "the run never started")
     started = time.monotonic()
-    page.get_by_text("held", exact=True).wait_for(timeout=(HOLD_S + 120) * 1000)
+    page.get_by_text("held", exact=True).wait_for(timeout=scaled_ms(HOLD_S + 120))
     assert time.monotonic() - started >= HOLD_S - 1 - 0.5 * GRACE_S   # held for grace periods while it trained
     run = the_run(store)
     assert run["status"] == "running", run.get("reason") or run.get("error")
