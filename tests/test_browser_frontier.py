@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, press_until, settle  # noqa: E402
+from dashboard_server import CHROMIUM, press_until, scaled_ms, settle  # noqa: E402
 
 LINK = "/frontier?preset=demo&methods=pldp_b,kdp_fl&eps=3,10,30&seeds=2"
 """A small frontier: 2 methods x (3 eps + no privacy + clip only) x 2 seeds = 20 runs (equal privacy)."""
@@ -108,8 +108,8 @@ def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path
     try:
         pg.set_default_timeout(60_000)
         pg.goto(url + LINK)
-        pg.get_by_role("heading", name="Privacy–accuracy frontier").wait_for(timeout=240_000)
-        pg.get_by_text("20 runs: 2 method(s)").wait_for(timeout=240_000)
+        pg.get_by_role("heading", name="Privacy–accuracy frontier").wait_for(timeout=scaled_ms(240))
+        pg.get_by_text("20 runs: 2 method(s)").wait_for(timeout=scaled_ms(240))
         settle(pg)
         assert curve_points(pg) == 0
         before = {r["id"] for r in RunStore(store).list_runs(kind="sweep")}
@@ -151,7 +151,7 @@ def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path
         # the page's own button says the frontier is trained (bounded: a loaded CI host may still be
         # redrawing the page around the chart; it failed once at an immediate count)
         try:
-            fresh.get_by_role("button", name="Trained").wait_for(timeout=30_000)
+            fresh.get_by_role("button", name="Trained").wait_for(timeout=scaled_ms(30))
         except Exception:  # noqa: BLE001  (say what the page shows instead)
             fresh.screenshot(path=str(SHOTS / "frontier-reopened.png"), full_page=True)
             pytest.fail("the reopened frontier shows no 'Trained' button; buttons: "

@@ -23,8 +23,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import (CHROMIUM, dashboard_server, free_port, press_until, round_counter, settle,  # noqa: E402
-                              wait_until)
+from dashboard_server import (CHROMIUM, dashboard_server, free_port, press_until, round_counter,  # noqa: E402
+                              scaled_ms, settle, wait_until)
 
 SIGNED_IN_HOST = {"FEDCORE_MAX_RUNNING": "2", "FEDCORE_OWNER_GRACE_S": "60", "FEDCORE_MAX_ROUNDS": "5000",
                   "FEDCORE_LIMITS": "", "FEDCORE_ADMINS": "teacher@school.org"}
@@ -134,7 +134,7 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_s
     b.get_by_label("Claim runs with a saved code").fill(code)
     b.get_by_role("button", name="Claim my runs").click()
     b.get_by_text("are yours in this tab").wait_for()
-    b.get_by_role("button", name="Stop", exact=True).wait_for(timeout=30_000)
+    b.get_by_role("button", name="Stop", exact=True).wait_for(timeout=scaled_ms(30))
     b.screenshot(path=str(Path(store).parent / "claimed.png"))
     b.get_by_role("button", name="Stop", exact=True).click()
     wait_until(lambda: store_record(store, run_id)["status"] == "stopped", 30, "B's Stop did not stop the claimed run")
@@ -170,10 +170,10 @@ def test_a_reload_and_a_second_tab_are_the_same_visitor(browser, shared_server, 
 
     a.reload()                                         # F5: the same visitor
     press_ready = a.get_by_role("button", name="Stop", exact=True)
-    press_ready.wait_for(timeout=90_000)
+    press_ready.wait_for(timeout=scaled_ms(90))
     wait_until(press_ready.is_enabled, 60, "Stop is gone after a reload")
     a.get_by_role("link", name="History").click()
-    a.get_by_role("button", name="Open in Playground").wait_for(timeout=60_000)
+    a.get_by_role("button", name="Open in Playground").wait_for(timeout=scaled_ms(60))
 
     tab = new_page(ctx)                                # a second tab of the same browser
     tab.goto(url + SLOW.replace("seed=71", "seed=92"))
@@ -184,7 +184,7 @@ def test_a_reload_and_a_second_tab_are_the_same_visitor(browser, shared_server, 
     a.goto(url + SLOW.replace("seed=71", "seed=93"))              # a third job: over the per-owner cap of 2
     settle(a, 0.5)
     a.get_by_role("button", name="Run").click()
-    a.get_by_text("max_active_per_owner").first.wait_for(timeout=60_000)
+    a.get_by_text("max_active_per_owner").first.wait_for(timeout=scaled_ms(60))
 
     other = new_page(ctx)                              # another port: no storage of this origin
     other.goto(thief)
@@ -261,7 +261,7 @@ def press_stop(pg, who):
     stop = pg.get_by_role("button", name="Stop", exact=True)
     try:
         settle(pg, 0.5)
-        stop.wait_for(timeout=90_000)
+        stop.wait_for(timeout=scaled_ms(90))
         wait_until(stop.is_enabled, 30, f"{who}'s Stop stayed greyed out")
     except Exception as exc:
         raise AssertionError((who, str(exc)[:300], pg.url, controls(pg))) from None

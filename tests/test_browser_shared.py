@@ -30,8 +30,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import (CHROMIUM, dashboard_server, load_scaled, round_counter, settle,  # noqa: E402
-                              stop_active_runs, wait_until)
+from dashboard_server import (CHROMIUM, dashboard_server, load_scaled, round_counter, scaled_ms,  # noqa: E402
+                              settle, stop_active_runs, wait_until)
 
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8"
 """A demo slow enough (several seconds of training) that it is still running while we look."""
@@ -96,7 +96,7 @@ def test_a_link_shares_a_run_read_only_and_the_queue_shows_position(browser, ser
     settle(b, 0.5)
     b.get_by_role("button", name="Run").click()
     try:
-        b.get_by_text(re.compile(r"Queued: position 1 of 1")).wait_for(timeout=60_000)
+        b.get_by_text(re.compile(r"Queued: position 1 of 1")).wait_for(timeout=scaled_ms(60))
     except Exception:
         b.screenshot(path="/tmp/queue_fail.png")
         from fedcore.runner import RunStore
@@ -109,11 +109,11 @@ def test_a_link_shares_a_run_read_only_and_the_queue_shows_position(browser, ser
     # A still controls its run; stopping it lets B's run start
     assert store_record(store, a_run)["status"] == "running"
     a.get_by_role("button", name="Stop").click()
-    a.get_by_text("Stopped after").wait_for(timeout=30_000)
+    a.get_by_text("Stopped after").wait_for(timeout=scaled_ms(30))
     wait_until(lambda: round_counter(b) >= 1, 120, "B's queued run never started after A's stopped")
     assert store_record(store, b_run)["owner"] != store_record(store, a_run)["owner"]
     b.get_by_role("button", name="Stop").click()
-    b.get_by_text("Stopped after").wait_for(timeout=30_000)
+    b.get_by_text("Stopped after").wait_for(timeout=scaled_ms(30))
     a.context.close()
     b.context.close()
 
@@ -205,7 +205,7 @@ def test_host_limits_refuse_a_run_from_a_link_and_from_the_ui(browser, server):
     pg.get_by_text("Run several seeds").click()
     pg.get_by_role("button", name="Run seeds").click()
     try:
-        pg.get_by_text(re.compile(r"max_active_per_owner")).wait_for(timeout=120_000)
+        pg.get_by_text(re.compile(r"max_active_per_owner")).wait_for(timeout=scaled_ms(120))
     except Exception:  # noqa: BLE001  (say what the page showed instead)
         raise AssertionError("no max_active_per_owner refusal; the page showed:\n" + pg.inner_text("body")[-3000:])
     settle(pg, 0.5)

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = Path(os.environ.get("FEDCORE_SHOTS") or (Path(tempfile.gettempdir()) / "fedcore-shots"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, fresh_page, settle, stop_active_runs, wait_until  # noqa: E402
+from dashboard_server import CHROMIUM, fresh_page, scaled_ms, settle, stop_active_runs, wait_until  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -47,7 +47,7 @@ def test_the_playground_shows_each_clients_digit_beside_the_attackers(browser, s
     with fresh_page(browser, 1280, 900) as pg:
         pg.set_default_timeout(240_000)
         pg.goto(url + "/?preset=attack_digits")
-        pg.get_by_text("worker ready").wait_for(timeout=120_000)
+        pg.get_by_text("worker ready").wait_for(timeout=scaled_ms(120))
         pg.get_by_role("button", name="Run").click()
         pg.get_by_text("What the attacker sees").wait_for()
         pg.get_by_text("Round 20 / 20 · finished").wait_for()
