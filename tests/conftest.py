@@ -36,6 +36,19 @@ def main_module_kept():
         sys.modules["__main__"] = PYTEST_MAIN
 
 
+@pytest.fixture(autouse=True)
+def priority_kept(monkeypatch):
+    """A job's body trained in the test's own process (``sweep_main``, ``reproduction_main``, an
+    audit) would lower pytest's priority for good (``lower_priority``: a worker's ``os.nice``), and
+    with it every later test and every server started after: the busy-host suite run of
+    2026-11-27 crawled at nice 5 from the Frontier browser test on. Workers in processes of their
+    own still lower theirs; a test that changes the suite's niceness fails."""
+    before = os.nice(0)
+    monkeypatch.setattr("fedcore.runner.worker.lower_priority", lambda *a, **k: None)
+    yield
+    assert os.nice(0) == before, f"the test lowered the test process's priority ({before} -> {os.nice(0)})"
+
+
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory):
     """A fresh run store for the module's pages (``FEDCORE_STORE``); its job manager is closed after."""

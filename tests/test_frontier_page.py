@@ -70,12 +70,6 @@ def test_a_bad_link_is_named_not_a_traceback(store_dir, query, name):
     assert "link's settings were not used" in warning and name in warning
 
 
-@pytest.fixture(autouse=True)
-def _not_niced(monkeypatch):
-    """sweep_main lowers its own process's priority: here that process is pytest's."""
-    monkeypatch.setattr("fedcore.runner.worker.lower_priority", lambda *a, **k: None)
-
-
 def train_here(store_dir, spec: SweepSpec, audit: int = 0) -> dict:
     """Train ``spec`` in this process as the page's sweep job does; returns its final record."""
     store = RunStore(store_dir)

@@ -88,7 +88,6 @@ def worker_here(tmp_path, monkeypatch):
     from fedcore.reproduce.job import plan, reproduction_fields, reproduction_id, reproduction_main
     from fedcore.runner.store import RunStore
 
-    monkeypatch.setattr("fedcore.runner.worker.lower_priority", lambda *a, **k: None)
     store = RunStore(tmp_path / "store")
 
     def run(p, stop: bool = False) -> dict:
