@@ -8,7 +8,7 @@ from fedcore.reproduce.stats import plateau_round, window_means
 
 
 def _probe() -> dict:
-    return json.loads((REPO / "assets" / "reproduction" / kdp_fl.KDP_T_PROBE).read_text())
+    return json.loads((REPO / kdp_fl.KDP_T_PROBE).read_text())
 
 
 def test_the_note_states_the_t_the_rule_computes_from_the_stored_curve():

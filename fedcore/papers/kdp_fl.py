@@ -30,15 +30,15 @@ KDP_T = 50
 rounds is 0.5 points or more above the one at T) on the no-privacy row's curve measured on an H200
 (``KDP_T_PROBE``) gives ``KDP_T_PLATEAU``; the table stays at T = 50 (every row at three seeds)
 until its DP rows have three seeds at that T (``scripts/device_check.sh repro``)."""
-KDP_T_PROBE = "curves/kdp_fl_fedavg_T600.json"
+KDP_T_PROBE = "assets/curves/kdp_fl_fedavg_T600.json"
 """Every round's test accuracy of the no-privacy row (``kdp_fl_fmnist_noniid_fedavg``, seed 0, 600
-rounds, on an H200), under ``assets/reproduction/``: the curve the rule reads."""
+rounds, on an H200; a path in the repository): the curve the rule reads."""
 KDP_T_PLATEAU = 150
 """The rule's T on ``KDP_T_PROBE`` (``tests/test_reproduce_plateau.py`` recomputes it)."""
 KDP_T_RULE = (
     "T: the paper leaves it open; rule (issue 39): the first T where no 10-round mean of the next 50 rounds "
     "is 0.5 points or more above the one at T, on the no-privacy row's curve (seed 0, 600 rounds on an H200, "
-    f"every round in assets/reproduction/{KDP_T_PROBE}): T = {KDP_T_PLATEAU}, 10-round mean 78.5 % there. "
+    f"every round in {KDP_T_PROBE}): T = {KDP_T_PLATEAU}, 10-round mean 78.5 % there. "
     "The row then keeps creeping up: 10-round means 66.8 % at T = 50, 80.7 % at 300, 82.5 % at 500, "
     "85.0 % at 600 (this note said T = 225 until 2026-11-27; recomputed by the rule's code from the stored "
     "curve). The stored rows run T = 50 with three seeds each (seeds 1 and 2 trained on a 2-core CPU at "
