@@ -182,26 +182,6 @@ def test_a_curve_is_kept_on_disk_and_read_back_without_dp_accounting(tmp_path, m
         rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear()
 
 
-def test_a_rounds_new_curves_computed_side_by_side_are_the_serial_ones(tmp_path, monkeypatch):
-    """FEDCORE_RDP_WORKERS: a round's new multipliers go to worker processes (a GPU host's idle
-    cores); the ledger then reads the very curves it would have computed itself."""
-    from fedcore.accounting import rdp
-
-    pairs = [(0.8123, 0.1), (0.9345, 0.1), (1.1, 1.0)]
-    serial = [rdp._compute_curve(z, q) for z, q in pairs]
-    monkeypatch.setenv(rdp.CACHE_ENV, str(tmp_path / "rdp"))
-    monkeypatch.setenv(rdp.WORKERS_ENV, "2")
-    rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear(); rdp._pool.cache_clear()
-    try:
-        rdp.prefetch(pairs)
-        monkeypatch.setattr(rdp, "_compute_curve", lambda *a: pytest.fail("computed in this process"))
-        assert [tuple(rdp.gaussian_rdp(z, q)) for z, q in pairs] == serial
-    finally:
-        if rdp._pool() is not None:
-            rdp._pool().shutdown()
-        rdp.curve_cache.cache_clear(); rdp._gaussian_rdp_cached.cache_clear(); rdp._pool.cache_clear()
-
-
 def test_privacy_parameters_reach_the_mechanisms_in_float64():
     """ε = 0.1 and δ = 1e-5 are not rounded through float32 on their way to the mechanism and the ledger."""
     import torch

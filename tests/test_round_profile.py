@@ -39,9 +39,10 @@ def _feed(ledger: Ledger, schedule: list, beside: bool) -> list[float]:
 
 
 def _wait_ready() -> None:
-    worker = ledger_mod.curve_worker()
-    if worker is None:
+    pool = ledger_mod.curve_pool()
+    if pool is None:
         pytest.skip("no curve worker could start here")
+    worker = pool.workers[0]
     with worker.cond:
         worker.cond.wait_for(lambda: worker.ready or worker.dead, timeout=300)
     if not worker.ready:
@@ -52,7 +53,7 @@ def _wait_ready() -> None:
 def inline(monkeypatch):
     """A ledger that computes every curve in the round from scratch (no worker, no cache)."""
     def use():
-        monkeypatch.setattr(ledger_mod, "curve_worker", lambda: None)
+        monkeypatch.setattr(ledger_mod, "curve_pool", lambda: None)
         monkeypatch.setattr(ledger_mod, "_CURVES", {})
         monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
         rdp_mod._gaussian_rdp_cached.cache_clear()
@@ -89,9 +90,11 @@ def test_a_round_with_new_curves_costs_its_thread_a_fraction_of_computing_them(m
 
 
 def test_inline_setting_keeps_every_curve_in_the_round(monkeypatch):
-    monkeypatch.setattr(ledger_mod, "_WORKER", {})
+    from fedcore.accounting import curve_workers
+
+    monkeypatch.setattr(curve_workers, "_POOL", {})
     monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "inline")
-    assert ledger_mod.curve_worker() is None
+    assert ledger_mod.curve_pool() is None
 
 
 def test_a_pickled_ledger_carries_its_composed_curves(monkeypatch):

@@ -23,12 +23,12 @@ the round); each covered client composes ``steps`` steps at its own noise multip
 
 **Off the round's critical path** (issue 41): a record whose multipliers change every round
 (``GaussianRecord.grid``, ULDP-FED's central reading) brings new RDP curves most rounds, 0.1-0.3
-CPU-s each through dp-accounting. Those curves are computed beside the round in one worker process
-(:class:`CurveWorker`, started at the first such record and warmed while round 1 computes its own
-curves inline), and composed in the order they were recorded as soon as they are back; every reader
+CPU-s each through dp-accounting. Those curves are computed beside the round by a pool of worker
+processes (:mod:`.curve_workers`: the first started at the first such record and warmed while round 1
+computes its own curves inline, more while every live one is busy), and composed in the order they were recorded as soon as they are back; every reader
 (:meth:`Ledger.headline`, :meth:`Ledger.views`, ...) first waits for what is still out, so a figure is
 always that of every round recorded (bitwise the same as composing inline). In the round loop the
-wait falls after evaluation (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
+wait falls after evaluation and after the next round is trained ahead (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
 default, ``eval_every = 1``) waits only for curves that take longer than its evaluation; a round that
 skips evaluation waits for its curves (still off the process's main thread: other threads run).
 ``FEDCORE_ACCOUNTING=inline`` computes every curve in the round, as before; where no process can be
@@ -37,7 +37,6 @@ started the ledger does so too.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -48,7 +47,8 @@ import numpy as np
 from .games import NATIVE_ADJACENCY, bound, unbounded, worst
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, prefetch, rdp_epsilons, rounded_multiplier
+from .curve_workers import ACCOUNTING_ENV, add_background_cpu, background_cpu_seconds, curve_pool  # noqa: F401
+from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, rdp_epsilons, rounded_multiplier
 
 
 @dataclass
@@ -89,122 +89,8 @@ def _numpy(x) -> np.ndarray:
     return x.detach().double().cpu().numpy() if hasattr(x, "detach") else np.asarray(x, np.float64)
 
 
-ACCOUNTING_ENV = "FEDCORE_ACCOUNTING"
-"""``background`` (default): new curves of changing-multiplier records are computed in a worker
-process beside the round; ``inline``: in the round (as before issue 41)."""
 _CURVES: dict = {}
-"""``(z, q) -> curve`` met in this process's lifetime, inline or by the worker (a few KB each)."""
-_BACKGROUND_CPU = [0.0]
-_WORKER: dict = {}
-
-_WORKER_CODE = r"""
-import json, sys, time
-from fedcore.accounting.rdp import _compute_curve
-import dp_accounting
-print("ready", flush=True)
-for line in sys.stdin:
-    z, q = json.loads(line)
-    c0 = time.process_time()
-    curve = _compute_curve(z, q)
-    print(json.dumps([list(curve), time.process_time() - c0]), flush=True)
-"""
-
-
-def background_cpu_seconds() -> float:
-    """CPU seconds the worker process spent on this process's curves so far (benchmarks)."""
-    return _BACKGROUND_CPU[0]
-
-
-class CurveWorker:
-    """One ``python -c`` process that computes curves (exactly :func:`.rdp._compute_curve`) in the
-    order asked, over pipes (JSON floats round-trip exactly). A plain subprocess rather than a
-    multiprocessing pool: nothing of the parent (its ``__main__``, torch) is imported again there;
-    its start (numpy, scipy, dp-accounting) is paid beside round 1. A reader thread collects the
-    answers, so asking and checking never block the round."""
-
-    def __init__(self):
-        import subprocess
-        import sys
-        import threading
-        from pathlib import Path
-
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
-                                     bufsize=1)
-        self.ready = False
-        self.dead = False
-        self.sent = 0
-        self.answers: list = []
-        self.lock = threading.Lock()
-        self.cond = threading.Condition(self.lock)
-        threading.Thread(target=self._read, name="fedcore-curves", daemon=True).start()
-
-    def _read(self) -> None:
-        import json
-
-        try:
-            for line in self.proc.stdout:
-                with self.cond:
-                    if line.strip() == "ready":
-                        self.ready = True
-                    else:
-                        curve, cpu = json.loads(line)
-                        self.answers.append((tuple(curve), float(cpu)))
-                    self.cond.notify_all()
-        finally:
-            with self.cond:
-                self.dead = True
-                self.cond.notify_all()
-
-    def submit(self, pair: tuple) -> int:
-        """Ask for the curve of ``(z, q)``; returns its ticket."""
-        import json
-
-        with self.lock:
-            self.proc.stdin.write(json.dumps([pair[0], pair[1]]) + "\n")
-            self.proc.stdin.flush()
-            self.sent += 1
-            return self.sent - 1
-
-    def done(self, ticket: int) -> bool:
-        return ticket < len(self.answers) or self.dead
-
-    def result(self, ticket: int) -> tuple:
-        with self.cond:
-            while ticket >= len(self.answers) and not self.dead:
-                self.cond.wait()
-            if ticket >= len(self.answers):
-                raise RuntimeError("the curve worker ended")
-            return self.answers[ticket]
-
-
-def curve_worker() -> Optional[CurveWorker]:
-    """The process's :class:`CurveWorker` (started on first call), or None: ``FEDCORE_ACCOUNTING=inline``,
-    or none could start or it ended."""
-    if "worker" not in _WORKER:
-        _WORKER["worker"] = None
-        if os.environ.get(ACCOUNTING_ENV, "background").strip().lower() == "background":
-            try:
-                _WORKER["worker"] = CurveWorker()
-                import atexit
-
-                atexit.register(_stop_worker)
-            except Exception:   # noqa: BLE001 -- no process: every curve inline, as before
-                _WORKER["worker"] = None
-    worker = _WORKER["worker"]
-    return None if worker is None or worker.dead else worker
-
-
-def _stop_worker() -> None:
-    worker = _WORKER.get("worker")
-    if worker is not None:
-        try:
-            worker.proc.stdin.close()
-        except Exception:   # noqa: BLE001
-            pass
+"""``(z, q) -> curve`` met in this process's lifetime, inline or by a worker (a few KB each)."""
 
 
 CURVES_KEPT = 20_000
@@ -272,7 +158,7 @@ class Ledger:
                     t0 = t0 or time.perf_counter()
                 try:
                     curve, cpu = worker.result(ticket)
-                    _BACKGROUND_CPU[0] += cpu
+                    add_background_cpu(cpu)
                     unit = _remember(pair, np.array(curve))
                     cache = curve_cache()
                     if cache is not None:
@@ -297,9 +183,10 @@ class Ledger:
         pair = (rounded_multiplier(value), float(rate))
         if pair in _CURVES:
             return _CURVES[pair]
-        if self._grid_records > 1:   # round 1 computes inline while the worker starts
-            worker = curve_worker()
-            if worker is not None and worker.ready:
+        if self._grid_records > 1:   # round 1 computes inline while the first worker starts
+            pool = curve_pool()
+            worker = pool.pick() if pool is not None else None
+            if worker is not None:
                 cache = curve_cache()
                 if cache is None or curve_key(cache, *pair) not in cache:
                     try:
@@ -330,7 +217,7 @@ class Ledger:
             if gaussian.grid:
                 self._grid_records += 1
                 if self._grid_records == 1:
-                    curve_worker()   # start the worker beside round 1
+                    curve_pool()   # start the first worker beside round 1
                 z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
@@ -365,7 +252,6 @@ class Ledger:
         code, cinv = np.unique(zrinv.reshape(-1) * len(ur) + rinv.reshape(-1), return_inverse=True)
         cinv = cinv.reshape(-1)
         distinct = np.stack([uzr[code // len(ur)], ur[code % len(ur)]], axis=1) if len(code) else np.zeros((0, 2))
-        prefetch((value, min(1.0, rate)) for value, rate in distinct)
         for j, (value, rate) in enumerate(distinct):
             sel = cinv == j
             key = (value, min(1.0, rate))

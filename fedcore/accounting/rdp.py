@@ -69,46 +69,9 @@ def curve_cache():
         return None
 
 
-WORKERS_ENV = "FEDCORE_RDP_WORKERS"
-"""Processes that compute a round's new curves side by side (:func:`prefetch`); unset or < 2: none.
-For a GPU host, whose cores idle while the GPU trains."""
-
-
-@lru_cache(maxsize=1)
-def _pool():
-    raw = os.environ.get(WORKERS_ENV) or "0"
-    if not raw.strip().isdigit():
-        from ..errors import FedcoreError
-
-        raise FedcoreError(f"{WORKERS_ENV}={raw[:20]!r}: expected a whole number of processes, e.g. 8 (or 0: none)")
-    workers = int(raw)
-    if workers < 2:
-        return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-
-
 def curve_key(cache, noise_multiplier: float, sample_rate: float) -> str:
     """The curve cache's key of the subsampled Gaussian ``(noise_multiplier, sample_rate)``."""
     return f"{cache.key_prefix}{noise_multiplier!r}|{sample_rate!r}"
-
-
-def prefetch(pairs) -> None:
-    """Compute the curves of ``pairs`` ``(z, q)`` that are on no disk yet side by side in
-    :data:`WORKERS_ENV` processes, into :func:`curve_cache`, where :func:`gaussian_rdp` reads them.
-    Does nothing without both (the default)."""
-    pool = _pool()
-    cache = curve_cache() if pool is not None else None
-    if cache is None:
-        return
-    todo = [p for p in dict.fromkeys((rounded_multiplier(z), float(q)) for z, q in pairs)
-            if p[0] > 0 and curve_key(cache, *p) not in cache]
-    if len(todo) < 2:
-        return
-    for pair, curve in zip(todo, pool.map(_compute_curve, *zip(*todo))):
-        cache.set(curve_key(cache, *pair), list(curve))
 
 
 @lru_cache(maxsize=4096)

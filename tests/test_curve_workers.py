@@ -1,0 +1,81 @@
+"""Issue 41: a round's new RDP curves spread over a pool of worker processes
+(:mod:`fedcore.accounting.curve_workers`), each curve bitwise the one computed here."""
+import numpy as np
+import pytest
+
+from fedcore.accounting import GaussianRecord, Ledger, curve_workers
+from fedcore.accounting import ledger as ledger_mod
+from fedcore.accounting import rdp as rdp_mod
+from fedcore.errors import FedcoreError
+
+
+@pytest.fixture
+def fresh_pool(monkeypatch):
+    """A pool of its own (at most 2 workers), no disk cache, nothing remembered."""
+    monkeypatch.setenv(curve_workers.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(curve_workers.WORKERS_ENV, "2")
+    monkeypatch.setattr(curve_workers, "_POOL", {})
+    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    yield
+    pool = curve_workers._POOL.get("pool")
+    if pool is not None:
+        pool.stop()
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+
+
+def _ready(pool, n: int) -> None:
+    """Wait until ``n`` workers of ``pool`` answer (a condition, no deadline of our own)."""
+    for worker in pool.workers[:n]:
+        with worker.cond:
+            worker.cond.wait_for(lambda: worker.ready or worker.dead, timeout=600)
+    if sum(w.ready for w in pool.workers) < n:
+        pytest.skip("worker processes could not start here")
+
+
+def test_pool_size_reads_the_setting_and_defaults_to_one_per_two_cores(monkeypatch):
+    monkeypatch.setenv(curve_workers.WORKERS_ENV, "3")
+    assert curve_workers.pool_size() == 3
+    monkeypatch.setenv(curve_workers.WORKERS_ENV, "0")
+    assert curve_workers.pool_size() == 1
+    monkeypatch.setenv(curve_workers.WORKERS_ENV, "many")
+    with pytest.raises(FedcoreError, match="whole number"):
+        curve_workers.pool_size()
+    monkeypatch.delenv(curve_workers.WORKERS_ENV)
+    monkeypatch.setattr(curve_workers.os, "sched_getaffinity", lambda _: set(range(16)), raising=False)
+    assert curve_workers.pool_size() == 8
+    monkeypatch.setattr(curve_workers.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    assert curve_workers.pool_size() == 1
+
+
+def test_a_busy_pool_grows_and_its_curves_are_the_serial_ones(fresh_pool):
+    """Rounds 2-3 of a grid record send their curves out; a second worker starts while the first is
+    busy, both answer, and the composed curves are bitwise those computed in this process."""
+    clients = 6
+    rng = np.random.default_rng(41_777)
+    rounds = [(0.55 + 0.3 * rng.random()) * np.exp(0.05 * np.arange(clients)) for _ in range(3)]
+    ledger = Ledger(clients, np.full(clients, 1e-5), "central")
+    import torch
+
+    for r, zs in enumerate(rounds):
+        ledger.record(torch.arange(clients), torch.zeros(clients),
+                      GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
+        pool = ledger_mod.curve_pool()
+        assert pool is not None and pool.size == 2
+        if r == 0:
+            _ready(pool, 1)      # round 1 computed inline while the first worker started
+        if r == 1:               # the first worker had curves out: round 2 started a second one
+            assert len(pool.workers) == 2, "a second worker should start while the first is busy"
+            _ready(pool, 2)
+    head = ledger.headline().tolist()
+    assert sum(w.sent for w in pool.workers) >= 2 * clients - 2   # rounds 2-3 went out
+    assert all(w.sent > 0 for w in pool.workers), [w.sent for w in pool.workers]   # round 3 spread
+    here = Ledger(clients, np.full(clients, 1e-5), "central")
+    for zs in rounds:
+        here._grid_records = -10   # never hand a curve out
+        here.record(torch.arange(clients), torch.zeros(clients),
+                    GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
+    ledger_mod._CURVES.clear()
+    assert np.array_equal(ledger.rdp, here.rdp)
+    assert head == here.headline().tolist()
