@@ -10,9 +10,9 @@
 #                  call runs; tests/test_device_check.py runs it in CI)
 #
 # Steps, in order of value: the W3 target (300 rounds, start to result), W2 plain and uldp
-# (fedcore against the plain loop), W4 with its profile, then KDP-FL's no-privacy row trained on
+# (fedcore against the plain loop), W4 with its profile, W4 eager against a CUDA graph (graph), then KDP-FL's no-privacy row trained on
 # towards T = 300 (--out keeps every round, even when cut short). `repro`: KDP-FL's no-privacy and
-# ε = 1 rows at three seeds at the rule's T = 150 (issue 39), and HW-DPFL's tables.
+# ε = 1 rows at three seeds at the rule's T = 150 (issue 39), and HW-DPFL's tables. STEPS="w3 w4": only those.
 set -u
 cd "$(dirname "$0")/.."
 CARRY=.devcarry
@@ -37,7 +37,7 @@ if [ "${1:-}" = "--cpu" ]; then   # the CPU half: every step's command, at a few
   SMALL="--set train_size=2000 --set test_size=500"
   W3_ROUNDS=2; W3_CLIENTS=100; PROFILE="--workload W3-quick --rounds 2 --clients 100 $SMALL"
   BENCH="--threads 1 --set rounds=1 --set num_clients=20 $SMALL"; KDP_ROUNDS=1; WORKERS=1; export FEDCORE_RDP_CACHE=$FEDCORE_DATA/rdp
-  LIM_PROFILE=900; LIM_W3=900; LIM_W2=900; LIM_W4=900; LIM_KDP=900   # a shared CI host may be slow
+  LIM_PROFILE=900; LIM_W3=900; LIM_W2=900; LIM_W4=900; LIM_KDP=900; LIM_GRAPH=900; GRAPH_REPEAT=1   # a shared CI host may be slow
 else
   DEV=cuda
   for w in "$CARRY"/wheels/*.whl; do  # one at a time: a wheel of another platform skips alone
@@ -47,7 +47,7 @@ else
   mkdir -p "$FEDCORE_DATA" && cp -r "$CARRY"/data/* "$FEDCORE_DATA/"
   SMALL=""; W3_ROUNDS=300; W3_CLIENTS=1000; PROFILE="--workload W3 --rounds 20"; BENCH="--threads 0"; KDP_ROUNDS=300; WORKERS=8
   export FEDCORE_RDP_CACHE=/tmp/fedcore-rdp
-  LIM_PROFILE=90; LIM_W3=220; LIM_W2=130; LIM_W4=60; LIM_KDP=120   # within one 10-minute device call
+  LIM_PROFILE=90; LIM_W3=220; LIM_W2=130; LIM_W4=60; LIM_KDP=120; LIM_GRAPH=90; GRAPH_REPEAT=20   # within one 10-minute device call
 fi
 { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
   nproc; uptime
@@ -55,8 +55,10 @@ fi
 torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 } > "$OUT/host.txt" 2>&1
 cp docs/benchmarks.md "$OUT/benchmarks.md"
+STEPS=" ${STEPS:-profile w3 w2 w4 graph kdp} "   # which steps run (all by default)
 step() {  # step NAME LIMIT_S COMMAND...: one timed step; its log and exit status in $OUT
   local name=$1 limit=$2; shift 2
+  case "$STEPS" in *" $name "*) ;; *) return 0 ;; esac
   local t0; t0=$(date +%s%N)
   timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
   local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -85,6 +87,8 @@ step w2 ${W2_LIMIT:-$LIM_W2} $PY -m fedcore bench W2 --systems fedcore,loop --de
   --repeat 1 --out "$OUT/benchmarks.md"
 step w4 ${W4_LIMIT:-$LIM_W4} $PY -m fedcore bench W4 --systems fedcore --device $DEV $BENCH \
   --repeat 1 --profile --out "$OUT/benchmarks.md"
+# issue 41 §3: W4's local training eager against one captured CUDA graph (eager only on CPU)
+step graph ${GRAPH_LIMIT:-$LIM_GRAPH} $PY -m benchmarks.graph_step --device $DEV --repeat $GRAPH_REPEAT $SMALL --json
 step kdp ${KDP_LIMIT:-$LIM_KDP} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=$KDP_ROUNDS \
   --set device=$DEV $SMALL --out "$OUT/kdp_fedavg_T$KDP_ROUNDS.jsonl"
 gzip -f "$OUT"/*.jsonl
