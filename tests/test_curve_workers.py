@@ -79,3 +79,14 @@ def test_a_busy_pool_grows_and_its_curves_are_the_serial_ones(fresh_pool):
     ledger_mod._CURVES.clear()
     assert np.array_equal(ledger.rdp, here.rdp)
     assert head == here.headline().tolist()
+
+
+def test_a_curves_pieces_put_back_together_are_the_whole_curve_bit_for_bit():
+    """dp-accounting computes each order on its own: every PIECES-th order apart, then scattered back."""
+    for z, q in ((0.8123, 0.1), (2.5, 0.01), (1.1, 1.0)):
+        whole = np.array(rdp_mod._compute_curve(z, q))
+        for pieces in (2, 3, curve_workers.PIECES):
+            back = np.empty_like(whole)
+            for piece in range(pieces):
+                back[piece::pieces] = rdp_mod._compute_curve(z, q, pieces, piece)
+            assert np.array_equal(back, whole), (z, q, pieces)

@@ -47,7 +47,8 @@ import numpy as np
 from .games import NATIVE_ADJACENCY, bound, unbounded, worst
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .curve_workers import ACCOUNTING_ENV, add_background_cpu, background_cpu_seconds, curve_pool  # noqa: F401
+from .curve_workers import (ACCOUNTING_ENV, add_background_cpu, background_cpu_seconds, curve_pool,  # noqa: F401
+                            gather_curve, submit_curve)
 from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, rdp_epsilons, rounded_multiplier
 
 
@@ -151,19 +152,19 @@ class Ledger:
         while self._queue:
             ids, steps, unit = self._queue[0]
             if not isinstance(unit, np.ndarray):
-                pair, worker, ticket = unit
-                if not worker.done(ticket):
+                pair, parts = unit
+                if not all(worker.done(ticket) for worker, ticket, _, _ in parts):
                     if not wait:
                         return
                     t0 = t0 or time.perf_counter()
                 try:
-                    curve, cpu = worker.result(ticket)
+                    curve, cpu = gather_curve(parts, len(ORDERS))
                     add_background_cpu(cpu)
-                    unit = _remember(pair, np.array(curve))
+                    unit = _remember(pair, curve)
                     cache = curve_cache()
                     if cache is not None:
                         try:
-                            cache.set(curve_key(cache, *pair), list(curve))
+                            cache.set(curve_key(cache, *pair), curve.tolist())
                         except Exception:   # noqa: BLE001
                             pass
                 except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
@@ -179,18 +180,20 @@ class Ledger:
         return bool(self._queue)
 
     def _curve(self, value: float, rate: float):
-        """The curve of ``(value, rate)``: an array, or ``(pair, worker, ticket)`` when it is computed beside."""
+        """The curve of ``(value, rate)``: an array, or ``(pair, parts)`` when it is computed beside (in pieces:
+        :func:`.curve_workers.submit_curve`)."""
         pair = (rounded_multiplier(value), float(rate))
         if pair in _CURVES:
             return _CURVES[pair]
         if self._grid_records > 1:   # round 1 computes inline while the first worker starts
             pool = curve_pool()
-            worker = pool.pick() if pool is not None else None
-            if worker is not None:
+            if pool is not None and pool.ready:
                 cache = curve_cache()
                 if cache is None or curve_key(cache, *pair) not in cache:
                     try:
-                        return pair, worker, worker.submit(pair)
+                        parts = submit_curve(pool, pair)
+                        if parts is not None:
+                            return pair, parts
                     except Exception:   # noqa: BLE001
                         pass
         return _inline_curve(pair)

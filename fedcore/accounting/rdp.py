@@ -93,11 +93,14 @@ def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
     return curve
 
 
-def _compute_curve(noise_multiplier: float, sample_rate: float) -> tuple:
+def _compute_curve(noise_multiplier: float, sample_rate: float, pieces: int = 1, piece: int = 0) -> tuple:
+    """The curve at :data:`ORDERS` through dp-accounting; with ``pieces`` > 1, only at the orders
+    ``ORDERS[piece::pieces]`` (dp-accounting computes each order on its own, so the pieces of a curve
+    put back together are the whole curve, bit for bit: :mod:`.curve_workers` computes them side by side)."""
     import dp_accounting
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
-    acc = rdp_lib.RdpAccountant(orders=ORDERS)
+    acc = rdp_lib.RdpAccountant(orders=ORDERS[piece::pieces] if pieces > 1 else ORDERS)
     event = dp_accounting.GaussianDpEvent(noise_multiplier)
     if sample_rate < 1.0:
         event = dp_accounting.PoissonSampledDpEvent(sample_rate, event)
