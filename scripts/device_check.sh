@@ -55,7 +55,7 @@ fi
 torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 } > "$OUT/host.txt" 2>&1
 cp docs/benchmarks.md "$OUT/benchmarks.md"
-STEPS=" ${STEPS:-profile w3 w2 w4 graph kdp} "   # which steps run (all by default)
+STEPS=" ${STEPS:-profile w3 w2 w4 w4eager graphtest graph kdp} "   # which steps run (all by default)
 step() {  # step NAME LIMIT_S COMMAND...: one timed step; its log and exit status in $OUT
   local name=$1 limit=$2; shift 2
   case "$STEPS" in *" $name "*) ;; *) return 0 ;; esac
@@ -87,7 +87,13 @@ step w2 ${W2_LIMIT:-$LIM_W2} $PY -m fedcore bench W2 --systems fedcore,loop --de
   --repeat 1 --out "$OUT/benchmarks.md"
 step w4 ${W4_LIMIT:-$LIM_W4} $PY -m fedcore bench W4 --systems fedcore --device $DEV $BENCH \
   --repeat 1 --profile --out "$OUT/benchmarks.md"
-# issue 41 §3: W4's local training eager against one captured CUDA graph (eager only on CPU)
+cp "$OUT/benchmarks.md" "$OUT/benchmarks_eager.md"   # W4 with its DP-SGD steps eager (no CUDA graphs), beside
+step w4eager ${W4_LIMIT:-$LIM_W4} env FEDCORE_CUDA_GRAPHS=off $PY -m fedcore bench W4 --systems fedcore --device $DEV \
+  $BENCH --repeat 1 --profile --out "$OUT/benchmarks_eager.md"
+# issue 41 §3: the engine's DP-SGD steps replayed as CUDA graphs, bit for bit the padded eager steps
+# (tests/test_graphs.py's GPU test; pytest itself may be missing there), then W4's local training
+# eager against one captured CUDA graph (eager only on CPU)
+step graphtest ${GRAPHTEST_LIMIT:-$LIM_GRAPH} $PY scripts/gpu_tests.py tests.test_graphs
 step graph ${GRAPH_LIMIT:-$LIM_GRAPH} $PY -m benchmarks.graph_step --device $DEV --repeat $GRAPH_REPEAT $SMALL --json
 step kdp ${KDP_LIMIT:-$LIM_KDP} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=$KDP_ROUNDS \
   --set device=$DEV $SMALL --out "$OUT/kdp_fedavg_T$KDP_ROUNDS.jsonl"

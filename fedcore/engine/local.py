@@ -295,7 +295,7 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                   chunk: Optional[int] = None, stacked_start: bool = False,
                   noise_std: Optional[torch.Tensor] = None,
                   gen: Optional[torch.Generator] = None,
-                  workspace: Optional[Workspace] = None) -> dict[str, torch.Tensor]:
+                  workspace: Optional[Workspace] = None, graphs=None) -> dict[str, torch.Tensor]:
     """Run every client's local SGD from ``start``; returns stacked params ``{name: [m, ...]}``
     (views of one ``[m, d]`` buffer, from ``workspace`` when given: :class:`Workspace`).
 
@@ -314,6 +314,9 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     rows are sorted by steps, so those are a prefix of the buffer, updated in place) and
     the batch positions someone uses; each chunk gathers its own samples. Noise is still
     drawn for all ``m`` clients at every step, so the draws are those of a dense step.
+
+    ``graphs`` (a :class:`~fedcore.engine.graphs.StepGraphs`, on CUDA): DP-SGD steps where every client
+    takes every step are replayed as captured graphs at a padded batch width (:mod:`.graphs`).
     """
     m = plan.index.shape[0]
     chunk = chunk or m
@@ -322,6 +325,11 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     order, live, width = _schedule(plan)
     prefix = live is not None
     live = live or [m] * plan.steps
+    if (graphs is not None and noise_std is not None and order is None and prefix and min(live) == m
+            and chunk >= m and not stacked_start and not callable(gen)):
+        out = graphs.train(grad_fn, start, buffers, x_all, y_all, plan, local, noise_std, gen, width, workspace)
+        if out is not None:
+            return out
     flat, params = _flat_buffer(start, m, stacked_start, workspace)
     fused = getattr(grad_fn, "flat", None) if noise_std is None else None
     shared = fused is not None and not stacked_start   # the flat path writes the start chunk by chunk

@@ -24,6 +24,7 @@ from ..config import RunConfig
 from ..events import RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
 from .flat import flatten, flatten_stacked
+from .graphs import StepGraphs, enabled as graphs_enabled
 from .local import CPU_ROWS_BYTES, Workspace, client_chunk, client_gradient_fn, train_clients
 from .memory import keep_freed
 from .plan import make_plan
@@ -84,6 +85,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     global_flat = flatten(s.params)
     ledger = new_ledger(s)
     workspace = Workspace()  # the clients' training buffer, kept across rounds
+    graphs = StepGraphs() if graphs_enabled(s.device) and trainer == "batched" else None  # DP-SGD steps on CUDA
     watcher = watch(s) if watch is not None else None
     acc = loss = None
     aggregated_rounds = 0
@@ -107,7 +109,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             else:
                 stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
                                         grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen,
-                                        workspace=workspace)
+                                        workspace=workspace, graphs=graphs)
             out.client_flat = flatten_stacked(stacked)
             del stacked  # the buffer is the updates now (server_round); next round may reuse it
         out.seconds = time.perf_counter() - t
