@@ -90,3 +90,35 @@ def test_a_curves_pieces_put_back_together_are_the_whole_curve_bit_for_bit():
             for piece in range(pieces):
                 back[piece::pieces] = rdp_mod._compute_curve(z, q, pieces, piece)
             assert np.array_equal(back, whole), (z, q, pieces)
+
+
+def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool, monkeypatch):
+    """DSDP-FedAvg on digits with two workers (curves in two pieces): every round event is the one the
+    same run emits with every curve computed in its round."""
+    from fedcore.engine import iter_run
+    from fedcore.events import RoundEvent, to_dict
+    from fedcore.layering import build_config
+
+    import fedcore.catalog  # noqa: F401
+
+    def events():
+        cfg = build_config(None, None, ["dataset=digits", "model=logreg", "num_clients=30", "rounds=5",
+                                        "eval_every=2", "method=dsdp_fedavg", "privacy.epsilon=[6.1]",
+                                        "privacy.delta=[1e-5]", "device=cpu"])
+        out = []
+        for e in iter_run(cfg):
+            if isinstance(e, RoundEvent):
+                d = to_dict(e)
+                d.pop("seconds"), d.pop("elapsed")
+                out.append(d)
+        return out
+
+    _ready(ledger_mod.curve_pool(), 1)   # started and ready before the run (a slow host starts it late)
+    beside = events()
+    pool = curve_workers._POOL.get("pool")
+    assert pool is not None and sum(w.sent for w in pool.workers) > 0, "no curve went out"
+    monkeypatch.setenv(curve_workers.ACCOUNTING_ENV, "inline")
+    monkeypatch.setattr(curve_workers, "_POOL", {})
+    ledger_mod._CURVES.clear()
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    assert events() == beside
