@@ -92,6 +92,7 @@ def test_a_curves_pieces_put_back_together_are_the_whole_curve_bit_for_bit():
             assert np.array_equal(back, whole), (z, q, pieces)
 
 
+@pytest.mark.slow
 def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool, monkeypatch):
     """DSDP-FedAvg on digits with two workers (curves in two pieces): every round event is the one the
     same run emits with every curve computed in its round."""
