@@ -76,11 +76,11 @@ def step_once(st: _Step, grad_fn, buffers, x_all, y_all, local, gen) -> None:
     """One DP-SGD step of every client of ``st`` from its static buffers, in place: the eager step of
     :func:`fedcore.engine.local.train_clients` (clip, Poisson ratio, noise on the clipped sum, SGD) at
     the padded width. What a graph captures, and what runs eagerly on a host without CUDA (tests)."""
-    from .local import _gather, _sgd_update
+    from .local import gather_rows, sgd_update
 
     idx, mask = st.index, st.mask
     rows_idx = idx.reshape(-1)
-    grads = grad_fn(st.params, buffers, _gather(x_all, idx, rows_idx), _gather(y_all, idx, rows_idx), mask)
+    grads = grad_fn(st.params, buffers, gather_rows(x_all, idx, rows_idx), gather_rows(y_all, idx, rows_idx), mask)
     if st.expected is not None:   # Poisson batches: the clipped sum over the expected size
         ratio = mask.sum(1) / st.expected
         grads = {k: g * ratio.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) for k, g in grads.items()}
@@ -88,7 +88,7 @@ def step_once(st: _Step, grad_fn, buffers, x_all, y_all, local, gen) -> None:
     scale = st.std / (st.expected if st.expected is not None else mask.sum(1).clamp(min=1.0))
     grads = {k: g + scale.view(-1, *([1] * (g.dim() - 1))).to(g.dtype) * z[k] for k, g in grads.items()}
     for k, p in st.params.items():
-        _sgd_update(p, grads[k], None, local, None if st.velocity is None else st.velocity[k])
+        sgd_update(p, grads[k], None, local, None if st.velocity is None else st.velocity[k])
 
 
 class StepGraphs:
@@ -133,9 +133,9 @@ class StepGraphs:
                 st.mask.copy_(mask[:, s])
                 if not self._run(st, grad_fn, buffers, x_all, y_all, local, gen):
                     return None
-        from .local import _flat_buffer
+        from .local import flat_buffer
 
-        out, params = _flat_buffer(start, m, False, workspace)
+        out, params = flat_buffer(start, m, False, workspace)
         out.copy_(st.flat)
         return params
 
