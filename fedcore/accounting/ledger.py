@@ -25,10 +25,11 @@ the round); each covered client composes ``steps`` steps at its own noise multip
 (``GaussianRecord.grid``, ULDP-FED's central reading) brings new RDP curves most rounds, 0.1-0.3
 CPU-s each through dp-accounting. Those curves are computed beside the round by a pool of worker
 processes (:mod:`.curve_workers`: the first started at the first such record and warmed while round 1
-computes its own curves inline, more while every live one is busy), and composed in the order they were recorded as soon as they are back; every reader
-(:meth:`Ledger.headline`, :meth:`Ledger.views`, ...) first waits for what is still out, so a figure is
-always that of every round recorded (bitwise the same as composing inline). In the round loop the
-wait falls after evaluation and after the next round is trained ahead (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
+computes its own curves inline, more while every live one is busy), and composed in the order they
+were recorded as soon as they are back; every reader (:meth:`Ledger.headline`, :meth:`Ledger.views`,
+...) first waits for what is still out, so a figure is always that of every round recorded (bitwise
+the same as composing inline). In the round loop the wait falls after evaluation and after the next
+round is trained ahead (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
 default, ``eval_every = 1``) waits only for curves that take longer than its evaluation; a round that
 skips evaluation waits for its curves (still off the process's main thread: other threads run).
 ``FEDCORE_ACCOUNTING=inline`` computes every curve in the round, as before; where no process can be

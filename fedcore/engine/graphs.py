@@ -17,7 +17,7 @@ eager step's (:func:`fedcore.engine.local.train_clients`) with the batch width p
 batch then have more (zero) terms, so the results agree with the eager path to float rounding, not
 bit for bit.
 
-Used where it applies (:func:`applies`): on CUDA, DP-SGD with every client taking every step (an
+Used where it applies (:func:`fedcore.engine.local.train_clients` decides): on CUDA, DP-SGD with every client taking every step (an
 IID or equal-size partition), one vmap over all clients. ``FEDCORE_CUDA_GRAPHS=off`` trains every
 step eagerly. A step that cannot be captured (an op torch refuses inside a capture) is reported
 once on stderr and the run goes on eagerly.
@@ -30,6 +30,8 @@ import sys
 from typing import Optional
 
 import torch
+
+from .flat import flatten
 
 GRAPHS_ENV = "FEDCORE_CUDA_GRAPHS"
 WIDTH_QUANTUM = 8
@@ -54,16 +56,10 @@ class _Step:
     """One ``(clients, width)`` step: its static buffers, and its graph once captured."""
 
     def __init__(self, start: dict, m: int, width: int, poisson: bool, momentum: bool):
-        first = next(iter(start.values()))
-        self.shapes = {k: tuple(v.shape) for k, v in start.items()}
-        d = sum(math.prod(sh) for sh in self.shapes.values())
-        dev, dtype = first.device, first.dtype
-        self.flat = torch.zeros(m, d, dtype=dtype, device=dev)
-        self.params, col = {}, 0
-        for k, sh in self.shapes.items():
-            n = math.prod(sh)
-            self.params[k] = self.flat[:, col:col + n].view(m, *sh)
-            col += n
+        from .local import flat_buffer
+
+        self.flat, self.params = flat_buffer(start, m, False)
+        dev = self.flat.device
         self.velocity = {k: torch.zeros_like(v) for k, v in self.params.items()} if momentum else None
         self.index = torch.zeros(m, width, dtype=torch.long, device=dev)
         self.mask = torch.zeros(m, width, dtype=torch.float32, device=dev)
@@ -117,11 +113,7 @@ class StepGraphs:
         index = torch.nn.functional.pad(plan.index, (0, max(0, width - b)))[..., :width]
         mask = torch.nn.functional.pad(plan.mask, (0, max(0, width - b)))[..., :width]
         with torch.no_grad():
-            col = 0
-            for k, v in start.items():
-                n = v.numel()
-                st.flat[:, col:col + n].copy_(v.reshape(1, n).expand(m, n))
-                col += n
+            st.flat.copy_(flatten(start).expand(m, -1))
             if st.velocity is not None:
                 for v in st.velocity.values():
                     v.zero_()
