@@ -42,7 +42,7 @@ from torch.overrides import TorchFunctionMode
 from ..config import LocalConfig
 from .flat import flatten
 from .plan import BatchPlan
-from .stacked import stacked_logits, supports as stackable
+from .stacked import stacked_gradients, supports as stackable
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -155,34 +155,31 @@ def client_gradient_fn(model: torch.nn.Module, clip: Optional[float] = None):
     """``f(params[m], buffers, x[m,B,...], y[m,B], mask[m,B]) -> grads[m]`` for all clients."""
     if clip is not None:
         return vmap(_clipped_mean_grad(model, clip), in_dims=(0, None, 0, 0, 0))
-    if stackable(model):   # the same numbers without vmap's glue (issue 41 §3)
-        def client_losses(params, buffers, x, y, mask):
-            ce = cross_entropy(stacked_logits(model, params, x), y)
-            return (ce * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+    if stackable(model):   # the same numbers without vmap's or autograd's glue (issue 41 §3)
+        def gradients(params, buffers, x, y, mask):
+            grads = stacked_gradients(model, params, x, y, mask)
+            return {k: grads[k] for k in params}
     else:
         client_losses = vmap(_masked_mean_loss(model), in_dims=(0, None, 0, 0, 0))
 
-    def gradients(params, buffers, x, y, mask):
-        with torch.enable_grad():
-            leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
-            with WeightFirstLinear():
-                total = client_losses(leaves, buffers, x, y, mask).sum()
-            return dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
+        def gradients(params, buffers, x, y, mask):
+            with torch.enable_grad():
+                leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
+                with WeightFirstLinear():
+                    total = client_losses(leaves, buffers, x, y, mask).sum()
+                return dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
 
     def flat_gradients(flat, shapes, buffers, x, y, mask):
         """The same gradients for clients whose parameters are the rows of ``flat [m, d]`` (the
-        tensors of ``shapes`` one after the other), as one ``[m, d]`` tensor: one leaf, split into
-        the layers' views, so the update is one operation on the buffer (issue 41). The values
-        are those of :func:`gradients` (the split's backward only places them side by side)."""
+        tensors of ``shapes`` one after the other), as one ``[m, d]`` tensor, so the update is one
+        operation on the buffer (issue 41). The values are those of :func:`gradients`, placed side
+        by side (as autograd's backward of the buffer's split into the layers' views does)."""
         m = flat.shape[0]
-        with torch.enable_grad():
-            leaf = flat.detach().requires_grad_()
-            parts = leaf.split([math.prod(sh) for sh in shapes.values()], dim=1)
-            params = {k: part if len(sh) == 1 else part.view(m, *sh)   # a bias is its block already
-                      for (k, sh), part in zip(shapes.items(), parts)}
-            with WeightFirstLinear():
-                total = client_losses(params, buffers, x, y, mask).sum()
-            return torch.autograd.grad(total, [leaf])[0]
+        parts = flat.split([math.prod(sh) for sh in shapes.values()], dim=1)
+        params = {k: part if len(sh) == 1 else part.view(m, *sh)   # a bias is its block already
+                  for (k, sh), part in zip(shapes.items(), parts)}
+        grads = gradients(params, buffers, x, y, mask)
+        return torch.cat([g.reshape(m, -1) for g in grads.values()], dim=1)
 
     gradients.flat = flat_gradients
     return gradients
