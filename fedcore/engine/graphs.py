@@ -1,26 +1,34 @@
-"""DP-SGD local steps captured as CUDA graphs and replayed (issue 41, Build 3: fewer launches).
+"""Local steps captured as CUDA graphs and replayed (issue 41, Build 3: fewer launches).
 
 A DP-SGD round (Abadi et al. 2016, Alg. 1: per-sample clipping, Gaussian noise on the clipped sum,
 one SGD step) launches about 340 small kernels per local step from Python; on an H200 the GPU then
 idles two thirds of a round (W4: busy 23-33 %). The same step captured once as a CUDA graph and
 replayed launches them all at once: W4's whole local training ran 5.2x faster as one graph, with
-bitwise the same parameters (``benchmarks.graph_step``, docs/benchmarks.md, 2026-11-27).
+bitwise the same parameters (``benchmarks.graph_step``, docs/benchmarks.md, 2026-11-27). Unclipped
+steps (W3: ULDP-FED's DSDP-FedAvg clients, ~266 aten calls a step, :mod:`.stacked`) are captured
+the same way.
 
 A graph replays fixed shapes and fixed addresses, so a step here reads **static buffers**: the
-clients' parameters ``[m, d]``, the step's sample indices and mask padded to a **fixed width** (a
-Poisson plan's batch widths change every step; they are padded up to a multiple of
-:data:`WIDTH_QUANTUM` and masked: padding positions get a clipping factor 0, so they add nothing),
-and the noise scale. One graph per ``(clients, width)`` is kept for the run (W4: two or three). The
-noise is drawn from the run's generator, registered with each graph, in the eager order (one draw
-per parameter tensor per step), so the draws are those of the eager step. The arithmetic is the
-eager step's (:func:`fedcore.engine.local.train_clients`) with the batch width padded: sums over the
-batch then have more (zero) terms, so the results agree with the eager path to float rounding, not
-bit for bit.
+clients' parameters ``[rows, d]``, the step's sample indices and mask, and (DP-SGD) the noise scale.
 
-Used where it applies (:func:`fedcore.engine.local.train_clients` decides): on CUDA, DP-SGD with every client taking every step (an
-IID or equal-size partition), one vmap over all clients. ``FEDCORE_CUDA_GRAPHS=off`` trains every
-step eagerly. A step that cannot be captured (an op torch refuses inside a capture) is reported
-once on stderr and the run goes on eagerly.
+- **DP-SGD**: the batch is padded to a **fixed width** (a Poisson plan's batch widths change every
+  step; they are padded up to a multiple of :data:`WIDTH_QUANTUM` and masked: padding positions get a
+  clipping factor 0, so they add nothing). The noise is drawn from the run's generator, registered
+  with each graph, in the eager order (one draw per parameter tensor per step), so the draws are
+  those of the eager step. Sums over the batch then have more (zero) terms, so the results agree
+  with the eager path to float rounding, not bit for bit.
+- **Unclipped**: no draws, so the *clients* are padded up to a multiple of :data:`ROWS_QUANTUM`
+  (masked rows; a round's number of clients changes under Poisson user sampling) and the width is
+  the widest step's. Each client's arithmetic is its own, so on CPU the padded steps are bitwise the
+  eager ones (``tests/test_graphs.py``); on a GPU a kernel may pick another algorithm for another
+  number of clients, so a replay is bitwise its padded eager step and agrees with the unpadded one
+  to rounding.
+
+One graph per shape is kept for the run (W4: two or three; W3: about three). Used where it applies
+(:func:`fedcore.engine.local.train_clients` decides): on CUDA, every client taking every step (an
+IID or equal-size partition), one vmap over all clients, static buffers within :data:`GRAPH_BYTES`.
+``FEDCORE_CUDA_GRAPHS=off`` trains every step eagerly. A step that cannot be captured (an op torch
+refuses inside a capture) is reported once on stderr and the run goes on eagerly.
 """
 from __future__ import annotations
 
@@ -35,11 +43,16 @@ from .flat import flatten
 
 GRAPHS_ENV = "FEDCORE_CUDA_GRAPHS"
 WIDTH_QUANTUM = 8
-"""Batch widths are padded up to a multiple of this (a handful of graphs per run)."""
+"""DP-SGD batch widths are padded up to a multiple of this (a handful of graphs per run)."""
+ROWS_QUANTUM = 16
+"""Unclipped steps: clients are padded up to a multiple of this (W3's ~100 a round: a few graphs)."""
+GRAPH_BYTES = 512 * 2**20
+"""A step whose static parameters (and momentum) would pass this many bytes is trained eagerly (the
+graph's buffers come on top of the run's own: 5,000 clients of the MLP would double 3.2 GB)."""
 
 
 def enabled(device: torch.device) -> bool:
-    """Whether a run on ``device`` replays its DP-SGD steps as graphs (CUDA, unless turned off)."""
+    """Whether a run on ``device`` replays its local steps as graphs (CUDA, unless turned off)."""
     return device.type == "cuda" and os.environ.get(GRAPHS_ENV, "on").strip().lower() not in ("off", "0", "no")
 
 
@@ -53,19 +66,29 @@ def padded_width(widths: list[int], quantum: int = WIDTH_QUANTUM) -> int:
 
 
 class _Step:
-    """One ``(clients, width)`` step: its static buffers, and its graph once captured."""
+    """One ``(rows, width)`` step: its static buffers, and its graph once captured. ``noisy``: a DP-SGD
+    step (per-tensor gradients, momentum and noise scale); otherwise an unclipped step on the flat
+    buffer (one ``[rows, d]`` gradient and momentum)."""
 
-    def __init__(self, start: dict, m: int, width: int, poisson: bool, momentum: bool):
+    def __init__(self, start: dict, rows: int, width: int, poisson: bool, momentum: bool, noisy: bool):
         from .local import flat_buffer
 
-        self.flat, self.params = flat_buffer(start, m, False)
+        self.flat, self.params = flat_buffer(start, rows, False)
         dev = self.flat.device
-        self.velocity = {k: torch.zeros_like(v) for k, v in self.params.items()} if momentum else None
-        self.index = torch.zeros(m, width, dtype=torch.long, device=dev)
-        self.mask = torch.zeros(m, width, dtype=torch.float32, device=dev)
-        self.std = torch.zeros(m, dtype=torch.float32, device=dev)
-        self.expected = torch.ones(m, dtype=torch.float32, device=dev) if poisson else None
+        self.velocity = None
+        if momentum:
+            self.velocity = ({k: torch.zeros_like(v) for k, v in self.params.items()} if noisy
+                             else torch.zeros_like(self.flat))
+        self.index = torch.zeros(rows, width, dtype=torch.long, device=dev)
+        self.mask = torch.zeros(rows, width, dtype=torch.float32, device=dev)
+        self.std = torch.zeros(rows, dtype=torch.float32, device=dev) if noisy else None
+        self.expected = torch.ones(rows, dtype=torch.float32, device=dev) if poisson else None
         self.graph = None
+
+    def state(self) -> list[torch.Tensor]:
+        """The tensors a step changes (parameters, momentum)."""
+        v = self.velocity
+        return [self.flat, *([] if v is None else v.values() if isinstance(v, dict) else [v])]
 
 
 def step_once(st: _Step, grad_fn, buffers, x_all, y_all, local, gen) -> None:
@@ -100,44 +123,77 @@ class StepGraphs:
               widths: list[int], workspace=None) -> Optional[dict]:
         """Every client's local DP-SGD steps of ``plan``, replayed; ``{name: [m, ...]}`` views of a
         buffer of ``workspace`` (as :func:`~fedcore.engine.local.train_clients` returns), or None where
-        this round is trained eagerly (capture failed once in this run)."""
-        if self.broken is not None:
-            return None
-        m, steps = plan.index.shape[0], plan.steps
-        width = padded_width(widths)
-        key = (m, width, plan.expected is not None, local.optimizer == "momentum", tuple(start), id(gen))
-        st = self.steps.get(key)
+        this round is trained eagerly (capture failed once in this run, or the buffers are too big)."""
+        m, width = plan.index.shape[0], padded_width(widths)
+        st = self._step(start, m, width, plan, local, noisy=True, gen=gen)
         if st is None:
-            st = self.steps[key] = _Step(start, m, width, plan.expected is not None, local.optimizer == "momentum")
-        b = plan.index.shape[2]
-        index = torch.nn.functional.pad(plan.index, (0, max(0, width - b)))[..., :width]
-        mask = torch.nn.functional.pad(plan.mask, (0, max(0, width - b)))[..., :width]
-        with torch.no_grad():
-            st.flat.copy_(flatten(start).expand(m, -1))
-            if st.velocity is not None:
-                for v in st.velocity.values():
-                    v.zero_()
-            st.std.copy_(noise_std.to(torch.float32))
-            if st.expected is not None:
-                st.expected.copy_(plan.expected.to(torch.float32))
-            for s in range(steps):
-                st.index.copy_(index[:, s])
-                st.mask.copy_(mask[:, s])
-                if not self._run(st, grad_fn, buffers, x_all, y_all, local, gen):
-                    return None
+            return None
+        st.std.copy_(noise_std.to(torch.float32))
+        return self._replay(st, start, plan, workspace, gen,
+                            lambda g: step_once(st, grad_fn, buffers, x_all, y_all, local, g))
+
+    def train_flat(self, fused, start: dict, buffers, x_all, y_all, plan, local, widths: list[int],
+                   workspace=None) -> Optional[dict]:
+        """The same for unclipped steps (``fused = client_gradient_fn(...).flat``; W3's DSDP-FedAvg clients):
+        each step is :func:`~fedcore.engine.local.flat_step` on the static buffers. The clients are
+        padded up to a multiple of :data:`ROWS_QUANTUM` (masked rows: a round's changing number of
+        clients needs a few graphs, not one each), the width is the widest step's (nothing is padded
+        when every step is as wide: the eager step's arithmetic)."""
+        from .local import flat_step
+
+        m = plan.index.shape[0]
+        rows = ROWS_QUANTUM * math.ceil(m / ROWS_QUANTUM)
+        shapes = {k: tuple(v.shape) for k, v in start.items()}
+        st = self._step(start, rows, max(widths), plan, local, noisy=False, gen=None)
+        if st is None:
+            return None
+        return self._replay(st, start, plan, workspace, None,
+                            lambda g: flat_step(fused, st.flat, shapes, buffers, x_all, y_all, st.index, st.mask,
+                                                st.expected, None, local, st.velocity))
+
+    def _step(self, start, rows, width, plan, local, noisy, gen) -> Optional[_Step]:
+        """This shape's static buffers (made on first use); None where the run trains eagerly."""
+        momentum = local.optimizer == "momentum"
+        d = sum(v.numel() for v in start.values())
+        if self.broken is not None or rows * d * 4 * (1 + momentum) > GRAPH_BYTES:
+            return None
+        key = (rows, width, plan.expected is not None, momentum, tuple(start), noisy, None if gen is None else id(gen))
+        if key not in self.steps:
+            self.steps[key] = _Step(start, rows, width, plan.expected is not None, momentum, noisy)
+        return self.steps[key]
+
+    @torch.no_grad()
+    def _replay(self, st: _Step, start: dict, plan, workspace, gen, body) -> Optional[dict]:
+        """Every step of ``plan`` through ``st`` (its rows and width padded, masked), from ``start``;
+        the clients' parameters as :func:`~fedcore.engine.local.train_clients` returns them."""
         from .local import flat_buffer
 
+        m, steps, b = plan.index.shape[0], plan.steps, plan.index.shape[2]
+        rows, width = st.index.shape
+        pad = (0, max(0, width - b), 0, 0, 0, rows - m)
+        index = torch.nn.functional.pad(plan.index, pad)[..., :width]
+        mask = torch.nn.functional.pad(plan.mask, pad)[..., :width]
+        st.flat.copy_(flatten(start).expand(rows, -1))
+        for v in st.state()[1:]:
+            v.zero_()
+        if st.expected is not None:
+            st.expected[:m].copy_(plan.expected.to(torch.float32))
+        for s in range(steps):
+            st.index.copy_(index[:, s])
+            st.mask.copy_(mask[:, s])
+            if not self._run(st, body, gen):
+                return None
         out, params = flat_buffer(start, m, False, workspace)
-        out.copy_(st.flat)
+        out.copy_(st.flat[:m])
         return params
 
-    def _run(self, st: _Step, grad_fn, buffers, x_all, y_all, local, gen) -> bool:
+    def _run(self, st: _Step, body, gen) -> bool:
         if not self.capture:
-            step_once(st, grad_fn, buffers, x_all, y_all, local, gen)
+            body(gen)
             return True
         if st.graph is None:
             try:
-                st.graph = _capture(st, grad_fn, buffers, x_all, y_all, local, gen)
+                st.graph = _capture(st, body, gen)
             except Exception as exc:   # noqa: BLE001 -- the run goes on eagerly
                 self.broken = f"{type(exc).__name__}: {str(exc)[:300]}"
                 print(f"fedcore: CUDA graph capture failed, training eagerly: {self.broken}", file=sys.stderr)
@@ -147,26 +203,26 @@ class StepGraphs:
         return True
 
 
-def _capture(st: _Step, grad_fn, buffers, x_all, y_all, local, gen):
-    """Capture :func:`step_once` on ``st`` with ``gen`` registered; the run's buffers and generator
-    are as before (warm-up on copies, the generator's offset put back)."""
-    saved = st.flat.clone()
-    saved_v = None if st.velocity is None else {k: v.clone() for k, v in st.velocity.items()}
-    scratch = torch.Generator(device=gen.device).manual_seed(0)
+def _capture(st: _Step, body, gen):
+    """Capture ``body`` (one step on ``st``) with ``gen`` registered (None: a step without draws); the
+    run's buffers and generator are as before (warm-up on copies, the generator's offset put back)."""
+    saved = [t.clone() for t in st.state()]
+    scratch = torch.Generator(device=st.flat.device).manual_seed(0)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):   # warm-up on the capture stream: cuDNN plans, workspace sizes
         for _ in range(2):
-            step_once(st, grad_fn, buffers, x_all, y_all, local, scratch)
+            body(scratch)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    graph.register_generator_state(gen)
-    offset = gen.get_offset()
+    offset = None
+    if gen is not None:
+        graph.register_generator_state(gen)
+        offset = gen.get_offset()
     with torch.cuda.graph(graph):
-        step_once(st, grad_fn, buffers, x_all, y_all, local, gen)
-    gen.set_offset(offset)
-    st.flat.copy_(saved)
-    if saved_v is not None:
-        for k, v in st.velocity.items():
-            v.copy_(saved_v[k])
+        body(gen)
+    if gen is not None:
+        gen.set_offset(offset)
+    for t, kept in zip(st.state(), saved):
+        t.copy_(kept)
     return graph

@@ -312,8 +312,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     the batch positions someone uses; each chunk gathers its own samples. Noise is still
     drawn for all ``m`` clients at every step, so the draws are those of a dense step.
 
-    ``graphs`` (a :class:`~fedcore.engine.graphs.StepGraphs`, on CUDA): DP-SGD steps where every client
-    takes every step are replayed as captured graphs at a padded batch width (:mod:`.graphs`).
+    ``graphs`` (a :class:`~fedcore.engine.graphs.StepGraphs`, on CUDA): where every client takes every
+    step, the steps (DP-SGD's, or unclipped ones) are replayed as captured graphs (:mod:`.graphs`).
     """
     m = plan.index.shape[0]
     chunk = chunk or m
@@ -322,13 +322,15 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     order, live, width = _schedule(plan)
     prefix = live is not None
     live = live or [m] * plan.steps
-    if (graphs is not None and noise_std is not None and order is None and prefix and min(live) == m
-            and chunk >= m and not stacked_start and not callable(gen)):
-        out = graphs.train(grad_fn, start, buffers, x_all, y_all, plan, local, noise_std, gen, width, workspace)
+    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
+    if (graphs is not None and order is None and prefix and min(live) == m and chunk >= m and not stacked_start
+            and not callable(gen) and (noise_std is not None or fused is not None)):
+        out = (graphs.train(grad_fn, start, buffers, x_all, y_all, plan, local, noise_std, gen, width, workspace)
+               if noise_std is not None else
+               graphs.train_flat(fused, start, buffers, x_all, y_all, plan, local, width, workspace))
         if out is not None:
             return out
     flat, params = flat_buffer(start, m, stacked_start, workspace)
-    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
     shared = fused is not None and not stacked_start   # the flat path writes the start chunk by chunk
     with torch.no_grad():
         for k, v in ({} if shared else start).items():
@@ -404,20 +406,28 @@ def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local,
                 if stop <= i:
                     continue
                 rows = slice(i, stop)
-                part = flat if stop - i == m else flat[rows]
-                idx = index[rows, s, :w]
-                rows_idx = idx.reshape(-1)   # one copy of the step's indices for both gathers
-                batch_mask = mask[rows, s, :w]
-                g = fused(part, shapes, buffers, gather_rows(x_all, idx, rows_idx), gather_rows(y_all, idx, rows_idx),
-                          batch_mask)
-                if expected is not None:  # Poisson batches: the sum over the expected size
-                    g = g * (batch_mask.sum(1) / expected[rows]).view(-1, 1).to(g.dtype)
-                a = None if prefix else active[rows, s]
-                sgd_update(part, g, a, local, None if v is None else v[:stop - i])
+                flat_step(fused, flat if stop - i == m else flat[rows], shapes, buffers, x_all, y_all,
+                          index[rows, s, :w], mask[rows, s, :w], None if expected is None else expected[rows],
+                          None if prefix else active[rows, s], local, None if v is None else v[:stop - i])
     if order is not None:  # back to the callers' client order
         out, params = flat_buffer(start, m, stacked_start, workspace)
         out.index_copy_(0, order, flat)
     return params
+
+
+def flat_step(fused, part: torch.Tensor, shapes: dict, buffers, x_all: torch.Tensor, y_all: torch.Tensor,
+              idx: torch.Tensor, batch_mask: torch.Tensor, expected: Optional[torch.Tensor], a: Optional[torch.Tensor],
+              local: LocalConfig, v: Optional[torch.Tensor]) -> None:
+    """One unclipped local step, in place, of the clients whose parameters are the rows of ``part``
+    ``[rows, d]``: their batches (sample indices ``idx [rows, w]``, ``batch_mask [rows, w]``), the
+    gradient as one ``[rows, d]`` tensor (``fused``: ``client_gradient_fn(...).flat``), the Poisson
+    ratio (the sum over the ``expected`` batch size, where given), then :func:`sgd_update` (``a``:
+    which rows are active, None = all; ``v``: their momentum rows)."""
+    rows_idx = idx.reshape(-1)   # one copy of the step's indices for both gathers
+    g = fused(part, shapes, buffers, gather_rows(x_all, idx, rows_idx), gather_rows(y_all, idx, rows_idx), batch_mask)
+    if expected is not None:  # Poisson batches: the sum over the expected size
+        g = g * (batch_mask.sum(1) / expected).view(-1, 1).to(g.dtype)
+    sgd_update(part, g, a, local, v)
 
 
 def gather_rows(data: torch.Tensor, idx: torch.Tensor, flat_idx: Optional[torch.Tensor] = None) -> torch.Tensor:

@@ -85,7 +85,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     global_flat = flatten(s.params)
     ledger = new_ledger(s)
     workspace = Workspace()  # the clients' training buffer, kept across rounds
-    graphs = StepGraphs() if graphs_enabled(s.device) and trainer == "batched" else None  # DP-SGD steps on CUDA
+    graphs = StepGraphs() if graphs_enabled(s.device) and trainer == "batched" else None  # local steps on CUDA
     watcher = watch(s) if watch is not None else None
     acc = loss = None
     aggregated_rounds = 0
