@@ -24,7 +24,7 @@ def test_every_step_of_the_device_call_runs_on_the_cpu(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     steps = dict(line.split()[:2] for line in (out / "steps.txt").read_text().splitlines())
-    assert steps == {name: "rc=0" for name in ("profile", "w3", "w2", "w4", "graphtest", "graph", "kdp")}, (
+    assert steps == {name: "rc=0" for name in ("profile", "quick", "w3", "w2", "w4", "graphtest", "graph", "kdp")}, (
         steps, {n: (out / f"{n}.log").read_text()[-1500:] for n in steps if steps[n] != "rc=0"})
     profile = json.loads((out / "profile.log").read_text().strip().splitlines()[-1])
     assert profile["aten_calls_per_round"] > 0 and profile["rounds"] == 2
