@@ -168,7 +168,8 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu") -> dict:
     saved_chunk, saved_eval = loop.client_chunk, loop.evaluate
     if chunk == "gpu":   # as on a GPU: one vmap over all clients, 8,192 test samples per forward
         loop.client_chunk = lambda *a, **k: None
-        loop.evaluate = lambda model, params, x, y, chunk=None: saved_eval(model, params, x, y, chunk or 8192)
+        loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None: saved_eval(model, params, x, y,
+                                                                                       chunk or 8192, graphs)
     background0, wait0 = _background_cpu(), 0.0
     finished = None
     try:

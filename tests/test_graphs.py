@@ -7,6 +7,7 @@ import torch
 
 from fedcore.engine import graphs as graphs_mod
 from fedcore.engine.flat import flatten, flatten_stacked
+from fedcore.engine.evaluate import evaluate
 from fedcore.engine.local import client_gradient_fn, train_clients
 from fedcore.engine.plan import make_plan
 from fedcore.engine.setup import prepare
@@ -109,3 +110,29 @@ def test_replayed_unclipped_steps_are_the_padded_eager_steps_bit_for_bit_on_a_gp
     eager = _train(cfg, s, plan, noise, grad_fn)
     assert torch.equal(replayed, eager_padded)
     assert torch.allclose(replayed, eager, rtol=1e-5, atol=1e-6), (replayed - eager).abs().max()
+
+
+def _two_evaluations(device: str, graphs):
+    """The test pass of two different parameter sets (the second copied into the same buffers)."""
+    cfg, s, *_ = _setup(device, "shuffle", ("dataset=mnist", "model=cnn_uldp", "train_size=600", "test_size=300")
+                        if device == "cuda" else ("dataset=digits", "model=mlp"), UNCLIPPED)
+    other = {k: v + 0.1 * torch.randn_like(v) for k, v in s.params.items()}
+    return [evaluate(s.model, p, s.x_test, s.y_test, chunk=128, graphs=graphs) for p in (s.params, other)]
+
+
+def test_an_evaluation_through_static_buffers_is_the_eager_one():
+    graphs = graphs_mod.StepGraphs(capture=False)
+    torch.manual_seed(0)
+    got = _two_evaluations("cpu", graphs)
+    torch.manual_seed(0)
+    assert got == _two_evaluations("cpu", None) and got[0] != got[1] and len(graphs.tests) == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_replayed_evaluation_is_the_eager_one_on_a_gpu():
+    graphs = graphs_mod.StepGraphs()
+    torch.manual_seed(0)
+    got = _two_evaluations("cuda", graphs)
+    torch.manual_seed(0)
+    assert got == _two_evaluations("cuda", None) and got[0] != got[1]
+    assert graphs.eval_broken is None and graphs.replays == 2

@@ -14,14 +14,25 @@ take about twice as long (docs/benchmarks.md); on a GPU the chunk is 8192."""
 
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor,
-             y: torch.Tensor, chunk: Optional[int] = None) -> tuple[float, float]:
-    """Return ``(accuracy, loss)`` of ``model`` with ``params`` on ``(x, y)``."""
+             y: torch.Tensor, chunk: Optional[int] = None, graphs=None) -> tuple[float, float]:
+    """Return ``(accuracy, loss)`` of ``model`` with ``params`` on ``(x, y)``. ``graphs`` (a
+    :class:`~fedcore.engine.graphs.StepGraphs`, on CUDA): the whole pass is replayed as one captured
+    graph, the parameters copied in (the same kernels on the same data, so the same sums)."""
     chunk = chunk or (CPU_CHUNK if x.device.type == "cpu" else 8192)
+    sums = graphs.evaluate(lambda p: accuracy_sums(model, p, x, y, chunk), params, (id(x), chunk)) if graphs else None
+    correct, total_loss = sums if sums is not None else accuracy_sums(model, params, x, y, chunk)
+    n = max(1, len(y))
+    return int(correct.item()) / n, float(total_loss.item()) / n
+
+
+def accuracy_sums(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
+              chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Correct predictions and the summed cross-entropy (float64) over ``(x, y)``, ``chunk`` samples
+    per forward; both stay on the device (one host sync per evaluation, in :func:`evaluate`)."""
     correct = torch.zeros((), dtype=torch.long, device=x.device)
     total_loss = torch.zeros((), dtype=torch.float64, device=x.device)
-    for i in range(0, len(y), chunk):  # sums stay on the device: one host sync per evaluation
+    for i in range(0, len(y), chunk):
         logits = functional_call(model, params, (x[i:i + chunk],))
         total_loss += F.cross_entropy(logits, y[i:i + chunk], reduction="sum").double()
         correct += (logits.argmax(1) == y[i:i + chunk]).sum()
-    n = max(1, len(y))
-    return int(correct.item()) / n, float(total_loss.item()) / n
+    return correct, total_loss

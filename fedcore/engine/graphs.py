@@ -117,6 +117,8 @@ class StepGraphs:
         self.capture = capture       # False: the same padded steps, eagerly (a host without CUDA)
         self.steps: dict[tuple, _Step] = {}
         self.broken: Optional[str] = None
+        self.tests: dict[tuple, tuple] = {}      # evaluation: static parameters, graph, outputs
+        self.eval_broken: Optional[str] = None
         self.replays = 0
 
     def train(self, grad_fn, start: dict, buffers, x_all, y_all, plan, local, noise_std, gen,
@@ -187,27 +189,63 @@ class StepGraphs:
         out.copy_(st.flat[:m])
         return params
 
+    @torch.no_grad()
+    def evaluate(self, sums, params: dict, key: tuple) -> Optional[tuple]:
+        """``sums(params)`` (the test pass of :func:`fedcore.engine.evaluate.evaluate`) replayed: the
+        parameters copied into static buffers, the pass captured on first use (one graph per ``key``:
+        the test set and chunk). Its outputs are the graph's own tensors (read them before the next
+        call); None where the pass runs eagerly (capture failed once in this run)."""
+        if self.eval_broken is not None:
+            return None
+        full = (key, tuple((k, v.shape) for k, v in params.items()))
+        if full not in self.tests:
+            static = {k: v.detach().clone() for k, v in params.items()}
+            if not self.capture:
+                self.tests[full] = (static, None, None)
+            else:
+                try:
+                    graph, out = _capture([], static[next(iter(static))].device, lambda _g: sums(static), None)
+                except Exception as exc:   # noqa: BLE001 -- the run goes on eagerly
+                    self.eval_broken = _report(exc, "evaluating")
+                    return None
+                self.tests[full] = (static, graph, out)
+        static, graph, out = self.tests[full]
+        for k, v in params.items():
+            static[k].copy_(v)
+        if graph is None:
+            return sums(static)
+        graph.replay()
+        self.replays += 1
+        return out
+
     def _run(self, st: _Step, body, gen) -> bool:
         if not self.capture:
             body(gen)
             return True
         if st.graph is None:
             try:
-                st.graph = _capture(st, body, gen)
+                st.graph, _ = _capture(st.state(), st.flat.device, body, gen)
             except Exception as exc:   # noqa: BLE001 -- the run goes on eagerly
-                self.broken = f"{type(exc).__name__}: {str(exc)[:300]}"
-                print(f"fedcore: CUDA graph capture failed, training eagerly: {self.broken}", file=sys.stderr)
+                self.broken = _report(exc, "training")
                 return False
         st.graph.replay()
         self.replays += 1
         return True
 
 
-def _capture(st: _Step, body, gen):
-    """Capture ``body`` (one step on ``st``) with ``gen`` registered (None: a step without draws); the
-    run's buffers and generator are as before (warm-up on copies, the generator's offset put back)."""
-    saved = [t.clone() for t in st.state()]
-    scratch = torch.Generator(device=st.flat.device).manual_seed(0)
+def _report(exc: Exception, doing: str) -> str:
+    """Say once on stderr that a capture failed (the run goes on eagerly); the reason."""
+    reason = f"{type(exc).__name__}: {str(exc)[:300]}"
+    print(f"fedcore: CUDA graph capture failed, {doing} eagerly: {reason}", file=sys.stderr)
+    return reason
+
+
+def _capture(state: list[torch.Tensor], device: torch.device, body, gen) -> tuple:
+    """Capture ``body`` with ``gen`` registered (None: a pass without draws); ``(graph, what the
+    captured call returned)``. ``state`` (the tensors ``body`` changes) and the generator are as
+    before (warm-up, then the tensors copied back and the generator's offset put back)."""
+    saved = [t.clone() for t in state]
+    scratch = torch.Generator(device=device).manual_seed(0)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):   # warm-up on the capture stream: cuDNN plans, workspace sizes
@@ -220,9 +258,9 @@ def _capture(st: _Step, body, gen):
         graph.register_generator_state(gen)
         offset = gen.get_offset()
     with torch.cuda.graph(graph):
-        body(gen)
+        out = body(gen)
     if gen is not None:
         gen.set_offset(offset)
-    for t, kept in zip(st.state(), saved):
+    for t, kept in zip(state, saved):
         t.copy_(kept)
-    return graph
+    return graph, out

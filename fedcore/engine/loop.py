@@ -160,7 +160,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                 events += res.events
             evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
             if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
-                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test)
+                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=graphs)
             went_ahead = 0.0
             if may_go_ahead and rnd < cfg.rounds and ledger.pending() and not should_stop():
                 t_ahead = time.perf_counter()
