@@ -24,7 +24,11 @@ clients' parameters ``[rows, d]``, the step's sample indices and mask, and (DP-S
   number of clients, so a replay is bitwise its padded eager step and agrees with the unpadded one
   to rounding.
 
-One graph per shape is kept for the run (W4: two or three; W3: about three). Used where it applies
+The test-set evaluation (:func:`fedcore.engine.evaluate.evaluate`, 164 aten calls a W3 round) is
+captured whole, once per run: the round's global parameters are copied into static buffers and the
+pass replayed (the same kernels on the same data).
+
+One graph per shape is kept for the run (W4: two or three; W3: about three, and the evaluation's). Used where it applies
 (:func:`fedcore.engine.local.train_clients` decides): on CUDA, every client taking every step (an
 IID or equal-size partition), one vmap over all clients, static buffers within :data:`GRAPH_BYTES`.
 ``FEDCORE_CUDA_GRAPHS=off`` trains every step eagerly. A step that cannot be captured (an op torch
