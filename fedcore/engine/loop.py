@@ -8,7 +8,8 @@ evaluated and one :class:`RoundEvent` is yielded. When the ledger still computes
 curves beside the round after that (:mod:`fedcore.accounting.ledger`), round t+1's clients are
 chosen and trained first, and event t follows with its headline caught up (the same numbers). The steps before and after local training
 are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
-trained together).
+trained together). A round whose ``[m, d]`` parameters would pass the memory budget goes through
+training, the mechanism and the aggregator block by block instead (:mod:`fedcore.engine.stream`).
 """
 from __future__ import annotations
 
