@@ -59,6 +59,21 @@ class Aggregator(Configurable):
         return {}
 
 
+class WeightedSum(Aggregator):
+    """A rule whose result is ``f = sum_i w_i values_i`` with weights ``w`` that :meth:`weights` reads
+    from the upload's per-client fields (``clients``, ``noise_std``, the number of rows, their dtype and
+    device), never from the values: the engine may then sum the uploads block by block without an
+    ``[m, d]`` buffer (:mod:`fedcore.engine.stream`)."""
+
+    def weights(self, upload: Upload) -> tuple[torch.Tensor, list[MethodEvent]]:
+        """``(w [m], events)`` of the round whose uploads are ``upload`` (the values unread)."""
+        raise NotImplementedError
+
+    def aggregate(self, upload: Upload, round: int) -> Aggregate:
+        w, events = self.weights(upload)
+        return Aggregate(weighted_sum(upload.values, w), w, events)
+
+
 def weighted_sum(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """``sum_i w_i v_i`` for ``values [m, d]`` and ``weights [m]``."""
     return weights.to(values.dtype) @ values

@@ -5,33 +5,31 @@
 """
 from __future__ import annotations
 
-from .base import Aggregate, Aggregator, weighted_sum
+from .base import WeightedSum
 from .registry import AGGREGATORS
 
 
 @AGGREGATORS.register("mean", summary="Arithmetic mean of the uploads (rule A).",
                       paper="PLDP-FL (seed 000), rule A")
-class MeanAggregator(Aggregator):
+class MeanAggregator(WeightedSum):
     """Every upload counts the same; works on shuffled (unlinkable) uploads."""
 
-    def aggregate(self, upload, round) -> Aggregate:
+    def weights(self, upload):
         import torch  # here, not at the top: resolving a config that names these loads no torch
 
         m = upload.values.shape[0]
-        w = torch.full((m,), 1.0 / m, device=upload.values.device)
-        return Aggregate(weighted_sum(upload.values, w), w)
+        return torch.full((m,), 1.0 / m, device=upload.values.device), []
 
 
 @AGGREGATORS.register("fedavg", summary="Average weighted by each client's number of samples.",
                       paper="McMahan et al. 2017 (FedAvg)")
-class FedAvgAggregator(Aggregator):
+class FedAvgAggregator(WeightedSum):
     """Weights n_i / sum_j n_j, renormalised over the clients that uploaded."""
 
     needs_linkable = True
 
-    def aggregate(self, upload, round) -> Aggregate:
+    def weights(self, upload):
         import torch
 
         n = self.ctx.client_sizes[upload.clients].to(torch.float64)
-        w = (n / n.sum()).to(upload.values.dtype)
-        return Aggregate(weighted_sum(upload.values, w), w)
+        return (n / n.sum()).to(upload.values.dtype), []

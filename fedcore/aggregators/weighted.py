@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..constraints import Choice, setting
 from ..events import MethodEvent
-from .base import Aggregate, Aggregator, weighted_sum
+from .base import WeightedSum
 from .registry import AGGREGATORS
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def inverse_noise_weights(noise_std: torch.Tensor, power: float = 1.0) -> torch.
 
 @AGGREGATORS.register("weighted", summary="Average weighted by 1/sigma_i, the clients' inverse noise (rule B).",
                       paper="PLDP-FL (seed 000), rule B")
-class WeightedAggregator(Aggregator):
+class WeightedAggregator(WeightedSum):
     """alpha_i proportional to 1 / sigma_i over the uploaders; needs linkable uploads."""
 
     needs_linkable = True
@@ -78,17 +78,15 @@ class WeightedAggregator(Aggregator):
                                "inverse_std: alpha_i ~ 1/sigma_i (the paper's rule B); inverse_variance: "
                                "alpha_i ~ 1/sigma_i^2 (B-IVW, the minimum-variance weights)")
 
-    def aggregate(self, upload, round) -> Aggregate:
+    def weights(self, upload):
         import torch  # here, not at the top: resolving a config that names this loads no torch
 
         values = upload.values
         m = values.shape[0]
         if upload.noise_std is None:
-            w = torch.full((m,), 1.0 / m, dtype=values.dtype, device=values.device)
             event = MethodEvent("uniform_fallback", None, {
                 "reason": "the mechanism reports no noise scale, so rule B has no 1/sigma_i "
                           "to weight by; the uploads were averaged uniformly"})
-            return Aggregate(weighted_sum(values, w), w, [event])
+            return torch.full((m,), 1.0 / m, dtype=values.dtype, device=values.device), [event]
         power = 2.0 if self.options.weights == "inverse_variance" else 1.0
-        w = inverse_noise_weights(upload.noise_std.to(values.device), power).to(values.dtype)
-        return Aggregate(weighted_sum(values, w), w)
+        return inverse_noise_weights(upload.noise_std.to(values.device), power).to(values.dtype), []

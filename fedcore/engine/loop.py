@@ -8,7 +8,8 @@ evaluated and one :class:`RoundEvent` is yielded. When the ledger still computes
 curves beside the round after that (:mod:`fedcore.accounting.ledger`), round t+1's clients are
 chosen and trained first, and event t follows with its headline caught up (the same numbers). The steps before and after local training
 are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
-trained together).
+trained together). A round whose ``[m, d]`` parameters would pass the memory budget goes through
+training, the mechanism and the aggregator block by block instead (:mod:`fedcore.engine.stream`).
 """
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ from .local import CPU_ROWS_BYTES, Workspace, client_chunk, client_gradient_fn, 
 from .memory import keep_freed
 from .plan import make_plan
 from .reference import train_clients_loop
-from .rounds import choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
+from .rounds import apply_round, choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
 from .setup import RunSetup, prepare
+from .stream import block_rows, stream_budget, stream_round, streams
 
 
 @dataclass
@@ -42,6 +44,8 @@ class _Local:
     signals: dict
     sel: Optional[torch.Tensor] = None
     client_flat: Optional[torch.Tensor] = None
+    streamed: Optional[tuple] = None
+    """A round summed block by block (:mod:`.stream`): its upload's fields and the aggregate."""
     seconds: Optional[float] = None
     early: bool = False
     """Trained during the previous round (while its accounting was out)."""
@@ -83,6 +87,7 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         chunk = client_chunk(s.model, tuple(s.x_train.shape[1:]), cfg.local.batch_size)
         keep_freed(2 * CPU_ROWS_BYTES)  # a chunk reuses the blocks the last one freed
     global_flat = flatten(s.params)
+    row_bytes, budget = global_flat.numel() * global_flat.element_size(), stream_budget()
     ledger = new_ledger(s)
     workspace = Workspace()  # the clients' training buffer, kept across rounds
     graphs = StepGraphs() if graphs_enabled(s.device) and trainer == "batched" else None  # local steps on CUDA
@@ -90,8 +95,15 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     acc = loss = None
     aggregated_rounds = 0
 
+    def train(plan, step_noise=None) -> torch.Tensor:
+        """The ``[m, d]`` parameters of the clients of ``plan`` trained from ``s.params``."""
+        return flatten_stacked(train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
+                                             grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen,
+                                             workspace=workspace, graphs=graphs))
+
     def local_round(rnd: int) -> _Local:
-        """Round ``rnd`` up to the server: choose the clients, plan their batches, train them."""
+        """Round ``rnd`` up to the server: choose the clients, plan their batches, train them
+        (above the memory budget, through the mechanism and the aggregator too: :mod:`.stream`)."""
         t = time.perf_counter()
         selected, events = choose_clients(s, rnd, rng)
         out = _Local(selected, events, dict(s.aggregator.round_signals()))
@@ -104,14 +116,13 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             if trainer == "loop" and step_noise is not None:
                 raise ValueError("trainer='loop' does not add per-step DP-SGD noise; use the batched trainer")
             if trainer == "loop":
-                stacked = train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                             clip=s.mechanism.per_sample_clip)
-            else:
-                stacked = train_clients(s.model, s.params, s.x_train, s.y_train, plan, cfg.local,
-                                        grad_fn=grad_fn, chunk=chunk, noise_std=step_noise, gen=gen,
-                                        workspace=workspace, graphs=graphs)
-            out.client_flat = flatten_stacked(stacked)
-            del stacked  # the buffer is the updates now (server_round); next round may reuse it
+                out.client_flat = flatten_stacked(train_clients_loop(s.model, s.params, s.x_train, s.y_train, plan,
+                                                                     cfg.local, clip=s.mechanism.per_sample_clip))
+            elif step_noise is None and watcher is None and streams(s, len(selected), row_bytes, budget):
+                out.streamed = stream_round(s, plan, out.sel, global_flat, rnd, gen, train,
+                                            block_rows(len(selected), row_bytes, budget, chunk))
+            else:  # the buffer becomes the updates (server_round); the next round may reuse it
+                out.client_flat = train(plan, step_noise)
         out.seconds = time.perf_counter() - t
         return out
 
@@ -152,9 +163,10 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                 raise local.failed
             signals, events, selected = local.signals, local.events, local.selected
             uploaded, weights, aggregated = [], [], False
-            if local.client_flat is not None:
-                res = server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher)
-                local.client_flat = None
+            if local.client_flat is not None or local.streamed is not None:
+                res = (apply_round(s, global_flat, ledger, *local.streamed, rnd) if local.streamed is not None else
+                       server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher))
+                local.client_flat = local.streamed = None
                 global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
                 signals = {**signals, **res.signals}
                 events += res.events

@@ -41,6 +41,11 @@ class BatchPlan:
     def steps(self) -> int:
         return self.index.shape[1]
 
+    def rows(self, clients: slice) -> "BatchPlan":
+        """The plan of the clients ``clients`` (a slice of the rows) alone."""
+        return BatchPlan(self.index[clients], self.mask[clients], self.active[clients],
+                         None if self.expected is None else self.expected[clients])
+
     def client_batches(self, c: int) -> list[torch.Tensor]:
         """Client ``c``'s batches in order, without padding (for reference loops)."""
         return [self.index[c, s][self.mask[c, s].bool()] for s in range(self.steps)

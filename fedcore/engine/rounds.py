@@ -8,7 +8,8 @@ vmap), so that a run gives the same result either way:
   (PLDP-FL rule C may select nobody);
 - :func:`server_round`: from the selected clients' trained parameters, the mechanism
   clips and perturbs the updates, the aggregator combines the uploads, the server applies
-  ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads), the ledger records the spend.
+  ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads, :func:`apply_round`), the ledger
+  records the spend.
 """
 from __future__ import annotations
 
@@ -75,12 +76,20 @@ def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor
     ``tap`` (an :class:`~fedcore.attacks.watch.AttackWatch`, optional) is shown the raw updates
     before the mechanism (``tap.before``) and the uploads and the global change after the
     server's step (``tap.after``): what each attacker of the threat model receives."""
-    cfg = s.cfg
     updates = client_flat.sub_(global_flat)
     if tap is not None:
         tap.before(updates, sel)
     upload = s.mechanism.privatize(updates, sel, rnd, gen)
-    result = s.aggregator.aggregate(upload, rnd)
+    return apply_round(s, global_flat, ledger, upload, s.aggregator.aggregate(upload, rnd), rnd, tap)
+
+
+def apply_round(s, global_flat: torch.Tensor, ledger, upload, result, rnd: int, tap=None) -> ServerResult:
+    """The server's step from a round's ``upload`` and the aggregator's ``result`` (an
+    :class:`~fedcore.aggregators.base.Aggregate`): ``W <- W + eta_s f`` (``sign(f)`` for sign uploads);
+    updates ``s.params``, the mechanism's state and ``ledger``. The second half of :func:`server_round`;
+    a round summed block by block (:mod:`fedcore.engine.stream`) comes here with its upload's per-client
+    fields, the values not kept."""
+    cfg = s.cfg
     step = None
     if result.delta is not None:
         step = cfg.privacy.server_lr * (torch.sign(result.delta) if upload.is_sign else result.delta)

@@ -93,6 +93,11 @@ class Mechanism(Configurable):
     shuffled: ClassVar[bool] = False          # uploads cannot be tied to clients (LDP-FL)
     per_sample: ClassVar[bool] = False        # clips per-sample gradients (no batch norm)
     scalar: ClassVar[Optional["ScalarLaw"]] = None  # its one-number law (the Mechanisms page), if any
+    streams: ClassVar[bool] = False
+    """:meth:`privatize` may be called on consecutive blocks of a round's rows, in order, instead of
+    once on all of them (:mod:`fedcore.engine.stream`): each upload depends on its own client's update
+    only, nothing is drawn from ``gen`` (so no draw depends on where the rows are cut), no state is
+    kept (``updates`` included), no signals, and ``noise_std`` is ``noise_scale()[clients]``."""
 
     def __init__(self, options, ctx: RunContext):
         self.options = options

@@ -11,6 +11,7 @@ class NoMechanism(Mechanism):
     """Identity mechanism; no guarantee: threat model "none", headline epsilon infinite."""
 
     threat_model = "none"
+    streams = True   # the identity, no draws: blocks of rows give what all rows give
 
     def privatize(self, updates, clients, round, gen) -> Upload:
         import torch  # on first use: resolving a config that names this mechanism loads no torch
