@@ -1,5 +1,6 @@
-"""Issue 41: one gradient and one update of the flat ``[m, d]`` buffer per step (``grad_fn.flat``)
-give the parameters of the per-layer step (one gradient and one ``add_`` per layer tensor)."""
+"""Issue 41: unclipped steps taken chunk by chunk on the rows of the ``[m, d]`` buffer
+(``grad_fn.unclipped``: :func:`fedcore.engine.local.flat_step`) give the parameters of the
+step-by-step path over all clients."""
 import numpy as np
 import pytest
 import torch
@@ -17,7 +18,7 @@ def _clients(sizes, seed=0):
 
 
 def _per_layer(model):
-    """The gradient function without its flat form: train_clients takes the per-layer step."""
+    """The gradient function without its mark: train_clients takes the step-by-step path."""
     fn = client_gradient_fn(model)
     return lambda *a: fn(*a)
 
@@ -44,7 +45,7 @@ def test_flat_step_gives_the_per_layer_parameters(model_name, shape, local, chun
     padded, counts = pad_client_indices(_clients(sizes), "cpu")
     plan = make_plan(padded, counts, local, torch.Generator().manual_seed(1), poisson=poisson)
     fused = client_gradient_fn(model)
-    assert hasattr(fused, "flat")
+    assert fused.unclipped
     flat = train_clients(model, start, x, y, plan, local, grad_fn=fused, chunk=chunk)
     layered = train_clients(model, start, x, y, plan, local, grad_fn=_per_layer(model), chunk=chunk)
     for k in start:

@@ -62,7 +62,7 @@ def test_unclipped_steps_with_padded_clients_are_the_eager_steps_bit_for_bit():
     """12 clients padded to 16 (rows that are masked out), momentum and weight decay: each client's
     arithmetic is its own, so the padding changes nothing."""
     cfg, s, plan, noise, grad_fn = _setup("cpu", "shuffle", method=UNCLIPPED)
-    assert noise is None and grad_fn.flat is not None
+    assert noise is None and grad_fn.unclipped
     graphs = graphs_mod.StepGraphs(capture=False)
     padded, eager = _train(cfg, s, plan, noise, grad_fn, graphs), _train(cfg, s, plan, noise, grad_fn)
     assert [key[0] for key in graphs.steps] == [graphs_mod.ROWS_QUANTUM]

@@ -138,9 +138,9 @@ class StepGraphs:
         return self._replay(st, start, plan, workspace, gen,
                             lambda g: step_once(st, grad_fn, buffers, x_all, y_all, local, g))
 
-    def train_flat(self, fused, start: dict, buffers, x_all, y_all, plan, local, widths: list[int],
+    def train_flat(self, grad_fn, start: dict, buffers, x_all, y_all, plan, local, widths: list[int],
                    workspace=None) -> Optional[dict]:
-        """The same for unclipped steps (``fused = client_gradient_fn(...).flat``; W3's DSDP-FedAvg clients):
+        """The same for unclipped steps (``grad_fn.unclipped``; W3's DSDP-FedAvg clients):
         each step is :func:`~fedcore.engine.local.flat_step` on the static buffers. The clients are
         padded up to a multiple of :data:`ROWS_QUANTUM` (masked rows: a round's changing number of
         clients needs a few graphs, not one each), the width is the widest step's (nothing is padded
@@ -154,7 +154,7 @@ class StepGraphs:
         if st is None:
             return None
         return self._replay(st, start, plan, workspace, None,
-                            lambda g: flat_step(fused, st.flat, shapes, buffers, x_all, y_all, st.index, st.mask,
+                            lambda g: flat_step(grad_fn, st.flat, shapes, buffers, x_all, y_all, st.index, st.mask,
                                                 st.expected, None, local, st.velocity))
 
     def _step(self, start, rows, width, plan, local, noisy, gen) -> Optional[_Step]:

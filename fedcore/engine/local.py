@@ -5,10 +5,8 @@ losses are computed by one ``vmap`` of the model over the stack (for the papers'
 MLPs, the same kernels written out without ``vmap``'s glue: :mod:`.stacked`, bitwise the same
 numbers), and one backward pass of their sum gives every client's mini-batch gradient (client
 ``c``'s loss depends only on slice ``c`` of the stack). The SGD update is a tensor operation over
-the stack. The only Python loop is over local *steps*, never over clients. Without per-sample clipping the
-gradient comes as one ``[m, d]`` tensor (one leaf, split into the layers' views of the clients'
-flat buffer: ``client_gradient_fn(...).flat``), so a step's SGD update is one operation on the
-buffer instead of one per layer tensor (issue 41; the same numbers). With ``clip`` set,
+the stack. The only Python loop is over local *steps*, never over clients. The clients' parameters
+live in one ``[m, d]`` buffer; each layer is a view of it. With ``clip`` set,
 gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
 (``vmap(grad)`` over the batch, inside the vmap over clients; a linear layer's by its
 outer-product norm, never materialised: :func:`_clipped_mean_grad`), each clipped to L2
@@ -169,19 +167,7 @@ def client_gradient_fn(model: torch.nn.Module, clip: Optional[float] = None):
                     total = client_losses(leaves, buffers, x, y, mask).sum()
                 return dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
 
-    def flat_gradients(flat, shapes, buffers, x, y, mask):
-        """The same gradients for clients whose parameters are the rows of ``flat [m, d]`` (the
-        tensors of ``shapes`` one after the other), as one ``[m, d]`` tensor, so the update is one
-        operation on the buffer (issue 41). The values are those of :func:`gradients`, placed side
-        by side (as autograd's backward of the buffer's split into the layers' views does)."""
-        m = flat.shape[0]
-        parts = flat.split([math.prod(sh) for sh in shapes.values()], dim=1)
-        params = {k: part if len(sh) == 1 else part.view(m, *sh)   # a bias is its block already
-                  for (k, sh), part in zip(shapes.items(), parts)}
-        grads = gradients(params, buffers, x, y, mask)
-        return torch.cat([g.reshape(m, -1) for g in grads.values()], dim=1)
-
-    gradients.flat = flat_gradients
+    gradients.unclipped = True   # train_clients may take a chunk's steps together (_train_flat)
     return gradients
 
 
@@ -278,12 +264,7 @@ def flat_buffer(start: dict[str, torch.Tensor], m: int, stacked: bool,
     d = sum(math.prod(sh) for sh in shapes.values())
     flat = (workspace.take(m, d, first.dtype, first.device) if workspace is not None else
             torch.empty(m, d, dtype=first.dtype, device=first.device))
-    views, col = {}, 0
-    for k, sh in shapes.items():
-        n = math.prod(sh)
-        views[k] = flat[:, col:col + n].view(m, *sh)
-        col += n
-    return flat, views
+    return flat, layer_views(flat, shapes)
 
 
 def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all: torch.Tensor,
@@ -322,16 +303,16 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     order, live, width = _schedule(plan)
     prefix = live is not None
     live = live or [m] * plan.steps
-    fused = getattr(grad_fn, "flat", None) if noise_std is None else None
+    chunked = noise_std is None and getattr(grad_fn, "unclipped", False)
     if (graphs is not None and order is None and prefix and min(live) == m and chunk >= m and not stacked_start
-            and not callable(gen) and (noise_std is not None or fused is not None)):
+            and not callable(gen) and (noise_std is not None or chunked)):
         out = (graphs.train(grad_fn, start, buffers, x_all, y_all, plan, local, noise_std, gen, width, workspace)
                if noise_std is not None else
-               graphs.train_flat(fused, start, buffers, x_all, y_all, plan, local, width, workspace))
+               graphs.train_flat(grad_fn, start, buffers, x_all, y_all, plan, local, width, workspace))
         if out is not None:
             return out
     flat, params = flat_buffer(start, m, stacked_start, workspace)
-    shared = fused is not None and not stacked_start   # the flat path writes the start chunk by chunk
+    shared = chunked and not stacked_start   # the chunked path writes the start chunk by chunk
     with torch.no_grad():
         for k, v in ({} if shared else start).items():
             params[k].copy_(v[order] if stacked_start and order is not None else
@@ -340,8 +321,8 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
                            (plan.index[order], plan.mask[order], plan.active[order]))
     expected = None if plan.expected is None else (plan.expected if order is None else plan.expected[order])
     shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
-    if fused is not None:   # one [m, d] gradient and one update of the buffer per step
-        return _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width,
+    if chunked:   # a chunk's clients take all their steps together
+        return _train_flat(grad_fn, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width,
                            prefix, chunk, start, stacked_start, workspace, index, mask, active, expected,
                            flatten(start) if shared else None)
     velocity = ({k: torch.zeros_like(v) for k, v in params.items()} if local.optimizer == "momentum"
@@ -381,12 +362,10 @@ def train_clients(model: torch.nn.Module, start: dict[str, torch.Tensor], x_all:
     return params
 
 
-def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width, prefix,
+def _train_flat(grad_fn, flat, params, shapes, buffers, x_all, y_all, plan, local, order, live, width, prefix,
                 chunk, start, stacked_start, workspace, index, mask, active, expected, shared=None):
-    """:func:`train_clients`'s steps where the gradients come as one ``[rows, d]`` tensor
-    (``grad_fn.flat``): the Poisson ratio, weight decay, momentum and the SGD step are each one
-    operation on the rows of the buffer, the same arithmetic element by element as the per-layer
-    updates (:func:`sgd_update`), so the same numbers.
+    """:func:`train_clients`'s steps where the gradients are unclipped (``grad_fn.unclipped``), each
+    step :func:`flat_step` on the chunk's rows of the buffer.
 
     Chunk by chunk: a chunk's clients take all their steps before the next chunk starts (no
     draws happen here, and a client's steps depend on its own rows only), so the rows, their
@@ -406,7 +385,7 @@ def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local,
                 if stop <= i:
                     continue
                 rows = slice(i, stop)
-                flat_step(fused, flat if stop - i == m else flat[rows], shapes, buffers, x_all, y_all,
+                flat_step(grad_fn, flat if stop - i == m else flat[rows], shapes, buffers, x_all, y_all,
                           index[rows, s, :w], mask[rows, s, :w], None if expected is None else expected[rows],
                           None if prefix else active[rows, s], local, None if v is None else v[:stop - i])
     if order is not None:  # back to the callers' client order
@@ -415,19 +394,36 @@ def _train_flat(fused, flat, params, shapes, buffers, x_all, y_all, plan, local,
     return params
 
 
-def flat_step(fused, part: torch.Tensor, shapes: dict, buffers, x_all: torch.Tensor, y_all: torch.Tensor,
+def flat_step(grad_fn, part: torch.Tensor, shapes: dict, buffers, x_all: torch.Tensor, y_all: torch.Tensor,
               idx: torch.Tensor, batch_mask: torch.Tensor, expected: Optional[torch.Tensor], a: Optional[torch.Tensor],
               local: LocalConfig, v: Optional[torch.Tensor]) -> None:
     """One unclipped local step, in place, of the clients whose parameters are the rows of ``part``
-    ``[rows, d]``: their batches (sample indices ``idx [rows, w]``, ``batch_mask [rows, w]``), the
-    gradient as one ``[rows, d]`` tensor (``fused``: ``client_gradient_fn(...).flat``), the Poisson
-    ratio (the sum over the ``expected`` batch size, where given), then :func:`sgd_update` (``a``:
-    which rows are active, None = all; ``v``: their momentum rows)."""
+    ``[rows, d]`` (the tensors of ``shapes`` side by side): their batches (sample indices
+    ``idx [rows, w]``, ``batch_mask [rows, w]``), each layer's gradient, the Poisson ratio (the sum over
+    the ``expected`` batch size, where given), then :func:`sgd_update` of each layer's view of the rows
+    (``a``: which rows are active, None = all; ``v``: their momentum rows, ``[rows, d]``). Layer by
+    layer rather than one ``[rows, d]`` gradient: placing the gradients side by side cost a copy of
+    them, 15 % of a CPU step of the MLP (docs/benchmarks.md); the arithmetic is the same element by
+    element."""
     rows_idx = idx.reshape(-1)   # one copy of the step's indices for both gathers
-    g = fused(part, shapes, buffers, gather_rows(x_all, idx, rows_idx), gather_rows(y_all, idx, rows_idx), batch_mask)
-    if expected is not None:  # Poisson batches: the sum over the expected size
-        g = g * (batch_mask.sum(1) / expected).view(-1, 1).to(g.dtype)
-    sgd_update(part, g, a, local, v)
+    params = layer_views(part, shapes)
+    grads = grad_fn(params, buffers, gather_rows(x_all, idx, rows_idx), gather_rows(y_all, idx, rows_idx), batch_mask)
+    ratio = None if expected is None else batch_mask.sum(1) / expected   # Poisson: the sum over the expected size
+    velocity = None if v is None else layer_views(v, shapes)
+    for k, p in params.items():
+        g = grads[k] if ratio is None else grads[k] * ratio.view(-1, *([1] * (p.dim() - 1))).to(p.dtype)
+        sgd_update(p, g, a, local, None if velocity is None else velocity[k])
+
+
+def layer_views(flat: torch.Tensor, shapes: dict[str, tuple]) -> dict[str, torch.Tensor]:
+    """``{name: [m, *shape]}`` views of the rows of ``flat [m, d]``, the tensors of ``shapes`` side by
+    side in that order."""
+    m, views, col = flat.shape[0], {}, 0
+    for k, sh in shapes.items():
+        n = math.prod(sh)
+        views[k] = flat[:, col:col + n].view(m, *sh)
+        col += n
+    return views
 
 
 def gather_rows(data: torch.Tensor, idx: torch.Tensor, flat_idx: Optional[torch.Tensor] = None) -> torch.Tensor:
