@@ -37,8 +37,21 @@ def host_array(x, dtype=None) -> np.ndarray:
     array([1., 2.])
     """
     if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
+        x = x.numpy(force=True)
     return np.asarray(x, dtype=dtype)
+
+
+def host_mean(x: np.ndarray) -> float:
+    """The mean of a host array exactly as torch's CPU ``mean`` gives it: torch's sum, then one
+    division in the array's dtype (numpy sums in another order, so its last bits may differ).
+
+    >>> host_mean(np.array([1.0, 2.0, 4.0], dtype=np.float32))
+    2.3333332538604736
+    """
+    import torch
+
+    kind = x.dtype.type
+    return float(kind(torch.from_numpy(np.ascontiguousarray(x)).sum().item()) / kind(x.size))
 
 
 def round_allocation(remaining, participations_left, rounds_left):

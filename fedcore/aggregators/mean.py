@@ -25,13 +25,21 @@ class MeanAggregator(Aggregator):
 @AGGREGATORS.register("fedavg", summary="Average weighted by each client's number of samples.",
                       paper="McMahan et al. 2017 (FedAvg)")
 class FedAvgAggregator(Aggregator):
-    """Weights n_i / sum_j n_j, renormalised over the clients that uploaded."""
+    """Weights n_i / sum_j n_j, renormalised over the clients that uploaded.
+
+    The weights are computed on the host (the sizes are whole numbers, so their float64 sum is
+    exact in any order) and sent to the device once: no small kernels per round."""
 
     needs_linkable = True
+
+    def __init__(self, options, ctx):
+        super().__init__(options, ctx)
+        self.sizes = ctx.client_sizes.double().cpu().numpy()
 
     def aggregate(self, upload, round) -> Aggregate:
         import torch
 
-        n = self.ctx.client_sizes[upload.clients].to(torch.float64)
-        w = (n / n.sum()).to(upload.values.dtype)
-        return Aggregate(weighted_sum(upload.values, w), w)
+        n = self.sizes[upload.clients.numpy(force=True)]
+        values = upload.values
+        w = torch.from_numpy(n / n.sum()).to(device=values.device, dtype=values.dtype)
+        return Aggregate(weighted_sum(values, w), w)

@@ -101,7 +101,7 @@ import numpy as np
 import torch
 
 from ..accounting.ledger import GaussianRecord
-from ..accounting.uldp_budget import UldpBudget, host_array
+from ..accounting.uldp_budget import UldpBudget, host_array, host_mean
 from ..events import MethodEvent
 from .base import Upload
 from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
@@ -237,12 +237,12 @@ class UldpGaussian(UldpGaussianSpec):
         events, noise_std, signals = [], per_user, {}
         if self.history is not None:
             values, noise_std, recalled, events, signals = self._recall_or_upload(values, users, per_user, k, round)
-        gaussian = self._gaussian_record(sigma, z)              # reads the participations before this round
+        gaussian = self._gaussian_record(on_device[1], z)       # reads the participations before this round
         spent = self.budget.commit(users, round, recalled).astype(np.float32)
         self.participations[users] = k
-        signals.update(clip_threshold=float(on_device[0].mean()), eps_round=float(torch.from_numpy(eps_round).mean()),
-                       recall_rate=float(np.float32(recalled.sum()) / np.float32(len(users))),
-                       noise_multiplier=float(torch.from_numpy(z).mean()))
+        signals.update(clip_threshold=host_mean(clip), eps_round=host_mean(eps_round),
+                       recall_rate=float(np.float32(recalled.sum()) / np.float32(len(users))),   # an exact count
+                       noise_multiplier=host_mean(z))
         claims = {RECALL_CHARGED: eps_round.astype(np.float32)}
         if o.noise_mode == "paper_thm3":
             claims[THM3_CLAIM] = np.where(k == 1, self.budget.epsilon[users], 0.0).astype(np.float32)
@@ -253,19 +253,20 @@ class UldpGaussian(UldpGaussianSpec):
         """Eqs 9-10 on the device: clip each row to its ``clip`` C_k, add N(0, sigma^2 I) (central
         reading: sigma^2 / |U^t| per user); returns the noisy rows and the per-user noise std."""
         per_user = sigma / math.sqrt(len(clip)) if self.central else sigma
-        scale = 1.0 / torch.clamp(updates.norm(dim=1) / clip, min=1.0)
+        scale = torch.clamp(updates.norm(dim=1) / clip, min=1.0).reciprocal()      # 1 / max(1, ||Delta|| / C_k)
         noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
         return updates * scale[:, None] + noise * per_user[:, None].to(updates.dtype), per_user
 
-    def _gaussian_record(self, sigma: np.ndarray, z: np.ndarray) -> GaussianRecord:
+    def _gaussian_record(self, sigma: torch.Tensor, z: np.ndarray) -> GaussianRecord:
         """What the RDP ledger composes this round (module doc, "two readings"). Central: every user that
         could have been sampled (fewer than r participations before this round) is charged the
-        Poisson-subsampled Gaussian with multiplier sigma_sum / C_i at the clip it would use."""
+        Poisson-subsampled Gaussian with multiplier sigma_sum / C_i at the clip it would use; sigma_sum
+        is reduced on the device that holds ``sigma``, as every round's figure has been."""
         o = self.options
         if not self.central:
             return GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1)
         users = np.flatnonzero(self.participations < o.max_participations)
-        sigma_sum = math.sqrt(float(torch.from_numpy(sigma.astype(np.float64) ** 2).mean()))
+        sigma_sum = float(torch.sqrt((sigma.double() ** 2).mean()))
         multiplier = sigma_sum / self.clip_for(self.participations[users] + 1).astype(np.float64)
         if o.sensitivity == "ldp":
             multiplier = multiplier / 2.0
@@ -285,9 +286,8 @@ class UldpGaussian(UldpGaussianSpec):
         if self.previous is None:
             sigma = host_array(per_user)
         else:
-            s_dev = similarity_fn(o.recall)(noisy, self.previous)
-            s, sigma = host_array(torch.stack([s_dev, per_user.to(s_dev.dtype)]))
-            signals.update(similarity=float(s_dev.mean()), similarity_min=float(s.min()), tau=float(self.threshold))
+            s, sigma = host_array(torch.stack([similarity_fn(o.recall)(noisy, self.previous), per_user]))
+            signals.update(similarity=host_mean(s), similarity_min=float(s.min()), tau=float(self.threshold))
             recalled = (s < np.float32(self.threshold)) & (self.history.count(users) > 0)
         up = np.flatnonzero(~recalled)
         self.history.append(users[up], noisy if len(up) == len(users) else noisy.index_select(0, rows_index(up, noisy.device)),
@@ -308,7 +308,8 @@ class UldpGaussian(UldpGaussianSpec):
 
     def after_round(self, global_update, round) -> None:
         if global_update is not None:
-            self.previous = (global_update.detach() / self.ctx.server_lr).to(torch.float32)
+            previous = global_update / self.ctx.server_lr
+            self.previous = previous if previous.dtype == torch.float32 else previous.float()
 
 
 # --- one number (the Mechanisms page) ---------------------------------------------------------
