@@ -183,7 +183,7 @@ class UldpGaussian(UldpGaussianSpec):
                                               STORAGE_DTYPES[o.history_dtype], dev, o.history_on_cpu)
         self.accountant_z: Optional[np.ndarray] = None
         self.delta_term: Optional[np.ndarray] = None
-        if o.noise_mode == "accountant":
+        if o.noise_mode == "accountant":          # z per user, calibrated once
             from ..accounting.calibrate import calibrate_noise_multiplier
 
             eps = ctx.epsilon.double().cpu().numpy()
@@ -193,7 +193,7 @@ class UldpGaussian(UldpGaussianSpec):
             z = calibrate_noise_multiplier(keys[0], keys[1], np.full(keys.shape[1], rate),
                                            np.full(keys.shape[1], ctx.rounds), grid=self.central)
             self.accountant_z = z[member.ravel()].astype(np.float32)
-        elif o.noise_mode in ("allocated", "paper_thm3"):
+        elif o.noise_mode in ("allocated", "paper_thm3"):   # z's per-user factor of delta_i
             term = gaussian_delta_term if o.noise_mode == "allocated" else thm3_log_term
             self.delta_term = host_array(term(ctx.delta))
 
@@ -290,8 +290,8 @@ class UldpGaussian(UldpGaussianSpec):
             signals.update(similarity=host_mean(s), similarity_min=float(s.min()), tau=float(self.threshold))
             recalled = (s < np.float32(self.threshold)) & (self.history.count(users) > 0)
         up = np.flatnonzero(~recalled)
-        self.history.append(users[up], noisy if len(up) == len(users) else noisy.index_select(0, rows_index(up, noisy.device)),
-                            round, sigma[up])
+        uploads = noisy if len(up) == len(users) else noisy.index_select(0, rows_index(up, noisy.device))
+        self.history.append(users[up], uploads, round, sigma[up])
         if recalled.any():
             idx = np.flatnonzero(recalled)
             match = self.history.best_match(users[idx], self.previous, o.recall)
