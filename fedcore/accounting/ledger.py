@@ -57,20 +57,20 @@ from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, rdp_epsilons, rou
 class GaussianRecord:
     """One round of a Gaussian mechanism.
 
-    ``noise_multiplier`` ``[k]`` (noise std / L2 sensitivity) per covered client;
+    ``noise_multiplier`` ``[k]`` (noise std / L2 sensitivity) per covered client (a tensor or a host array);
     ``sample_rate`` the Poisson rate of each step (1: no amplification; a number or ``[k]``); ``steps`` how many
     such steps the round composed (DP-SGD: local steps, a number or ``[k]``; update-level
-    Gaussian: 1). ``clients`` ``[k]``: the clients covered; None means the round's uploaders
+    Gaussian: 1). ``clients`` ``[k]``: the clients covered (a tensor or a host array); None means the round's uploaders
     (aligned with ``Upload.clients``). ``grid``: round each multiplier *down* to a 0.2 %
     geometric grid before composing (a slightly larger epsilon, never a smaller one), so
     that records whose multipliers change every round (ULDP-FED's central reading) reuse
     dp-accounting's curves instead of computing new ones each round.
     """
 
-    noise_multiplier: "torch.Tensor"
+    noise_multiplier: Union["torch.Tensor", np.ndarray]
     sample_rate: Union[float, "torch.Tensor", np.ndarray] = 1.0
     steps: Union[int, float, "torch.Tensor", np.ndarray] = 1
-    clients: Optional["torch.Tensor"] = None
+    clients: Union["torch.Tensor", np.ndarray, None] = None
     grid: bool = False
 
 
@@ -89,6 +89,11 @@ between two accountants of an ε that large teaches nothing)."""
 
 def _numpy(x) -> np.ndarray:
     return x.detach().double().cpu().numpy() if hasattr(x, "detach") else np.asarray(x, np.float64)
+
+
+def _ids(x) -> np.ndarray:
+    """Client ids (a tensor on any device or a host array) as an int64 array."""
+    return (x.cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)).astype(np.int64)
 
 
 _CURVES: dict = {}
@@ -207,7 +212,7 @@ class Ledger:
         pure eps of this round) are aligned with them; ``pure_count``: how many releases of
         ``pure / pure_count`` eps each make up ``pure`` (None: one); ``gaussian`` covers its
         own clients."""
-        ids = clients.cpu().numpy().astype(np.int64)
+        ids = _ids(clients)
         self.last_round = {}
         if spent is not None:
             np.add.at(self.basic, ids, _numpy(spent))
@@ -216,7 +221,7 @@ class Ledger:
             np.add.at(arr, ids, _numpy(values))
         covered = np.zeros(len(self.basic), dtype=bool)
         if gaussian is not None:
-            gids = ids if gaussian.clients is None else gaussian.clients.cpu().numpy().astype(np.int64)
+            gids = ids if gaussian.clients is None else _ids(gaussian.clients)
             z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
             if gaussian.grid:
                 self._grid_records += 1

@@ -24,12 +24,19 @@ class MeanAggregator(WeightedSum):
 @AGGREGATORS.register("fedavg", summary="Average weighted by each client's number of samples.",
                       paper="McMahan et al. 2017 (FedAvg)")
 class FedAvgAggregator(WeightedSum):
-    """Weights n_i / sum_j n_j, renormalised over the clients that uploaded."""
+    """Weights n_i / sum_j n_j, renormalised over the clients that uploaded.
+
+    The weights are computed on the host (the sizes are whole numbers, so their float64 sum is
+    exact in any order) and sent to the device once: no small kernels per round."""
 
     needs_linkable = True
+
+    def __init__(self, options, ctx):
+        super().__init__(options, ctx)
+        self.sizes = ctx.client_sizes.double().cpu().numpy()
 
     def weights(self, upload):
         import torch
 
-        n = self.ctx.client_sizes[upload.clients].to(torch.float64)
-        return (n / n.sum()).to(upload.values.dtype), []
+        n = self.sizes[upload.clients.numpy(force=True)]
+        return torch.from_numpy(n / n.sum()).to(device=upload.values.device, dtype=upload.values.dtype), []

@@ -15,6 +15,19 @@ def layer_slices(params: dict[str, torch.Tensor]) -> dict[str, slice]:
     return out
 
 
+def contiguous_strides(shape) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of ``shape`` (computed here, not by a dispatched op).
+
+    >>> contiguous_strides((2, 3, 4)), contiguous_strides(()), contiguous_strides((5, 0, 2))
+    ((12, 4, 1), (), (2, 2, 1))
+    """
+    strides, step = [], 1
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def flatten(params: dict[str, torch.Tensor]) -> torch.Tensor:
     """``{name: tensor}`` -> ``[d]``."""
     return torch.cat([p.reshape(-1) for p in params.values()])
@@ -45,7 +58,7 @@ def _shared_base(params: dict[str, torch.Tensor]):
     for p in values:
         if p._base is not base or p.dim() < 1 or p.shape[0] != m or m > rows or p.stride(0) != d \
                 or p.storage_offset() != base.storage_offset() + col \
-                or p.stride()[1:] != torch.empty(p.shape[1:], device="meta").stride():
+                or p.stride()[1:] != contiguous_strides(p.shape[1:]):
             return None
         col += math.prod(p.shape[1:])
     if col != d:
@@ -54,5 +67,13 @@ def _shared_base(params: dict[str, torch.Tensor]):
 
 
 def unflatten(vector: torch.Tensor, like: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """``[d]`` -> ``{name: tensor}`` shaped like ``like``."""
-    return {name: vector[s].view_as(like[name]) for name, s in layer_slices(like).items()}
+    """``[d]`` -> ``{name: tensor}`` shaped like ``like``: views of ``vector``, one ``as_strided``
+    each (what a slice and a ``view_as`` give, in one dispatched op instead of four)."""
+    slices = layer_slices(like)
+    if vector.dim() != 1 or vector.numel() != sum(s.stop - s.start for s in slices.values()):
+        raise ValueError(f"expected a [d] vector of {sum(p.numel() for p in like.values())} values, "
+                         f"got shape {tuple(vector.shape)}")
+    step, offset = vector.stride(0), vector.storage_offset()
+    return {name: vector.as_strided(like[name].shape, [st * step for st in contiguous_strides(like[name].shape)],
+                                    offset + s.start * step)
+            for name, s in slices.items()}

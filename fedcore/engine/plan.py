@@ -78,18 +78,21 @@ def _epochs_plan(padded, counts, epochs, batch, gen) -> BatchPlan:
     padded = padded[:, :n_max]
     per_epoch = math.ceil(n_max / batch)
     width = per_epoch * batch
-    pos = torch.arange(n_max, device=padded.device)
-    valid = pos[None, :] < counts[:, None]
-    blocks, masks = [], []
-    for _ in range(epochs):
-        keys = torch.rand(m, n_max, generator=gen, device=padded.device)
-        keys = keys.masked_fill(~valid, 2.0)  # padding sorts last
-        order = padded.gather(1, keys.argsort(dim=1))
-        blocks.append(torch.nn.functional.pad(order, (0, width - n_max)))
-        masks.append(torch.nn.functional.pad(valid, (0, width - n_max)))
-    index = torch.cat(blocks, 1).view(m, epochs * per_epoch, batch)
-    mask = torch.cat(masks, 1).view(m, epochs * per_epoch, batch).float()
-    return BatchPlan(index, mask, (mask.sum(-1) > 0).float())
+    real = torch.arange(width, device=padded.device) < counts[:, None]   # each epoch: a client's first n_i
+    padding = real[:, :n_max].logical_not()
+    index = padded.new_zeros((m, epochs, width))
+    for e in range(epochs):
+        keys = torch.rand(m, n_max, generator=gen, device=padded.device).masked_fill_(padding, 2.0)  # padding last
+        index[:, e, :n_max] = padded.gather(1, keys.argsort(dim=1))
+    mask = real.float().view(m, per_epoch, batch)
+    active = mask[:, :, 0].contiguous()                        # a step is taken when its first example is real
+    return BatchPlan(index.view(m, epochs * per_epoch, batch), repeat_steps(mask, epochs),
+                     repeat_steps(active, epochs))
+
+
+def repeat_steps(x: torch.Tensor, times: int) -> torch.Tensor:
+    """``x [m, S, ...]`` repeated ``times`` times along the steps (itself for once)."""
+    return x if times == 1 else x.repeat(1, times, *([1] * (x.dim() - 2)))
 
 
 def _steps_plan(padded, counts, steps, batch, gen) -> BatchPlan:

@@ -43,6 +43,9 @@ class Upload:
                   (per-weight two-point, per-coordinate sign: the number of weights; None:
                   one release), so the ledger composes them by their PLD, not their sum.
     linkable:     False when uploads are shuffled (LDP-FL) and cannot be tied to clients.
+
+    ``spent``, ``claims``, ``pure_epsilon`` and ``pure_count`` are read by the ledger on the host:
+    a mechanism that keeps its bookkeeping there (ULDP-FED) gives them as numpy arrays.
     """
 
     values: torch.Tensor

@@ -101,13 +101,13 @@ import numpy as np
 import torch
 
 from ..accounting.ledger import GaussianRecord
-from ..accounting.uldp_budget import UldpBudget
+from ..accounting.uldp_budget import UldpBudget, host_array, host_mean
 from ..events import MethodEvent
 from .base import Upload
 from .scalar import (VARIANCE, EpsilonReading, Knob, Release, ScalarDemo, ScalarLaw, approximate_meaning,
                      exact_delta_check, g)
 from .uldp_gaussian_spec import UldpGaussianSpec
-from .uldp_recall import STORAGE_DTYPES, NoisyUpdateHistory, similarity_fn
+from .uldp_recall import STORAGE_DTYPES, NoisyUpdateHistory, rows_index, similarity_fn
 
 
 def auto_tau(similarity: str, d: int) -> float:
@@ -130,28 +130,49 @@ def decayed_clip(clip0: float, beta: float, k: torch.Tensor) -> torch.Tensor:
     return clip0 * torch.exp(-beta * k.to(torch.float32))
 
 
+def gaussian_delta_term(delta: torch.Tensor) -> torch.Tensor:
+    """sqrt(2 ln(1.25/delta)) in float64: the classical Gaussian multiplier at eps = 1."""
+    return torch.sqrt(2 * torch.log(1.25 / delta.to(torch.float64)))
+
+
 def gaussian_multiplier(eps: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
     """Classical Gaussian calibration z = sqrt(2 ln(1.25/delta)) / eps (Dwork & Roth Thm A.1)."""
-    return torch.sqrt(2 * torch.log(1.25 / delta.to(torch.float64))) / eps.to(torch.float64)
+    return gaussian_delta_term(delta) / eps.to(torch.float64)
 
 
-def thm3_multiplier(eps: torch.Tensor, delta: torch.Tensor, q: float, r: int, rounds: int,
-                    round: int) -> torch.Tensor:
-    """Theorem 3: z = sigma_k / C_k = 2 q sqrt(r_eff ln(1/delta)) / eps, r_eff = min(r, max(T - t, 1))."""
+def thm3_log_term(delta: torch.Tensor) -> torch.Tensor:
+    """ln(1/delta) in float64, the per-user factor of Theorem 3's multiplier."""
+    return torch.log(1 / delta.to(torch.float64))
+
+
+def thm3_multiplier(eps: np.ndarray, log_term: np.ndarray, q: float, r: int, rounds: int,
+                    round: int) -> np.ndarray:
+    """Theorem 3: z = sigma_k / C_k = 2 q sqrt(r_eff ln(1/delta)) / eps, r_eff = min(r, max(T - t, 1)),
+    from float64 host arrays ``eps`` and ``log_term`` = :func:`thm3_log_term` (delta)."""
     r_eff = r if rounds - round >= r else max(rounds - round, 1)
-    return 2 * q * torch.sqrt(r_eff * torch.log(1 / delta.to(torch.float64))) / eps.to(torch.float64)
+    return 2 * q * np.sqrt(r_eff * log_term) / eps
 
 
 class UldpGaussian(UldpGaussianSpec):
-    """ULDP-FED's UserUpdate + CheckSimilarity for the whole round's users at once."""
+    """ULDP-FED's UserUpdate + CheckSimilarity for the whole round's users at once.
+
+    Per-user bookkeeping (participation counts, budgets, the calibration's per-user terms, the
+    recall store's index) lives in host (numpy) arrays: it is a few small vectors per round, which
+    as device tensors would cost one tiny kernel and often a synchronisation per line. The
+    device only sees the ``[m, d]`` work: clipping, noise, similarities, the store's rows. The
+    per-user terms that involve ``exp`` or ``log`` are computed once, on the run's device, with
+    the same operations as the formulas above, so the numbers are those of a per-round evaluation.
+    """
 
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
         o = options
         dev = ctx.device
         self.central = o.reading == "central"
-        self.participations = torch.zeros(ctx.num_clients, dtype=torch.long, device=dev)
+        self.participations = np.zeros(ctx.num_clients, dtype=np.int64)
         self.budget = UldpBudget(ctx.epsilon, o.max_participations, ctx.rounds)
+        self.clips = host_array(self._clip_curve(torch.arange(o.max_participations + 2, device=dev)))
+        """``[r + 2]`` float32: C_k for k = 0..r+1 (index by participation number)."""
         self.previous: Optional[torch.Tensor] = None    # Delta~^(t-1), before eta_g
         self.history: Optional[NoisyUpdateHistory] = None
         self.threshold = (auto_tau(o.recall, ctx.num_params) if o.tau is None else float(o.tau)) \
@@ -160,8 +181,9 @@ class UldpGaussian(UldpGaussianSpec):
             length = min(o.history or o.max_participations, o.max_participations, ctx.rounds)
             self.history = NoisyUpdateHistory(ctx.num_clients, length, ctx.num_params,
                                               STORAGE_DTYPES[o.history_dtype], dev, o.history_on_cpu)
-        self.accountant_z: Optional[torch.Tensor] = None
-        if o.noise_mode == "accountant":
+        self.accountant_z: Optional[np.ndarray] = None
+        self.delta_term: Optional[np.ndarray] = None
+        if o.noise_mode == "accountant":          # z per user, calibrated once
             from ..accounting.calibrate import calibrate_noise_multiplier
 
             eps = ctx.epsilon.double().cpu().numpy()
@@ -170,104 +192,124 @@ class UldpGaussian(UldpGaussianSpec):
             rate = ctx.participation if self.central else 1.0
             z = calibrate_noise_multiplier(keys[0], keys[1], np.full(keys.shape[1], rate),
                                            np.full(keys.shape[1], ctx.rounds), grid=self.central)
-            self.accountant_z = torch.as_tensor(z[member.ravel()], dtype=torch.float32, device=dev)
+            self.accountant_z = z[member.ravel()].astype(np.float32)
+        elif o.noise_mode in ("allocated", "paper_thm3"):   # z's per-user factor of delta_i
+            term = gaussian_delta_term if o.noise_mode == "allocated" else thm3_log_term
+            self.delta_term = host_array(term(ctx.delta))
 
-    def clip_for(self, k: torch.Tensor) -> torch.Tensor:
-        """C_k at participation numbers ``k`` (C_0 without decay)."""
+    def _clip_curve(self, k: torch.Tensor) -> torch.Tensor:
         o = self.options
         return decayed_clip(o.clip0, o.beta, k) if o.decay else torch.full_like(k, o.clip0, dtype=torch.float32)
 
-    def noise_multiplier(self, eps_round: torch.Tensor, clients: torch.Tensor, round: int) -> torch.Tensor:
-        """``[m]`` z_k = sigma_k / C_k of this round's users under the chosen ``noise`` mode."""
+    def clip_for(self, k: np.ndarray) -> np.ndarray:
+        """C_k at participation numbers ``k`` (C_0 without decay), float32."""
+        return self.clips[k]
+
+    def noise_multiplier(self, eps_round: np.ndarray, users: np.ndarray, round: int) -> np.ndarray:
+        """``[m]`` float32 z_k = sigma_k / C_k of this round's ``users`` under the chosen ``noise`` mode."""
         o, ctx = self.options, self.ctx
-        delta = ctx.delta[clients]
         mode = o.noise_mode
         if mode == "accountant":
-            z = self.accountant_z[clients].double()
-        elif mode == "allocated":
-            z = gaussian_multiplier(eps_round, delta)
-        elif mode == "paper_thm3":
-            z = thm3_multiplier(ctx.epsilon[clients], delta, ctx.participation, o.max_participations,
-                                ctx.rounds, round)
-        else:
-            z = torch.full((len(clients),), o.noise_multiplier, dtype=torch.float64, device=clients.device)
-        return z.to(torch.float32)
+            return self.accountant_z[users]
+        with np.errstate(divide="ignore"):   # a user with nothing left: z = inf, as in float division
+            if mode == "allocated":
+                z = self.delta_term[users] / eps_round                      # gaussian_multiplier
+            elif mode == "paper_thm3":
+                z = thm3_multiplier(self.budget.epsilon[users], self.delta_term[users], ctx.participation,
+                                    o.max_participations, ctx.rounds, round)
+            else:
+                z = np.full(len(users), o.noise_multiplier)
+        return z.astype(np.float32)
 
     def privatize(self, updates, clients, round, gen) -> Upload:
         o = self.options
-        k = self.participations[clients] + 1
-        clip = self.clip_for(k)
-        eps_round = self.budget.allocate(clients, round)
-        z = self.noise_multiplier(eps_round, clients, round)
+        users = host_array(clients, np.int64)
+        k = self.participations[users] + 1
+        eps_round = self.budget.allocate(users, round)
+        z = self.noise_multiplier(eps_round, users, round)
         if o.sensitivity == "ldp":
             z = 2.0 * z
+        clip = self.clip_for(k)
         sigma = z * clip                                        # the noise the sum (central) / upload carries
-        per_user = sigma / math.sqrt(len(clients)) if self.central else sigma
-        scale = 1.0 / torch.clamp(updates.norm(dim=1) / clip, min=1.0)
-        noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
-        values = updates * scale[:, None] + noise * per_user[:, None].to(updates.dtype)
-
-        recalled = torch.zeros(len(clients), dtype=torch.bool, device=updates.device)
-        events, signals = [], {}
-        noise_std = per_user
+        on_device = torch.from_numpy(np.stack([clip, sigma])).to(updates.device)
+        values, per_user = self._clip_and_perturb(updates, on_device[0], on_device[1], gen)
+        recalled = np.zeros(len(users), dtype=bool)
+        events, noise_std, signals = [], per_user, {}
         if self.history is not None:
-            values, noise_std, recalled, events, signals = self._recall_or_upload(values, clients, per_user, k, round)
-        eligible = self.participations < o.max_participations      # could be sampled this round
-        spent = self.budget.commit(clients, round, recalled).to(torch.float32)
-        self.participations[clients] = k
-        signals.update(clip_threshold=float(clip.mean()), eps_round=float(eps_round.mean()),
-                       recall_rate=float(recalled.float().mean()), noise_multiplier=float(z.mean()))
-        claims = {RECALL_CHARGED: eps_round.to(torch.float32)}
+            values, noise_std, recalled, events, signals = self._recall_or_upload(values, users, per_user, k, round)
+        gaussian = self._gaussian_record(on_device[1], z)       # reads the participations before this round
+        spent = self.budget.commit(users, round, recalled).astype(np.float32)
+        self.participations[users] = k
+        signals.update(clip_threshold=host_mean(clip), eps_round=host_mean(eps_round),
+                       recall_rate=float(np.float32(recalled.sum()) / np.float32(len(users))),   # an exact count
+                       noise_multiplier=host_mean(z))
+        claims = {RECALL_CHARGED: eps_round.astype(np.float32)}
         if o.noise_mode == "paper_thm3":
-            claims[THM3_CLAIM] = torch.where(k == 1, self.ctx.epsilon[clients], torch.zeros_like(eps_round)).float()
-        if self.central:
-            users = eligible.nonzero().squeeze(1)
-            sigma_sum = torch.sqrt((sigma.double() ** 2).mean())
-            next_k = self.participations[users].clone()
-            next_k[~torch.isin(users, clients)] += 1               # the clip an unsampled user would use
-            multiplier = sigma_sum / self.clip_for(next_k).double()
-            if o.sensitivity == "ldp":
-                multiplier = multiplier / 2.0
-            gaussian = GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation,
-                                      clients=users, grid=True)
-        else:
-            gaussian = GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1)
+            claims[THM3_CLAIM] = np.where(k == 1, self.budget.epsilon[users], 0.0).astype(np.float32)
         return Upload(values=values, clients=clients, noise_std=noise_std, spent=spent,
                       gaussian=gaussian, claims=claims, events=events, signals=signals)
 
-    def _recall_or_upload(self, noisy, clients, sigma, k, round):
+    def _clip_and_perturb(self, updates, clip, sigma, gen):
+        """Eqs 9-10 on the device: clip each row to its ``clip`` C_k, add N(0, sigma^2 I) (central
+        reading: sigma^2 / |U^t| per user); returns the noisy rows and the per-user noise std."""
+        per_user = sigma / math.sqrt(len(clip)) if self.central else sigma
+        scale = torch.clamp(updates.norm(dim=1) / clip, min=1.0).reciprocal()      # 1 / max(1, ||Delta|| / C_k)
+        noise = torch.randn(updates.shape, generator=gen, device=updates.device, dtype=updates.dtype)
+        return updates * scale[:, None] + noise * per_user[:, None].to(updates.dtype), per_user
+
+    def _gaussian_record(self, sigma: torch.Tensor, z: np.ndarray) -> GaussianRecord:
+        """What the RDP ledger composes this round (module doc, "two readings"). Central: every user that
+        could have been sampled (fewer than r participations before this round) is charged the
+        Poisson-subsampled Gaussian with multiplier sigma_sum / C_i at the clip it would use; sigma_sum
+        is reduced on the device that holds ``sigma``, as every round's figure has been."""
+        o = self.options
+        if not self.central:
+            return GaussianRecord(noise_multiplier=z / 2.0, sample_rate=1.0, steps=1)
+        users = np.flatnonzero(self.participations < o.max_participations)
+        sigma_sum = float(torch.sqrt((sigma.double() ** 2).mean()))
+        multiplier = sigma_sum / self.clip_for(self.participations[users] + 1).astype(np.float64)
+        if o.sensitivity == "ldp":
+            multiplier = multiplier / 2.0
+        return GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation, clients=users,
+                              grid=True)
+
+    def _recall_or_upload(self, noisy, users, per_user, k, round):
         """CheckSimilarity for every user of the round; stores the uploads, reuses the recalls.
 
-        Returns the values the server receives, their noise std, the recall mask, the recall
-        events and the similarity signal.
+        Returns the values the server receives (``noisy``, recalled rows replaced in place), their
+        noise std, the recall mask, the recall events and the similarity signals.
         """
         o = self.options
         signals: dict = {}
-        recalled = torch.zeros(len(clients), dtype=torch.bool, device=noisy.device)
-        values, noise_std, events = noisy, sigma, []
-        if self.previous is not None:
-            s = similarity_fn(o.recall)(noisy, self.previous)
-            signals.update(similarity=float(s.mean()), similarity_min=float(s.min()), tau=float(self.threshold))
-            recalled = (s < self.threshold) & (self.history.count(clients) > 0)
-            if bool(recalled.any()):
-                idx = recalled.nonzero().squeeze(1)
-                match = self.history.best_match(clients[idx], self.previous, o.recall)
-                values, noise_std = noisy.clone(), sigma.clone()
-                values[idx] = match.values.to(noisy.dtype)
-                noise_std[idx] = match.noise_std
-                rows = zip(clients[idx].tolist(), match.index.tolist(), match.round.tolist(),
-                           s[idx].tolist(), match.similarity.tolist(), k[idx].tolist())
-                events = [MethodEvent("recall", c, {"round": round, "index": i, "from_round": r,
-                                                    "similarity": sim, "recalled_similarity": best,
-                                                    "participation": kk, "similarity_kind": o.recall})
-                          for c, i, r, sim, best, kk in rows]
-        up = ~recalled
-        self.history.append(clients[up], noisy[up], round, sigma[up])
-        return values, noise_std, recalled, events, signals
+        recalled = np.zeros(len(users), dtype=bool)
+        noise_std, events = per_user, []
+        if self.previous is None:
+            sigma = host_array(per_user)
+        else:
+            s, sigma = host_array(torch.stack([similarity_fn(o.recall)(noisy, self.previous), per_user]))
+            signals.update(similarity=host_mean(s), similarity_min=float(s.min()), tau=float(self.threshold))
+            recalled = (s < np.float32(self.threshold)) & (self.history.count(users) > 0)
+        up = np.flatnonzero(~recalled)
+        uploads = noisy if len(up) == len(users) else noisy.index_select(0, rows_index(up, noisy.device))
+        self.history.append(users[up], uploads, round, sigma[up])
+        if recalled.any():
+            idx = np.flatnonzero(recalled)
+            match = self.history.best_match(users[idx], self.previous, o.recall)
+            noisy.index_copy_(0, rows_index(idx, noisy.device), match.values.to(noisy.dtype))
+            sigma[idx] = match.noise_std
+            noise_std = torch.from_numpy(sigma).to(per_user.device)
+            events = [MethodEvent("recall", c, {"round": round, "index": i, "from_round": r,
+                                                "similarity": sim, "recalled_similarity": best,
+                                                "participation": kk, "similarity_kind": o.recall})
+                      for c, i, r, sim, best, kk in zip(users[idx].tolist(), match.index.tolist(),
+                                                        match.round.tolist(), s[idx].tolist(),
+                                                        match.similarity.tolist(), k[idx].tolist())]
+        return noisy, noise_std, recalled, events, signals
 
     def after_round(self, global_update, round) -> None:
         if global_update is not None:
-            self.previous = (global_update / self.ctx.server_lr).detach().to(torch.float32).clone()
+            previous = global_update / self.ctx.server_lr
+            self.previous = previous if previous.dtype == torch.float32 else previous.float()
 
 
 # --- one number (the Mechanisms page) ---------------------------------------------------------

@@ -13,7 +13,9 @@ Similarities (both invariant to positive scaling of either argument):
 
 :class:`NoisyUpdateHistory` keeps the past uploads in one preallocated tensor
 ``[users seen, length, d]``, grown (by doubling) only for users that actually upload, so
-a run where few users take part holds little. Memory is ``users x length x d x bytes``;
+a run where few users take part holds little. Which row holds what (each user's slot, its
+uploads so far, each stored update's ordinal, round and noise std) is host-side bookkeeping
+in numpy arrays: the device only gathers and scatters whole rows. Memory is ``users x length x d x bytes``;
 for the paper's MNIST setting (1000 users, r = 50, CNN d = 21,840) that is 4.37 GB in
 float32 and 2.18 GB in bfloat16 (:func:`history_nbytes`). bfloat16 is the default: it
 keeps every sign exactly (same exponent range as float32, so nothing underflows to 0)
@@ -25,8 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import torch
 
+from ..accounting.uldp_budget import host_array
 from .uldp_gaussian_spec import HISTORY_DTYPES
 
 STORAGE_DTYPES = {name: getattr(torch, name) for name in HISTORY_DTYPES}
@@ -39,7 +43,7 @@ def sign_similarity(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     >>> sign_similarity(torch.tensor([[1., -2., 0., 3.]]), torch.tensor([2., 1., 0., -1.]))
     tensor([0.5000])
     """
-    return (torch.sign(x) == torch.sign(g).to(x.dtype)).sum(-1).to(torch.float32) / x.shape[-1]
+    return (torch.sign(x) == torch.sign(g).to(x.dtype)).sum(-1, dtype=torch.float32) / x.shape[-1]
 
 
 def cosine_similarity(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -60,6 +64,11 @@ def similarity_fn(name: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Ten
     return {"sign": sign_similarity, "cosine": cosine_similarity}[name]
 
 
+def rows_index(rows: np.ndarray, device: torch.device | str) -> torch.Tensor:
+    """Host row numbers ``rows`` as an index tensor on ``device`` (for ``index_select`` / ``index_copy_``)."""
+    return torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(device)
+
+
 def history_nbytes(users: int, length: int, dim: int, dtype: torch.dtype = torch.float32) -> int:
     """Bytes of the update store for ``users`` x ``length`` updates of ``dim`` parameters.
 
@@ -74,10 +83,10 @@ class Recalled:
     """Result of a history search for ``m`` users (aligned with the users searched)."""
 
     values: torch.Tensor       # [m, d] the stored updates reused (float32, run device)
-    index: torch.Tensor        # [m] k*: ordinal of the reused upload among the user's uploads
-    round: torch.Tensor        # [m] round in which the reused update was uploaded
-    noise_std: torch.Tensor    # [m] noise std the reused update carries
-    similarity: torch.Tensor   # [m] its similarity to the target
+    index: np.ndarray          # [m] k*: ordinal of the reused upload among the user's uploads
+    round: np.ndarray          # [m] round in which the reused update was uploaded
+    noise_std: np.ndarray      # [m] float32 noise std the reused update carries
+    similarity: np.ndarray     # [m] float32 its similarity to the target
 
 
 class NoisyUpdateHistory:
@@ -102,8 +111,8 @@ class NoisyUpdateHistory:
         self.device = torch.device(device)
         self.store_device = torch.device("cpu") if on_cpu else self.device
         self.pin = on_cpu and torch.cuda.is_available()
-        self.slot = torch.full((num_users,), -1, dtype=torch.long, device=self.device)
-        self.written = torch.zeros(num_users, dtype=torch.long, device=self.device)
+        self.slot = np.full(num_users, -1, dtype=np.int64)
+        self.written = np.zeros(num_users, dtype=np.int64)
         self.users_stored = 0
         self._alloc(0)
 
@@ -112,7 +121,7 @@ class NoisyUpdateHistory:
         old = getattr(self, "values", None)
         values = torch.empty((capacity, self.length, self.dim), dtype=self.dtype, device=self.store_device,
                              pin_memory=self.pin)
-        meta = torch.zeros((capacity, self.length, 3), dtype=torch.float64, device=self.device)
+        meta = np.zeros((capacity, self.length, 3))
         if old is not None and self.users_stored:
             values[: self.users_stored] = old[: self.users_stored]
             meta[: self.users_stored] = self.meta[: self.users_stored]
@@ -127,54 +136,62 @@ class NoisyUpdateHistory:
         """Bytes held by the update tensor (the allocated capacity)."""
         return self.values.numel() * self.values.element_size()
 
-    def count(self, users: torch.Tensor) -> torch.Tensor:
-        """``[m]`` updates currently stored for ``users``."""
-        return self.written[users].clamp(max=self.length)
+    def count(self, users) -> np.ndarray:
+        """``[m]`` updates currently stored for ``users`` (ids: an array, a list or a CPU tensor)."""
+        return np.minimum(self.written[np.asarray(users, dtype=np.int64)], self.length)
 
-    def append(self, users: torch.Tensor, updates: torch.Tensor, round: int, noise_std: torch.Tensor) -> None:
-        """Store one noisy upload ``updates [m, d]`` for each of the distinct ``users``."""
-        if users.numel() == 0:
+    def _rows(self, slots: np.ndarray, pos: np.ndarray) -> torch.Tensor:
+        """Rows of ``values`` viewed as ``[capacity * length, d]``, as an index on the store's device."""
+        return rows_index(slots * self.length + pos, self.store_device)
+
+    def append(self, users, updates: torch.Tensor, round: int, noise_std) -> None:
+        """Store one noisy upload ``updates [m, d]`` for each of the distinct ``users``
+        (``noise_std [m]``: a host array or a tensor)."""
+        users = np.asarray(users, dtype=np.int64)
+        if users.size == 0:
             return
         new = users[self.slot[users] < 0]
-        if new.numel():
-            need = self.users_stored + new.numel()
+        if new.size:
+            need = self.users_stored + new.size
             if need > self.capacity:
                 self._alloc(min(self.num_users, max(need, 2 * self.capacity)))
-            self.slot[new] = torch.arange(self.users_stored, need, device=self.device)
+            self.slot[new] = np.arange(self.users_stored, need)
             self.users_stored = need
         slots = self.slot[users]
         pos = self.written[users] % self.length
-        self.values[slots.to(self.store_device), pos.to(self.store_device)] = \
-            updates.to(device=self.store_device, dtype=self.dtype)
-        self.meta[slots, pos] = torch.stack(
-            [self.written[users].to(torch.float64), torch.full_like(pos, round, dtype=torch.float64),
-             noise_std.to(torch.float64)], dim=1)
+        self.values.view(-1, self.dim).index_copy_(0, self._rows(slots, pos),
+                                                   updates.to(device=self.store_device, dtype=self.dtype))
+        self.meta[slots, pos] = np.stack([self.written[users], np.full(users.size, round),
+                                          host_array(noise_std, np.float64)], axis=1)
         self.written[users] += 1
 
     # --- search ---------------------------------------------------------------------
-    def best_match(self, users: torch.Tensor, target: torch.Tensor, similarity: str) -> Recalled:
+    def best_match(self, users, target: torch.Tensor, similarity: str) -> Recalled:
         """For each of ``users`` (each with >= 1 stored update), its stored update most similar to ``target``.
 
         Vectorised over users (in blocks of at most ~16M elements): one sign comparison or
-        one batched matrix-vector product per block; ties go to the most recent update.
+        one batched matrix-vector product per block on the device; the choice among each user's
+        scores (ties go to the most recent update) is made on the host.
         """
-        if bool((self.count(users) == 0).any()):
+        users = np.asarray(users, dtype=np.int64)
+        count = self.count(users)
+        if (count == 0).any():
             raise ValueError("best_match needs at least one stored update per user")
         sim = similarity_fn(similarity)
-        slots, valid = self.slot[users], torch.arange(self.length, device=self.device) < self.count(users)[:, None]
+        slots = self.slot[users]
         block = max(1, _CHUNK_ELEMENTS // (self.length * self.dim))
         scores = torch.empty((len(users), self.length), device=self.device)
         for start in range(0, len(users), block):
-            rows = self.values[slots[start:start + block].to(self.store_device)].to(self.device, non_blocking=True)
-            scores[start:start + block] = sim(rows, target)
-        scores = scores.masked_fill(~valid, float("-inf"))
+            rows = self.values.index_select(0, rows_index(slots[start:start + block], self.store_device))
+            scores[start:start + block] = sim(rows.to(self.device, non_blocking=True), target)
+        scores = np.where(np.arange(self.length) < count[:, None], host_array(scores), -np.inf)
         # most recent wins ties: rank positions by recency, newest first
-        recency = (self.written[users][:, None] - 1 - torch.arange(self.length, device=self.device)) % self.length
-        order = torch.argsort(recency, dim=1)                       # newest position first
-        best_in_order = scores.gather(1, order).argmax(dim=1)       # first max = newest among ties
-        pos = order.gather(1, best_in_order[:, None]).squeeze(1)
+        recency = (self.written[users][:, None] - 1 - np.arange(self.length)) % self.length
+        order = np.argsort(recency, axis=1)                                     # newest position first
+        best_in_order = np.take_along_axis(scores, order, 1).argmax(axis=1)    # first max = newest among ties
+        pos = np.take_along_axis(order, best_in_order[:, None], 1)[:, 0]
         meta = self.meta[slots, pos]
-        values = self.values[slots.to(self.store_device), pos.to(self.store_device)].to(self.device, torch.float32)
-        return Recalled(values=values, index=meta[:, 0].long(), round=meta[:, 1].long(),
-                        noise_std=meta[:, 2].to(torch.float32),
-                        similarity=scores.gather(1, pos[:, None]).squeeze(1))
+        values = self.values.view(-1, self.dim).index_select(0, self._rows(slots, pos)).to(self.device, torch.float32)
+        return Recalled(values=values, index=meta[:, 0].astype(np.int64), round=meta[:, 1].astype(np.int64),
+                        noise_std=meta[:, 2].astype(np.float32),
+                        similarity=scores[np.arange(len(users)), pos].astype(np.float32))
