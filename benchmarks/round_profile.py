@@ -156,8 +156,37 @@ class Profiler:
         return undo
 
 
-def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu") -> dict:
-    """Run ``cfg`` once under :class:`Profiler`; per-round figures and their medians."""
+def _graphs_eager():
+    """A :class:`~fedcore.engine.graphs.StepGraphs` that runs the padded steps and the evaluation a
+    GPU would replay as CUDA graphs eagerly (``capture=False``), each inside ``part::replayed``: on a
+    host without CUDA, the aten calls a GPU would still dispatch from the host are the round's less
+    those (``--graphs``)."""
+    import torch
+
+    from fedcore.engine.graphs import StepGraphs
+
+    def replayed(fn):
+        def inner(*a):
+            with torch.profiler.record_function("part::replayed"):
+                return fn(*a)
+        return inner
+
+    class Eager(StepGraphs):
+        def __init__(self):
+            super().__init__(capture=False)
+
+        def _run(self, st, body, gen):
+            return super()._run(st, replayed(body), gen)
+
+        def evaluate(self, sums, params, key):
+            return super().evaluate(replayed(sums), params, key)
+
+    return Eager
+
+
+def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bool = False) -> dict:
+    """Run ``cfg`` once under :class:`Profiler`; per-round figures and their medians. ``graphs``: the
+    CUDA-graph path's steps run eagerly and are counted apart (:func:`_graphs_eager`)."""
     import torch
 
     from fedcore.engine import iter_run, loop
@@ -166,6 +195,9 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu") -> dict:
     prof = Profiler(count_aten)
     undo = prof.install()
     saved_chunk, saved_eval = loop.client_chunk, loop.evaluate
+    saved_graphs = loop.StepGraphs, loop.graphs_enabled
+    if graphs:
+        loop.StepGraphs, loop.graphs_enabled = _graphs_eager(), lambda device: True
     if chunk == "gpu":   # as on a GPU: one vmap over all clients, 8,192 test samples per forward
         loop.client_chunk = lambda *a, **k: None
         loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None: saved_eval(model, params, x, y,
@@ -203,6 +235,7 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu") -> dict:
             prof.rounds.append(row)
     finally:
         loop.client_chunk, loop.evaluate = saved_chunk, saved_eval
+        loop.StepGraphs, loop.graphs_enabled = saved_graphs
         undo()
     return {"rounds": prof.rounds, "finished": finished}
 
@@ -251,6 +284,10 @@ def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
     if use and "aten" in use[0]:
         out["aten_calls_by_part"] = {p: statistics.median(r["aten"].get(p, 0) for r in use)
                                      for p in (*PARTS, "other")}
+        if any("replayed" in r["aten"] for r in use):
+            out["aten_calls_replayed_per_round"] = statistics.median(r["aten"].get("replayed", 0) for r in use)
+            out["aten_calls_outside_graphs_per_round"] = statistics.median(
+                r["aten"]["total"] - r["aten"].get("replayed", 0) for r in use)
     out["ledger_cpu_s_by_round"] = [round(r["ledger_critical"], 4) for r in rounds]
     return out
 
@@ -266,6 +303,10 @@ def main(argv=None) -> int:
                    help="gpu: all clients in one vmap (as on a device; default); cpu: the CPU's client chunks")
     p.add_argument("--cache", default="off", help="FEDCORE_RDP_CACHE for the run (default off: every curve computed)")
     p.add_argument("--no-aten", action="store_true", help="do not count aten calls")
+    p.add_argument("--graphs", action="store_true",
+                   help="on a host without CUDA: run the steps and the evaluation a GPU replays as CUDA graphs "
+                        "eagerly, and count them apart (aten_calls_replayed_per_round; "
+                        "aten_calls_outside_graphs_per_round is what a GPU would still dispatch from the host)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="more config overrides")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
@@ -292,7 +333,7 @@ def main(argv=None) -> int:
     cfg = case.config(args.device, extra)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
-    result = profile_case(cfg, count_aten=not args.no_aten, chunk=args.chunk)
+    result = profile_case(cfg, count_aten=not args.no_aten, chunk=args.chunk, graphs=args.graphs)
     rounds = result["rounds"]
     for r in rounds:
         r["ledger_critical"] = r.get("ledger_cpu", 0.0) + r.get("ledger_wait", 0.0)

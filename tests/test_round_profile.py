@@ -140,6 +140,26 @@ def test_round_profile_prints_the_issue_figures(monkeypatch, capsys):
     assert out["headline_epsilon"] is not None and out["headline_epsilon"] > 0
 
 
+def test_round_profile_counts_what_a_gpu_would_replay_apart(monkeypatch, capsys):
+    """``--graphs`` on CPU: the CUDA-graph path's padded steps and evaluation run eagerly, counted
+    apart; the run's numbers are those of the eager path (unclipped padded steps are bitwise)."""
+    import fedcore.catalog  # noqa: F401
+    from benchmarks import round_profile
+
+    monkeypatch.setenv("FEDCORE_RDP_CACHE", rdp_mod.os.environ.get("FEDCORE_RDP_CACHE", "off"))
+    base = ["--workload", "W1/10", "--rounds", "2", "--cache", rdp_mod.os.environ["FEDCORE_RDP_CACHE"], "--json"]
+    out = []
+    for extra in ([], ["--graphs"]):
+        assert round_profile.main(base + extra) == 0
+        out.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+    plain, graphs = out
+    assert "aten_calls_replayed_per_round" not in plain
+    assert graphs["aten_calls_replayed_per_round"] > graphs["aten_calls_by_part"]["eval"]   # steps and evaluation
+    assert graphs["aten_calls_outside_graphs_per_round"] == (graphs["aten_calls_per_round"]
+                                                            - graphs["aten_calls_replayed_per_round"])
+    assert graphs["final_accuracy"] == plain["final_accuracy"]
+
+
 def _dsdp_digits(rounds=6, eval_every=3):
     import fedcore.catalog  # noqa: F401
     from fedcore.layering import build_config
