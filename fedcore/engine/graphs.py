@@ -71,8 +71,8 @@ def padded_width(widths: list[int], quantum: int = WIDTH_QUANTUM) -> int:
 
 class _Step:
     """One ``(rows, width)`` step: its static buffers, and its graph once captured. ``noisy``: a DP-SGD
-    step (per-tensor gradients, momentum and noise scale); otherwise an unclipped step on the flat
-    buffer (one ``[rows, d]`` gradient and momentum)."""
+    step (per-tensor momentum and a noise scale); otherwise an unclipped step
+    (:func:`~fedcore.engine.local.flat_step`: momentum one ``[rows, d]`` buffer, seen layer by layer)."""
 
     def __init__(self, start: dict, rows: int, width: int, poisson: bool, momentum: bool, noisy: bool):
         from .local import flat_buffer
