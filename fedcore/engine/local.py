@@ -1,10 +1,10 @@
 """Local SGD for all of a round's clients at once (torch.func: stacked params + vmap).
 
 The ``m`` clients' parameters are stacked along a new leading dimension; the clients'
-losses are computed by one ``vmap`` of the model over the stack (for the papers' small CNNs and
-MLPs, the same kernels written out without ``vmap``'s glue: :mod:`.stacked`, bitwise the same
-numbers), and one backward pass of their sum gives every client's mini-batch gradient (client
-``c``'s loss depends only on slice ``c`` of the stack). The SGD update is a tensor operation over
+losses are computed by one ``vmap`` of the model over the stack, and one backward pass of their
+sum gives every client's mini-batch gradient (client ``c``'s loss depends only on slice ``c`` of
+the stack). For the papers' small CNNs and MLPs the same kernels, forward and backward, are written
+out without ``vmap``'s or autograd's glue (:mod:`.stacked`, bitwise the same numbers). The SGD update is a tensor operation over
 the stack. The only Python loop is over local *steps*, never over clients. The clients' parameters
 live in one ``[m, d]`` buffer; each layer is a view of it. With ``clip`` set,
 gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
@@ -16,7 +16,7 @@ norm ``clip``, then averaged. With ``noise_std`` (the mechanism's per-step DP-SG
 division by its batch size: Abadi et al. 2016, Alg. 1, line "add noise". A Poisson plan
 (:mod:`fedcore.engine.plan`) divides by the expected batch size instead.
 
-Plain autograd rather than ``torch.func.grad`` for the unclipped step, and cross-entropy
+Plain autograd rather than ``torch.func.grad`` for the other models' unclipped step, and cross-entropy
 written as ``-log_softmax[y]``: the kernels are the same, but ``torch.func.grad``'s first
 call imports ``torch._dynamo`` and ``F.cross_entropy`` under ``vmap`` runs a decomposition
 that imports sympy, together about 2 s of a run's start-up.
