@@ -301,6 +301,7 @@ def test_a_one_click_method_on_the_demo_trains_at_its_demo_scale(store_dir):
     assert any("trains at: rounds = 80" in c.value for c in at.sidebar.caption)
 
 
+@pytest.mark.slow   # a live run paused and stepped, ~9 s: in the full suite only
 def test_pause_step_and_resume_a_live_run(store_dir):
     at = app()
     by_label(at.slider, "Rounds").set_value(60).run()

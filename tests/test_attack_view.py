@@ -15,7 +15,8 @@ FEDSGD = {"local.steps": "1", "local.batch_size": "1", "rounds": "3"}
     ("fedavg", "The server sees each client's exact update: nothing is noised."),
     ("ldp_fl", "Anyone, the server included, sees each client's noised upload."),
     ("dp_fedavg", "An outsider sees only the noised average of all uploads"),
-    ("kdp_fl", "after every training step was clipped and noised (DP-SGD)"),
+    pytest.param("kdp_fl", "after every training step was clipped and noised (DP-SGD)",
+                 marks=pytest.mark.slow),   # ~8 s of DP-SGD: in the full suite only
 ])
 def test_the_attacker_of_each_threat_model_is_named(store_dir, method, who):
     at = app(preset="demo", method=method, **FEDSGD)

@@ -203,6 +203,7 @@ def test_membership_stays_inside_the_region_its_epsilon_allows(epsilon):
         assert m.dp_cap_tpr_at_1pct_fpr <= membership_cap(0.01, 2 * m.epsilon, (1 + math.exp(m.epsilon)) * 1e-5)
 
 
+@pytest.mark.slow   # 12 attacked runs, ~28 s: in the full suite only
 def test_attack_success_does_not_fall_as_epsilon_grows(tmp_path, capsys):
     out = tmp_path / "f.json"
     args = ["sweep", "--preset", "demo", "--attack", "4", "--match", "headline", "--epsilons", "1,100,10000",

@@ -165,6 +165,7 @@ def wait_for(predicate, timeout: float = 120.0) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow   # two runs through the job manager, ~8 s: in the full suite only
 def test_fair_share_b_starts_within_one_round_of_a(tmp_path):
     """Policy (README): 2 slots, A trains 2 long runs, B presses Run: B's run takes a slot at
     once; A's youngest run pauses after its current round and resumes when a slot frees."""
@@ -257,6 +258,7 @@ def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
     assert manager.start(cfg, owner=A.owner) != run_id
 
 
+@pytest.mark.slow   # two sweeps through the job manager, ~12 s: in the full suite only
 def test_sweeps_yield_to_another_visitor_and_stop_when_their_owner_leaves(tmp_path):
     """Issue 30: A's two sweeps hold both slots; B's run starts at once (A's youngest sweep pauses
     between two rounds of its batch, as a run would); A closes the page (no more heartbeats) and

@@ -154,6 +154,7 @@ def texts(at, kind: str) -> str:
     return "\n".join(str(e.value) for e in at.get(kind)).replace("\\", "")
 
 
+@pytest.mark.slow   # a quick reproduction trained, ~9 s: in the full suite only
 def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_only, monkeypatch):
     import dataclasses
 
