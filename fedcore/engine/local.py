@@ -4,9 +4,10 @@ The ``m`` clients' parameters are stacked along a new leading dimension; the cli
 losses are computed by one ``vmap`` of the model over the stack, and one backward pass of their
 sum gives every client's mini-batch gradient (client ``c``'s loss depends only on slice ``c`` of
 the stack). For the papers' small CNNs and MLPs the same kernels, forward and backward, are written
-out without ``vmap``'s or autograd's glue (:mod:`.stacked`, bitwise the same numbers). The SGD update is a tensor operation over
-the stack. The only Python loop is over local *steps*, never over clients. The clients' parameters
-live in one ``[m, d]`` buffer; each layer is a view of it. With ``clip`` set,
+out without ``vmap``'s or autograd's glue (:mod:`.stacked`, bitwise the same numbers). The SGD
+update is a tensor operation over the stack. The only Python loop is over local *steps*, never over
+clients. The clients' parameters live in one ``[m, d]`` buffer; each layer is a view of it. With
+``clip`` set,
 gradients are DP-SGD's (Abadi et al. 2016, Alg. 1): per-sample gradients
 (``vmap(grad)`` over the batch, inside the vmap over clients; a linear layer's by its
 outer-product norm, never materialised: :func:`_clipped_mean_grad`), each clipped to L2
