@@ -136,3 +136,12 @@ def test_a_replayed_evaluation_is_the_eager_one_on_a_gpu():
     torch.manual_seed(0)
     assert got == _two_evaluations("cuda", None) and got[0] != got[1]
     assert graphs.eval_broken is None and graphs.replays == 2
+
+
+def test_an_evaluation_whose_activations_pass_the_limit_runs_eagerly(monkeypatch):
+    monkeypatch.setattr(graphs_mod, "GRAPH_BYTES", 1000)
+    graphs = graphs_mod.StepGraphs(capture=False)
+    torch.manual_seed(0)
+    got = _two_evaluations("cpu", graphs)
+    torch.manual_seed(0)
+    assert got == _two_evaluations("cpu", None) and list(graphs.tests.values()) == [None]

@@ -17,9 +17,15 @@ def evaluate(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.T
              y: torch.Tensor, chunk: Optional[int] = None, graphs=None) -> tuple[float, float]:
     """Return ``(accuracy, loss)`` of ``model`` with ``params`` on ``(x, y)``. ``graphs`` (a
     :class:`~fedcore.engine.graphs.StepGraphs`, on CUDA): the whole pass is replayed as one captured
-    graph, the parameters copied in (the same kernels on the same data, so the same sums)."""
+    graph, the parameters copied in (the same kernels on the same data, so the same sums), where a
+    chunk's activations fit :data:`~fedcore.engine.graphs.GRAPH_BYTES` (a graph keeps its memory)."""
     chunk = chunk or (CPU_CHUNK if x.device.type == "cpu" else 8192)
-    sums = graphs.evaluate(lambda p: accuracy_sums(model, p, x, y, chunk), params, (id(x), chunk)) if graphs else None
+    sums = None
+    if graphs is not None:
+        from .local import activation_floats
+
+        sums = graphs.evaluate(lambda p: accuracy_sums(model, p, x, y, chunk), params, (id(x), chunk),
+                               size=lambda: 4 * min(chunk, len(y)) * activation_floats(model, tuple(x.shape[1:])))
     correct, total_loss = sums if sums is not None else accuracy_sums(model, params, x, y, chunk)
     n = max(1, len(y))
     return int(correct.item()) / n, float(total_loss.item()) / n

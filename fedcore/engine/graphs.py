@@ -50,9 +50,11 @@ WIDTH_QUANTUM = 8
 """DP-SGD batch widths are padded up to a multiple of this (a handful of graphs per run)."""
 ROWS_QUANTUM = 16
 """Unclipped steps: clients are padded up to a multiple of this (W3's ~100 a round: a few graphs)."""
-GRAPH_BYTES = 512 * 2**20
+GRAPH_BYTES = 2**30
 """A step whose static parameters (and momentum) would pass this many bytes is trained eagerly (the
-graph's buffers come on top of the run's own: 5,000 clients of the MLP would double 3.2 GB)."""
+graph's buffers come on top of the run's own: 5,000 clients of the MLP would double 3.2 GB), and an
+evaluation whose chunk's activations (every layer's output, summed) would pass it runs eagerly (a
+graph keeps its memory for the run): cnn_uldp's 8,192 test images take 508 MiB, cnn_kdp's 2.7 GiB."""
 
 
 def enabled(device: torch.device) -> bool:
@@ -121,7 +123,7 @@ class StepGraphs:
         self.capture = capture       # False: the same padded steps, eagerly (a host without CUDA)
         self.steps: dict[tuple, _Step] = {}
         self.broken: Optional[str] = None
-        self.tests: dict[tuple, tuple] = {}      # evaluation: static parameters, graph, outputs
+        self.tests: dict[tuple, Optional[tuple]] = {}   # evaluation: static parameters, graph, outputs
         self.eval_broken: Optional[str] = None
         self.replays = 0
 
@@ -194,14 +196,17 @@ class StepGraphs:
         return params
 
     @torch.no_grad()
-    def evaluate(self, sums, params: dict, key: tuple) -> Optional[tuple]:
+    def evaluate(self, sums, params: dict, key: tuple, size=None) -> Optional[tuple]:
         """``sums(params)`` (the test pass of :func:`fedcore.engine.evaluate.evaluate`) replayed: the
         parameters copied into static buffers, the pass captured on first use (one graph per ``key``:
         the test set and chunk). Its outputs are the graph's own tensors (read them before the next
-        call); None where the pass runs eagerly (capture failed once in this run)."""
+        call); None where the pass runs eagerly: capture failed once in this run, or ``size()`` (the
+        pass's activation bytes, asked once) passes :data:`GRAPH_BYTES` (a graph keeps its memory)."""
         if self.eval_broken is not None:
             return None
         full = (key, tuple((k, v.shape) for k, v in params.items()))
+        if full not in self.tests and size is not None and size() > GRAPH_BYTES:
+            self.tests[full] = None
         if full not in self.tests:
             static = {k: v.detach().clone() for k, v in params.items()}
             if not self.capture:
@@ -213,6 +218,8 @@ class StepGraphs:
                     self.eval_broken = _report(exc, "evaluating")
                     return None
                 self.tests[full] = (static, graph, out)
+        if self.tests[full] is None:
+            return None
         static, graph, out = self.tests[full]
         for k, v in params.items():
             static[k].copy_(v)

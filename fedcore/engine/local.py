@@ -184,17 +184,23 @@ def client_chunk(model: torch.nn.Module, input_shape: tuple, batch_size: int) ->
     """Clients per vmap call on CPU: as many as keep one step's activations (every leaf
     module's output, measured on one sample) within :data:`CPU_CHUNK_BYTES` and their
     parameters within :data:`CPU_ROWS_BYTES`."""
+    floats = activation_floats(model, input_shape)
+    d = sum(p.numel() for p in model.parameters())
+    return max(1, min(CPU_CHUNK_BYTES // (4 * batch_size * floats), CPU_ROWS_BYTES // (4 * max(1, d))))
+
+
+def activation_floats(model: torch.nn.Module, input_shape: tuple) -> int:
+    """Floats of every leaf module's output for one sample (measured by one forward pass; at least 1)."""
     floats = []
     hooks = [mod.register_forward_hook(lambda _m, _i, out: floats.append(out.numel()))
              for mod in model.modules() if not list(mod.children())]
     try:
         with torch.no_grad():
-            model(torch.zeros(1, *input_shape))
+            model(torch.zeros(1, *input_shape, device=next(model.parameters()).device))
     finally:
         for h in hooks:
             h.remove()
-    d = sum(p.numel() for p in model.parameters())
-    return max(1, min(CPU_CHUNK_BYTES // (4 * batch_size * max(1, sum(floats))), CPU_ROWS_BYTES // (4 * max(1, d))))
+    return max(1, sum(floats))
 
 
 def _schedule(plan: BatchPlan) -> tuple[Optional[torch.Tensor], Optional[list[int]], list[int]]:
