@@ -178,8 +178,8 @@ def _graphs_eager():
         def _run(self, st, body, gen):
             return super()._run(st, replayed(body), gen)
 
-        def evaluate(self, sums, params, key):
-            return super().evaluate(replayed(sums), params, key)
+        def evaluate(self, sums, params, key, size=None):
+            return super().evaluate(replayed(sums), params, key, size)
 
     return Eager
 
