@@ -32,7 +32,7 @@ def evaluate(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.T
 
 
 def accuracy_sums(model: torch.nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
-              chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+                  chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Correct predictions and the summed cross-entropy (float64) over ``(x, y)``, ``chunk`` samples
     per forward; both stay on the device (one host sync per evaluation, in :func:`evaluate`)."""
     correct = torch.zeros((), dtype=torch.long, device=x.device)

@@ -109,7 +109,7 @@ def _loss_gradient(logits: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) ->
     return torch.ops.aten._log_softmax_backward_data(g, out, -1, out.dtype)
 
 
-def _backward(tape: list, g: torch.Tensor, m: int, batch: int) -> dict[str, torch.Tensor]:
+def _backward(tape: list, g: torch.Tensor, m: int) -> dict[str, torch.Tensor]:
     """Each parameter's gradient from the logits' gradient ``g``, layer by layer from the last:
     the kernels autograd's derivative formulas call, on the tensors it would pass them."""
     grads = {}
@@ -146,6 +146,5 @@ def stacked_gradients(model: nn.Module, params: dict[str, torch.Tensor], x: torc
     """Every client's gradient of its masked mean cross-entropy, ``{name: [m, ...]}``: client ``c``
     with parameters ``params[k][c]`` on its batch ``x[c]`` (``x [m, B, *input_shape]``, labels
     ``y [m, B]``, ``mask [m, B]``); :func:`supports` must hold."""
-    m, batch = x.shape[:2]
     logits, tape = _forward(model, params, x)
-    return _backward(tape, _loss_gradient(logits, y, mask), m, batch)
+    return _backward(tape, _loss_gradient(logits, y, mask), x.shape[0])
