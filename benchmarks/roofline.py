@@ -2,8 +2,8 @@
 
 Training FLOPs are counted the usual way: :func:`fedcore.models.count_flops` (forward
 FLOPs of one sample, 2 per multiply-accumulate) x 3 for forward + backward x the samples
-the round's clients train on. :func:`profile_round` runs one warm round under
-``torch.profiler`` and says what bounds it: the share of the round's wall time that the
+the round's clients train on. :func:`profile_round` runs warm rounds, each under its own
+``torch.profiler``, and says what bounds the median one: the share of the round's wall time that the
 device (or, on CPU, the aten kernels) is busy, and the operators that take it.
 """
 from __future__ import annotations
@@ -53,10 +53,20 @@ def flops_line(achieved: Optional[float], device) -> str:
     return text
 
 
-def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = None, top: int = 6) -> str:
-    """Profile round 2 of ``cfg`` (round 1 warms up); return a short plain-text summary.
+PROFILED_ROUNDS = 5
+"""How many rounds :func:`profile_round` profiles, each on its own: one profiled round is a noisy sample
+(W4 with CUDA graphs on an H200 read 53 % busy one day and 35 % the next, 2026-11-27)."""
 
-    ``trace_path`` also writes the Chrome trace (open in https://ui.perfetto.dev).
+
+def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = None, top: int = 6,
+                  rounds: int = PROFILED_ROUNDS) -> str:
+    """Profile rounds 2 to ``rounds`` + 1 of ``cfg``, each under its own profiler (round 1 warms up: first
+    calls, CUDA graph captures, the curve workers' start); return a short plain-text summary of the round
+    with the median busy share, after a line giving every round's share.
+
+    A "round" is what runs between two round events (the loop trains a round ahead, so in the steady
+    state that is one round's work). ``trace_path`` also writes the median round's Chrome trace (open in
+    https://ui.perfetto.dev).
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -67,31 +77,91 @@ def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = Non
     cuda = torch.device(cfg.device if cfg.device != "auto" else
                         ("cuda" if torch.cuda.is_available() else "cpu")).type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    events = iter_run(cfg.replace(rounds=2, eval_every=1), trainer=trainer)
-    for event in events:
-        if isinstance(event, RoundEvent):
-            break
-    with profile(activities=activities) as prof:
-        t0 = time.perf_counter()
-        next(events)
-        if cuda:
-            torch.cuda.synchronize()
-        wall = time.perf_counter() - t0
+    events = iter_run(cfg.replace(rounds=rounds + 1, eval_every=1), trainer=trainer)
+
+    def next_round() -> None:
+        for event in events:
+            if isinstance(event, RoundEvent):
+                return
+
+    next_round()
+    profiled = []
+    for _ in range(rounds):
+        with profile(activities=activities) as prof:
+            t0 = time.perf_counter()
+            next_round()
+            if cuda:
+                torch.cuda.synchronize()
+            wall = time.perf_counter() - t0
+        profiled.append((busy_seconds(prof, cuda), wall, prof))
     list(events)
+    if any(b is None for b, _, _ in profiled):   # no spans: each round's operator times summed
+        profiled = [(summed_device_seconds(p.key_averages()), w, p) for _, w, p in profiled]
+    order = sorted(range(len(profiled)), key=lambda i: profiled[i][0] / profiled[i][1])
+    busy, wall, prof = profiled[order[len(order) // 2]]
     if trace_path:
         prof.export_chrome_trace(trace_path)
-    return summarize(prof.key_averages(), wall, cuda, top)
+    shares = ", ".join(f"{100 * b / w:.0f}%" for b, w, _ in profiled)
+    head = (f"{'GPU' if cuda else 'aten kernels'} busy in rounds 2-{rounds + 1}: {shares} "
+            f"(median {100 * busy / wall:.0f}%); the median round:")
+    return head + "\n" + summarize(prof.key_averages(), wall, cuda, top, busy=busy)
 
 
-def summarize(averages, wall: float, cuda: bool, top: int = 6) -> str:
-    """What bounds the round: busy share of the device (or CPU kernels) and the top ops."""
+def busy_seconds(prof, cuda: bool) -> Optional[float]:
+    """Seconds the device was busy during ``prof`` (the union of its kernels' and copies' time spans:
+    kernels that overlap, as a CUDA graph's may, count once); on CPU, the aten operators' own time. None
+    where the profiler kept no device spans."""
+    if not cuda:
+        return sum(a.self_cpu_time_total for a in prof.key_averages() if a.key.startswith("aten::")) / 1e6
+    from torch.autograd import DeviceType
+
+    try:
+        spans = [(e.time_range.start, e.time_range.end) for e in prof.events()
+                 if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start]
+    except (AttributeError, TypeError):   # a profiler that keeps no spans: summarize() sums kernel times
+        return None
+    return covered(spans) / 1e6 if spans else None
+
+
+def covered(spans: list[tuple[float, float]]) -> float:
+    """Length of the union of ``[start, end)`` spans.
+
+    >>> covered([(0, 2), (1, 3), (5, 6)])
+    4
+    """
+    total, reach = 0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def device_ops(averages) -> list:
+    """The profiler's operators and kernels that took device time."""
+    return [a for a in averages if getattr(a, "self_device_time_total", 0) > 0 and not a.key.startswith("ProfilerStep")]
+
+
+def summed_device_seconds(averages) -> float:
+    """Device seconds of every operator and kernel, summed (overlaps counted twice: an upper bound)."""
+    return sum(a.self_device_time_total for a in device_ops(averages)) / 1e6
+
+
+def summarize(averages, wall: float, cuda: bool, top: int = 6, busy: Optional[float] = None) -> str:
+    """What bounds the round: busy share of the device (or CPU kernels) and the top ops. ``busy``: the
+    device's busy seconds when known (:func:`busy_seconds`), else the sum of its operators' times."""
     if cuda:
         key = "self_device_time_total"
-        ops = [a for a in averages if getattr(a, key, 0) > 0 and not a.key.startswith("ProfilerStep")]
-        busy = sum(getattr(a, key) for a in ops) / 1e6
+        ops = device_ops(averages)
+        summed = summed_device_seconds(averages)
+        busy = summed if busy is None else busy
         launches = sum(a.count for a in averages if a.key in ("cudaLaunchKernel", "cuLaunchKernel",
                                                                "cudaLaunchKernelExC"))
-        where = f"GPU busy {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%), {launches} kernel launches"
+        where = (f"GPU busy {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%; kernel times summed "
+                 f"{summed:.3f} s), {launches} kernel launches")
         verdict = ("launch/CPU-bound: the GPU idles between small kernels; more clients per vmap "
                    "or fewer, larger kernels would help" if busy < 0.5 * wall else
                    "device-bound: the kernels below take the time")
