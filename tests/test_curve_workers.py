@@ -34,7 +34,7 @@ def _ready(pool, n: int) -> None:
         pytest.skip("worker processes could not start here")
 
 
-def test_pool_size_reads_the_setting_and_defaults_to_one_per_two_cores(monkeypatch):
+def test_pool_size_reads_the_setting_and_defaults_to_all_cores_but_two(monkeypatch):
     monkeypatch.setenv(curve_workers.WORKERS_ENV, "3")
     assert curve_workers.pool_size() == 3
     monkeypatch.setenv(curve_workers.WORKERS_ENV, "0")
@@ -44,7 +44,9 @@ def test_pool_size_reads_the_setting_and_defaults_to_one_per_two_cores(monkeypat
         curve_workers.pool_size()
     monkeypatch.delenv(curve_workers.WORKERS_ENV)
     monkeypatch.setattr(curve_workers.os, "sched_getaffinity", lambda _: set(range(16)), raising=False)
-    assert curve_workers.pool_size() == 8
+    assert curve_workers.pool_size() == 14
+    monkeypatch.setattr(curve_workers.os, "sched_getaffinity", lambda _: set(range(64)), raising=False)
+    assert curve_workers.pool_size() == 16
     monkeypatch.setattr(curve_workers.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     assert curve_workers.pool_size() == 1
 

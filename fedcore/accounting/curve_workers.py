@@ -5,8 +5,8 @@ brings new RDP curves most rounds, 0.1-0.3 CPU-s each through dp-accounting. On 
 trains in about 0.05 s, while its new curves cost about 0.4 CPU-s: one worker process made every round
 wait 0.35 s for them (H200, 2026-11-27). So curves go to a small **pool** of worker processes
 (:func:`curve_pool`), which grows one process at a time while every live one is busy, up to
-:func:`pool_size` (``FEDCORE_RDP_WORKERS``; default one per two cores, at most 8: one on a 2-core
-host, 8 on a 16-core GPU host). Each worker computes exactly :func:`.rdp._compute_curve` (JSON floats
+:func:`pool_size` (``FEDCORE_RDP_WORKERS``; default every core but two, at most 16: one on a 2-core
+host, 14 on a 16-core GPU host). Each worker computes exactly :func:`.rdp._compute_curve` (JSON floats
 round-trip exactly), so the ledger composes the very curves it would have computed itself; a curve
 goes out in :data:`PIECES` pieces of its orders, put back together bit for bit (:func:`submit_curve`).
 """
@@ -22,7 +22,9 @@ processes beside the round; ``inline``: in the round (as before issue 41)."""
 WORKERS_ENV = "FEDCORE_RDP_WORKERS"
 """Most worker processes a run's curves may use (a whole number; 0 or 1: one). Default
 :func:`pool_size`."""
-MAX_DEFAULT_WORKERS = 8
+MAX_DEFAULT_WORKERS = 16
+SPARE_CORES = 2
+"""Cores the default pool leaves to the round loop (its thread and the device's feeding) and the rest."""
 PIECES = 4
 """A curve is split into at most this many pieces (every ``PIECES``-th order), each computed by its own
 worker, when the pool may hold more than one: a round on a GPU trains in about 0.05 s, while one curve
@@ -54,8 +56,13 @@ def add_background_cpu(seconds: float) -> None:
 
 
 def pool_size() -> int:
-    """How many worker processes a run may start: ``FEDCORE_RDP_WORKERS``, else one per two usable
-    cores, between 1 and :data:`MAX_DEFAULT_WORKERS`."""
+    """How many worker processes a run may start: ``FEDCORE_RDP_WORKERS``, else every usable core but
+    :data:`SPARE_CORES`, between 1 and :data:`MAX_DEFAULT_WORKERS`.
+
+    W3 on a GPU is throughput-bound here: its new curves cost about 0.5 CPU-s a round against a 0.03 s
+    round, and with 8 workers an H100 round took 0.061 s, the background CPU over 8 (2026-11-27). A
+    shared instance running several runs at once may set ``FEDCORE_RDP_WORKERS`` lower: a run's pool
+    only grows while every live worker is busy."""
     raw = (os.environ.get(WORKERS_ENV) or "").strip()
     if raw:
         if not raw.isdigit():
@@ -67,7 +74,7 @@ def pool_size() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:   # not Linux
         cores = os.cpu_count() or 1
-    return max(1, min(MAX_DEFAULT_WORKERS, cores // 2))
+    return max(1, min(MAX_DEFAULT_WORKERS, cores - SPARE_CORES))
 
 
 class CurveWorker:
