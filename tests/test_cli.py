@@ -62,6 +62,30 @@ def test_module_entry_point_exit_code():
     assert bad.returncode == 2 and "rounds: got 0" in bad.stderr
 
 
+
+def test_daemon_threads_do_not_keep_the_process_from_its_quick_exit(monkeypatch):
+    """The curve workers' reader threads are daemons: the process still leaves at once; a live
+    non-daemon thread sends it through the interpreter's own exit."""
+    import threading
+
+    from fedcore import __main__ as entry
+
+    left, ran = [], []
+    monkeypatch.setattr(entry.os, "_exit", lambda code: left.append(code))
+    monkeypatch.setattr(entry.atexit, "_run_exitfuncs", lambda: ran.append(True))
+    monkeypatch.setattr(entry.sys, "gettrace", lambda: None)
+    monkeypatch.setattr(entry.sys, "getprofile", lambda: None)
+    daemon, other = threading.Thread(target=print, daemon=True), threading.Thread(target=print)
+    live = [threading.main_thread(), daemon]   # the threads of this process as leave() sees them
+    monkeypatch.setattr(entry.threading, "enumerate", lambda: list(live))
+    with pytest.raises(SystemExit):   # os._exit patched: leave() goes on to sys.exit
+        entry.leave(3)
+    assert left == [3] and ran == [True]
+    live.append(other)
+    with pytest.raises(SystemExit) as exited:
+        entry.leave(4)
+    assert exited.value.code == 4 and left == [3]
+
 # --- issue 22: bad input on the new commands: bounded, checked before any work, one line, exit 2 ---
 def _bad_inputs():
     """scripts/bad_inputs.py, the corpus ``python scripts/bad_inputs.py`` feeds the CLI."""
