@@ -34,11 +34,12 @@ if [ "${1:-}" = "--cpu" ]; then   # the CPU half: every step's command, at a few
   export FEDCORE_DATA; FEDCORE_DATA=$(mktemp -d)   # a copy: loading writes a cache beside the files
   trap 'rm -rf "$FEDCORE_DATA"' EXIT
   cp -r "$SRC/MNIST" "$SRC/FashionMNIST" "$FEDCORE_DATA/"
+  CARRY_DATA=$SRC; SCRATCH=$FEDCORE_DATA/scratch   # removed with the copy
   SMALL="--set train_size=2000 --set test_size=500"; SMALL_PROFILE="--clients 100 $SMALL"
   W3_ROUNDS=2; W3_CLIENTS=100; PROFILE="--workload W3-quick --rounds 2 --clients 100 $SMALL"
   BENCH="--threads 1 --set rounds=1 --set num_clients=20 $SMALL"; KDP_ROUNDS=1; WORKERS=1; export FEDCORE_RDP_CACHE=$FEDCORE_DATA/rdp
   LIM_PROFILE=900; LIM_W3=900; LIM_W2=900; LIM_W4=900; LIM_KDP=900; LIM_GRAPH=900; GRAPH_REPEAT=1   # a shared CI host may be slow
-  ALL_STEPS="profile quick w3 w2 w4 graphtest graph kdp"   # w4eager, quickeager: no CUDA graphs on a CPU to turn off
+  ALL_STEPS="profile quick setup w3 w2 w4 graphtest graph kdp"   # w4eager, quickeager, w3warm: not on a CPU
 else
   DEV=cuda
   for w in "$CARRY"/wheels/*.whl; do  # one at a time: a wheel of another platform skips alone
@@ -46,10 +47,11 @@ else
   done
   export FEDCORE_DATA=/tmp/fedcore-data
   mkdir -p "$FEDCORE_DATA" && cp -r "$CARRY"/data/* "$FEDCORE_DATA/"
+  CARRY_DATA=$CARRY/data; SCRATCH=/tmp/fedcore-scratch
   SMALL=""; SMALL_PROFILE=""; W3_ROUNDS=300; W3_CLIENTS=1000; PROFILE="--workload W3 --rounds 20"; BENCH="--threads 0"; KDP_ROUNDS=300; WORKERS=""   # the default pool
   export FEDCORE_RDP_CACHE=/tmp/fedcore-rdp
   LIM_PROFILE=90; LIM_W3=220; LIM_W2=130; LIM_W4=60; LIM_KDP=120; LIM_GRAPH=90; GRAPH_REPEAT=20   # upper bounds
-  ALL_STEPS="profile quick quickeager w3 w3warm w2 w4 w4eager graphtest graph kdp"   # about 6 minutes on an H200 (2026-11-27)
+  ALL_STEPS="profile quick quickeager setup w3 w3warm w2 w4 w4eager graphtest graph kdp"   # about 6 minutes on an H200 (2026-11-27)
 fi
 { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
   nproc; uptime
@@ -89,12 +91,18 @@ step quick ${PROFILE_LIMIT:-$LIM_PROFILE} env FEDCORE_RDP_CACHE=off $PY -m bench
   --device $DEV $SMALL_PROFILE --json
 step quickeager ${PROFILE_LIMIT:-$LIM_PROFILE} env FEDCORE_RDP_CACHE=off FEDCORE_CUDA_GRAPHS=off $PY -m benchmarks.round_profile \
   --workload W3-quick --device $DEV --json
-# W3 start to exit, its timeline's last line a JSON of marks (benchmarks/timeline.py); then again on the
-# warm host (data parsed, curves kept on disk), as a second run on the same machine finds it
-step w3 ${W3_LIMIT:-$LIM_W3} env ${WORKERS:+FEDCORE_RDP_WORKERS=$WORKERS} $PY -m benchmarks.timeline -- \
-  $PY -m fedcore run $W3 --out "$OUT/w3.jsonl"
-step w3warm ${W3_LIMIT:-$LIM_W3} env ${WORKERS:+FEDCORE_RDP_WORKERS=$WORKERS} $PY -m benchmarks.timeline -- \
-  $PY -m fedcore run $W3
+# W3 as a fresh host meets it (the data not yet parsed, no curve on disk): first what comes before its round 1,
+# step by step (benchmarks/setup_profile.py); then start to exit, the timeline's last line a JSON of marks
+# (benchmarks/timeline.py); then again on the now warm host (data parsed, curves kept on disk)
+mkdir -p "$SCRATCH"
+fresh_data() { local d; d=$(mktemp -d -p "$SCRATCH"); cp -r "$CARRY_DATA"/MNIST "$d/"; echo "$d"; }
+W3_DATA=$(fresh_data); W3_RDP=$(mktemp -d -p "$SCRATCH")
+step setup ${PROFILE_LIMIT:-$LIM_PROFILE} env FEDCORE_DATA="$(fresh_data)" FEDCORE_RDP_CACHE=off $PY -m benchmarks.setup_profile \
+  --device $DEV $W3
+step w3 ${W3_LIMIT:-$LIM_W3} env ${WORKERS:+FEDCORE_RDP_WORKERS=$WORKERS} FEDCORE_DATA="$W3_DATA" FEDCORE_RDP_CACHE="$W3_RDP" \
+  $PY -m benchmarks.timeline -- $PY -m fedcore run $W3 --out "$OUT/w3.jsonl"
+step w3warm ${W3_LIMIT:-$LIM_W3} env ${WORKERS:+FEDCORE_RDP_WORKERS=$WORKERS} FEDCORE_DATA="$W3_DATA" FEDCORE_RDP_CACHE="$W3_RDP" \
+  $PY -m benchmarks.timeline -- $PY -m fedcore run $W3
 step w2 ${W2_LIMIT:-$LIM_W2} $PY -m fedcore bench W2 --systems fedcore,loop --device $DEV $BENCH \
   --repeat 1 --out "$OUT/benchmarks.md"
 step w4 ${W4_LIMIT:-$LIM_W4} $PY -m fedcore bench W4 --systems fedcore --device $DEV $BENCH \

@@ -24,7 +24,7 @@ def test_every_step_of_the_device_call_runs_on_the_cpu(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     steps = dict(line.split()[:2] for line in (out / "steps.txt").read_text().splitlines())
-    assert steps == {name: "rc=0" for name in ("profile", "quick", "w3", "w2", "w4", "graphtest", "graph", "kdp")}, (
+    assert steps == {name: "rc=0" for name in ("profile", "quick", "setup", "w3", "w2", "w4", "graphtest", "graph", "kdp")}, (
         steps, {n: (out / f"{n}.log").read_text()[-1500:] for n in steps if steps[n] != "rc=0"})
     profile = json.loads((out / "profile.log").read_text().strip().splitlines()[-1])
     assert profile["aten_calls_per_round"] > 0 and profile["rounds"] == 2
@@ -33,6 +33,10 @@ def test_every_step_of_the_device_call_runs_on_the_cpu(tmp_path):
         events = [json.loads(line) for line in f]
     assert [e["round"] for e in events if e.get("type") == "round"] == [1, 2]
     assert events[-1]["type"] == "end" and events[0]["config"]["method"] == "dsdp_fedavg"
+    marks = json.loads((out / "w3.log").read_text().strip().splitlines()[-1])   # benchmarks.timeline's
+    assert marks["returncode"] == 0 and marks["rounds_seen"] == 2 and marks["exit_s"] >= marks["finished_s"]
+    setup = json.loads((out / "setup.log").read_text().strip().splitlines()[-1])
+    assert setup["device"] == "cpu" and setup["load_dataset"] > 0 and setup["round_1"] > 0
     report = (out / "benchmarks.md").read_text()
     assert "W2/plain" in report and "W2/uldp" in report and "W4" in report
     assert (out / "kdp_fedavg_T1.jsonl.gz").is_file()
