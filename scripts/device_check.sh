@@ -9,10 +9,14 @@
 #                  CPU, data copied from $FEDCORE_SHARED_DATA: checks that every command of the device
 #                  call runs; tests/test_device_check.py runs it in CI)
 #
-# Steps, in order of value: the W3 target (300 rounds, start to result), W2 plain and uldp
-# (fedcore against the plain loop), W4 with its profile, W4 eager against a CUDA graph (graph), then KDP-FL's no-privacy row trained on
-# towards T = 300 (--out keeps every round, even when cut short). `repro`: KDP-FL's no-privacy and
-# ε = 1 rows at three seeds at the rule's T = 150 (issue 39), and HW-DPFL's tables. STEPS="w3 w4": only those.
+# Steps (run in the script's order; STEPS=" setup w3 w3warm w4 " runs only those): the W3 round taken apart
+# (profile, quick, quickeager: aten calls with and without graphs), W3's setup step by step and the W3 target
+# (300 rounds, start to result) on a fresh and then a warm host, W2 plain and uldp (fedcore against the plain
+# loop), W4 with its profile, with graphs and eager, the graphs' GPU tests, W4 eager against one CUDA graph
+# (graph), then KDP-FL's no-privacy row trained on towards T = 300 (--out keeps every round, even when cut
+# short). About 6 minutes on an H200, more on an H100 (2026-11-27: W3 63 s, W2 105 s there). Every output is
+# also packed in $OUT/device_check.tgz. `repro`: KDP-FL's no-privacy and ε = 1 rows at three seeds at the
+# rule's T = 150 (issue 39), and HW-DPFL's tables.
 set -u
 cd "$(dirname "$0")/.."
 CARRY=.devcarry
