@@ -95,8 +95,6 @@ def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = Non
             wall = time.perf_counter() - t0
         profiled.append((busy_seconds(prof, cuda), wall, prof))
     list(events)
-    if any(b is None for b, _, _ in profiled):   # no spans: each round's operator times summed
-        profiled = [(summed_device_seconds(p.key_averages()), w, p) for _, w, p in profiled]
     order = sorted(range(len(profiled)), key=lambda i: profiled[i][0] / profiled[i][1])
     busy, wall, prof = profiled[order[len(order) // 2]]
     if trace_path:
@@ -107,10 +105,10 @@ def profile_round(cfg, trainer: str = "batched", trace_path: Optional[str] = Non
     return head + "\n" + summarize(prof.key_averages(), wall, cuda, top, busy=busy)
 
 
-def busy_seconds(prof, cuda: bool) -> Optional[float]:
-    """Seconds the device was busy during ``prof`` (the union of its kernels' and copies' time spans:
-    kernels that overlap, as a CUDA graph's may, count once); on CPU, the aten operators' own time. None
-    where the profiler kept no device spans."""
+def busy_seconds(prof, cuda: bool) -> float:
+    """Seconds the device was busy during ``prof``: the union of its kernels' and copies' time spans
+    (kernels that overlap, as a CUDA graph's may, count once), or their summed times where the profiler
+    kept no spans; on CPU, the aten operators' own time."""
     if not cuda:
         return sum(a.self_cpu_time_total for a in prof.key_averages() if a.key.startswith("aten::")) / 1e6
     from torch.autograd import DeviceType
@@ -118,9 +116,9 @@ def busy_seconds(prof, cuda: bool) -> Optional[float]:
     try:
         spans = [(e.time_range.start, e.time_range.end) for e in prof.events()
                  if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start]
-    except (AttributeError, TypeError):   # a profiler that keeps no spans: summarize() sums kernel times
-        return None
-    return covered(spans) / 1e6 if spans else None
+    except (AttributeError, TypeError):   # a profiler that keeps no spans
+        spans = []
+    return covered(spans) / 1e6 if spans else sum(a.self_device_time_total for a in device_ops(prof.key_averages())) / 1e6
 
 
 def covered(spans: list[tuple[float, float]]) -> float:
@@ -145,18 +143,13 @@ def device_ops(averages) -> list:
     return [a for a in averages if getattr(a, "self_device_time_total", 0) > 0 and not a.key.startswith("ProfilerStep")]
 
 
-def summed_device_seconds(averages) -> float:
-    """Device seconds of every operator and kernel, summed (overlaps counted twice: an upper bound)."""
-    return sum(a.self_device_time_total for a in device_ops(averages)) / 1e6
-
-
 def summarize(averages, wall: float, cuda: bool, top: int = 6, busy: Optional[float] = None) -> str:
     """What bounds the round: busy share of the device (or CPU kernels) and the top ops. ``busy``: the
     device's busy seconds when known (:func:`busy_seconds`), else the sum of its operators' times."""
     if cuda:
         key = "self_device_time_total"
         ops = device_ops(averages)
-        summed = summed_device_seconds(averages)
+        summed = sum(a.self_device_time_total for a in ops) / 1e6   # overlaps counted twice: an upper bound
         busy = summed if busy is None else busy
         launches = sum(a.count for a in averages if a.key in ("cudaLaunchKernel", "cuLaunchKernel",
                                                                "cudaLaunchKernelExC"))

@@ -8,32 +8,23 @@ the process, and ``python -X importtime``'s self time summed per top-level packa
 """
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
-import time
 from collections import Counter
 from statistics import median
 
 from .measure import thread_env
+from .timeline import timeline
 
 DEMO = [sys.executable, "-m", "fedcore", "run", "--preset", "demo"]
-_FIRST_ROUND = re.compile(r"round\s+1/")
 
 
 def time_to_first_round(cmd: list[str] = DEMO, threads: int = 1) -> tuple[float, float]:
     """``(seconds to the first round's line, seconds to exit)`` of one run of ``cmd``."""
-    start = time.perf_counter()
-    first = None
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                          env=thread_env(threads)) as proc:
-        for line in proc.stdout:
-            if first is None and _FIRST_ROUND.search(line):
-                first = time.perf_counter() - start
-    total = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}")
-    return (first if first is not None else total), total
+    marks = timeline(cmd, echo=lambda _line: None, env=thread_env(threads))
+    if marks["returncode"] != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited with {marks['returncode']}")
+    return marks.get("round_1_s", marks["exit_s"]), marks["exit_s"]
 
 
 def import_self_times(cmd: list[str] = DEMO, threads: int = 1) -> Counter:

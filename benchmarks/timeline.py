@@ -17,11 +17,13 @@ import time
 _ROUND = re.compile(r"round\s+(\d+)/(\d+)")
 
 
-def timeline(cmd: list[str], echo=print) -> dict:
-    """Run ``cmd`` (stderr folded into stdout), pass each line to ``echo``; the marks in seconds."""
+def timeline(cmd: list[str], echo=print, env=None) -> dict:
+    """Run ``cmd`` (stderr folded into stdout; ``env``: its environment, default ours), pass each line to
+    ``echo``; the marks in seconds."""
     start = time.perf_counter()
     marks: dict = {"command": " ".join(cmd)}
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                          env=env) as proc:
         for line in proc.stdout:
             now = round(time.perf_counter() - start, 3)
             echo(line.rstrip("\n"))
