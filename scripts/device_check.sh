@@ -117,7 +117,7 @@ step w4eager ${W4_LIMIT:-$LIM_W4} env FEDCORE_CUDA_GRAPHS=off $PY -m fedcore ben
 # issue 41 §3: the engine's DP-SGD steps replayed as CUDA graphs, bit for bit the padded eager steps
 # (tests/test_graphs.py's GPU test; pytest itself may be missing there), then W4's local training
 # eager against one captured CUDA graph (eager only on CPU)
-step graphtest ${GRAPHTEST_LIMIT:-$LIM_GRAPH} $PY scripts/gpu_tests.py tests.test_graphs
+step graphtest ${GRAPHTEST_LIMIT:-$LIM_GRAPH} $PY scripts/gpu_tests.py tests.test_graphs tests.test_device_start
 step graph ${GRAPH_LIMIT:-$LIM_GRAPH} $PY -m benchmarks.graph_step --device $DEV --repeat $GRAPH_REPEAT $SMALL --json
 step kdp ${KDP_LIMIT:-$LIM_KDP} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=$KDP_ROUNDS \
   --set device=$DEV $SMALL --out "$OUT/kdp_fedavg_T$KDP_ROUNDS.jsonl"

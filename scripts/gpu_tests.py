@@ -1,5 +1,5 @@
-"""``python scripts/gpu_tests.py tests.test_graphs``: run a test module's CUDA tests where pytest may
-be missing (the device image has torch, not pytest): every ``test_*`` function whose name says
+"""``python scripts/gpu_tests.py tests.test_graphs [tests.other ...]``: run test modules' CUDA tests where
+pytest may be missing (the device image has torch, not pytest): every ``test_*`` function whose name says
 ``gpu`` is called in turn; exit 1 at the first failure, 0 when all pass (or none can run here)."""
 import importlib
 import sys
@@ -26,12 +26,12 @@ import torch  # noqa: E402
 if not torch.cuda.is_available():
     print("no CUDA device: nothing to run")
     raise SystemExit(0)
-module = importlib.import_module(sys.argv[1])
-for name in sorted(n for n in dir(module) if n.startswith("test_") and "gpu" in n):
-    try:
-        getattr(module, name)()
-    except Exception:   # noqa: BLE001
-        traceback.print_exc()
-        print(f"FAILED {name}")
-        raise SystemExit(1)
-    print(f"passed {name}")
+for module in map(importlib.import_module, sys.argv[1:]):
+    for name in sorted(n for n in dir(module) if n.startswith("test_") and "gpu" in n):
+        try:
+            getattr(module, name)()
+        except Exception:   # noqa: BLE001
+            traceback.print_exc()
+            print(f"FAILED {name}")
+            raise SystemExit(1)
+        print(f"passed {name}")

@@ -51,9 +51,10 @@ def test_pool_size_reads_the_setting_and_defaults_to_all_cores_but_two(monkeypat
     assert curve_workers.pool_size() == 1
 
 
-def test_a_busy_pool_grows_and_its_curves_are_the_serial_ones(fresh_pool):
-    """Rounds 2-3 of a grid record send their curves out; a second worker starts while the first is
-    busy, both answer, and the composed curves are bitwise those computed in this process."""
+def test_a_pool_starts_whole_and_its_curves_are_the_serial_ones(fresh_pool):
+    """The first grid record starts every worker (they warm up during round 1, which computes inline);
+    rounds 2-3 send their curves out, both workers answer, and the composed curves are bitwise those
+    computed in this process."""
     clients = 6
     rng = np.random.default_rng(41_777)
     rounds = [(0.55 + 0.3 * rng.random()) * np.exp(0.05 * np.arange(clients)) for _ in range(3)]
@@ -65,10 +66,8 @@ def test_a_busy_pool_grows_and_its_curves_are_the_serial_ones(fresh_pool):
                       GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
         pool = ledger_mod.curve_pool()
         assert pool is not None and pool.size == 2
-        if r == 0:
-            _ready(pool, 1)      # round 1 computed inline while the first worker started
-        if r == 1:               # the first worker had curves out: round 2 started a second one
-            assert len(pool.workers) == 2, "a second worker should start while the first is busy"
+        if r == 0:               # round 1 computed inline while both workers started
+            assert len(pool.workers) == 2 and sum(w.sent for w in pool.workers) == 0
             _ready(pool, 2)
     head = ledger.headline().tolist()
     assert sum(w.sent for w in pool.workers) >= 2 * clients - 2   # rounds 2-3 went out
@@ -125,3 +124,37 @@ def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool,
     ledger_mod._CURVES.clear()
     rdp_mod._gaussian_rdp_cached.cache_clear()
     assert events() == beside
+
+
+def test_a_pld_built_by_the_workers_is_the_accountants_bit_for_bit(fresh_pool):
+    """The run's PLD view (and an attack cap's PLD) composes 64-71 entries at the end of a W3 run: a running
+    pool builds them side by side, and the composition is dp-accounting's PLDAccountant exactly; with no
+    pool running the entries are built here, to the same figure."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from fedcore.accounting import pure
+
+    tally = (((0.61, 0.1), 3), ((0.74, 0.1), 1), ((0.9, 0.1), 2), ((3.0, 1.0), 2))
+
+    def accountant(relation):
+        acc = pld_privacy_accountant.PLDAccountant(getattr(dp_accounting.NeighboringRelation, relation),
+                                                   value_discretization_interval=pure.PLD_INTERVAL)
+        for (z, q), k in tally:
+            event = dp_accounting.GaussianDpEvent(z)
+            acc.compose(event if q >= 1 else dp_accounting.PoissonSampledDpEvent(q, event), k)
+        return acc.get_epsilon(1e-5)
+
+    assert curve_workers.side_by_side([["pld", 1.0, 0.1, 1, "ADD_OR_REMOVE_ONE", 1e-3]]) is None   # no pool yet
+    here = {r: pure.composed_gaussian_pld(tally, r).get_epsilon_for_delta(1e-5) for r in ("ADD_OR_REMOVE_ONE", "REPLACE_ONE")}
+    pool = curve_workers.curve_pool(fill=True)
+    _ready(pool, 2)
+    before = [w.sent for w in pool.workers]
+    for relation, eps in here.items():
+        assert eps == accountant(relation)
+        assert pure.composed_gaussian_pld(tally, relation).get_epsilon_for_delta(1e-5) == eps
+    assert all(w.sent > b for w, b in zip(pool.workers, before)), "both workers should have built entries"
+    assert pure.composed_gaussian_pld((((0.0, 0.1), 1), ((1.0, 0.1), 1))) is None         # z = 0: no guarantee
+    bad = curve_workers.side_by_side([["pld", 1.0, 0.1, 1, "NO_SUCH_RELATION", 1e-3]] * 2)
+    assert bad == [None, None]                                              # a failure answers None, workers live on
+    assert len(pool.live) == 2

@@ -53,7 +53,7 @@ def _wait_ready() -> None:
 def inline(monkeypatch):
     """A ledger that computes every curve in the round from scratch (no worker, no cache)."""
     def use():
-        monkeypatch.setattr(ledger_mod, "curve_pool", lambda: None)
+        monkeypatch.setattr(ledger_mod, "curve_pool", lambda fill=False: None)
         monkeypatch.setattr(ledger_mod, "_CURVES", {})
         monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
         rdp_mod._gaussian_rdp_cached.cache_clear()

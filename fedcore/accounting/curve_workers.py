@@ -4,7 +4,9 @@ A record whose multipliers change every round (``GaussianRecord.grid``, ULDP-FED
 brings new RDP curves most rounds, 0.1-0.3 CPU-s each through dp-accounting. On a GPU a W3 round
 trains in about 0.05 s, while its new curves cost about 0.4 CPU-s: one worker process made every round
 wait 0.35 s for them (H200, 2026-11-27). So curves go to a small **pool** of worker processes
-(:func:`curve_pool`), which grows one process at a time while every live one is busy, up to
+(:func:`curve_pool`), all started together at a run's first such record, so that they warm up during round 1
+(started one at a time as the busy ones filled, they were part of why an H100's W3 rounds 2-10 took
+0.31 s each, against 0.06 s later), up to
 :func:`pool_size` (``FEDCORE_RDP_WORKERS``; default every core but two, at most 16: one on a 2-core
 host, 14 on a 16-core GPU host). Each worker computes exactly :func:`.rdp._compute_curve` (JSON floats
 round-trip exactly), so the ledger composes the very curves it would have computed itself; a curve
@@ -32,16 +34,26 @@ takes dp-accounting 0.05-0.2 s, so a whole curve per worker still kept each H200
 0.10 s (2026-11-27). The pieces cost about the same (the orders' costs change slowly along the list)."""
 
 _WORKER_CODE = r"""
-import json, sys, time
+import base64, json, pickle, sys, time
 from fedcore.accounting.rdp import _compute_curve
+from fedcore.accounting.pure import gaussian_steps_pld
 import dp_accounting
 print("ready", flush=True)
 for line in sys.stdin:
-    z, q, pieces, piece = json.loads(line)
+    kind, *args = json.loads(line)
     c0 = time.process_time()
-    curve = _compute_curve(z, q, pieces, piece)
-    print(json.dumps([list(curve), time.process_time() - c0]), flush=True)
+    try:
+        if kind == "pld":
+            out = base64.b64encode(pickle.dumps(gaussian_steps_pld(*args))).decode()
+        else:
+            out = list(_compute_curve(*args))
+    except Exception:
+        out = None
+    print(json.dumps([out, time.process_time() - c0]), flush=True)
 """
+"""A request is a JSON line ``["curve", z, q, pieces, piece]`` (RDP orders) or ``["pld", z, q, steps, relation,
+interval]`` (:func:`.pure.gaussian_steps_pld`, pickled); the answer ``[payload, cpu_seconds]``, payload None
+where dp-accounting raised (the caller computes it again and meets the error itself)."""
 
 _BACKGROUND_CPU = [0.0]
 
@@ -111,8 +123,8 @@ class CurveWorker:
                     if line.strip() == "ready":
                         self.ready = True
                     else:
-                        curve, cpu = json.loads(line)
-                        self.answers.append((tuple(curve), float(cpu)))
+                        payload, cpu = json.loads(line)
+                        self.answers.append((payload, float(cpu)))
                     self.cond.notify_all()
         finally:
             with self.cond:
@@ -126,10 +138,14 @@ class CurveWorker:
 
     def submit(self, pair: tuple, pieces: int = 1, piece: int = 0) -> int:
         """Ask for the curve of ``(z, q)`` (with ``pieces`` > 1: its orders ``piece::pieces``); returns its ticket."""
+        return self.ask(["curve", pair[0], pair[1], pieces, piece])
+
+    def ask(self, request: list) -> int:
+        """Send one request (:data:`_WORKER_CODE`); returns its ticket."""
         import json
 
         with self.lock:
-            self.proc.stdin.write(json.dumps([pair[0], pair[1], pieces, piece]) + "\n")
+            self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             self.sent += 1
             return self.sent - 1
@@ -138,6 +154,7 @@ class CurveWorker:
         return ticket < len(self.answers) or self.dead
 
     def result(self, ticket: int) -> tuple:
+        """``(payload, cpu_seconds)`` of ``ticket``, waiting for it; raises where the worker ended first."""
         with self.cond:
             while ticket >= len(self.answers) and not self.dead:
                 self.cond.wait()
@@ -153,7 +170,8 @@ class CurveWorker:
 
 
 class CurvePool:
-    """Up to ``size`` :class:`CurveWorker` processes, started one at a time as they are needed."""
+    """Up to ``size`` :class:`CurveWorker` processes, started one at a time as they are needed
+    (:meth:`fill`: all at once)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -166,6 +184,11 @@ class CurvePool:
         except Exception:   # noqa: BLE001 -- no more processes: the live ones carry on
             self.size = len(self.workers)
 
+    def fill(self) -> None:
+        """Start every worker the pool may hold now, so that they warm up together."""
+        while len(self.workers) < self.size:
+            self._grow()
+
     @property
     def live(self) -> list[CurveWorker]:
         return [w for w in self.workers if not w.dead]
@@ -175,10 +198,11 @@ class CurvePool:
         """Whether some worker can take a curve now."""
         return any(w.ready for w in self.live)
 
-    def pick(self) -> Optional[CurveWorker]:
-        """The ready worker with the fewest curves out (starting another while every live one is busy)."""
+    def pick(self, grow: bool = True) -> Optional[CurveWorker]:
+        """The ready worker with the fewest curves out (with ``grow``, starting another while every live
+        one is busy)."""
         live = self.live
-        if len(self.workers) < self.size and all(w.outstanding > 0 or not w.ready for w in live):
+        if grow and len(self.workers) < self.size and all(w.outstanding > 0 or not w.ready for w in live):
             self._grow()
         ready = [w for w in live if w.ready]
         return min(ready, key=lambda w: w.outstanding) if ready else None
@@ -217,9 +241,9 @@ def gather_curve(parts: list, length: int):
     return curve, cpu
 
 
-def curve_pool() -> Optional[CurvePool]:
-    """The process's :class:`CurvePool` (its first worker started on first call), or None:
-    ``FEDCORE_ACCOUNTING=inline``, or no process could start, or every worker ended."""
+def curve_pool(fill: bool = False) -> Optional[CurvePool]:
+    """The process's :class:`CurvePool` (its first worker started on first call; with ``fill``, all of
+    them), or None: ``FEDCORE_ACCOUNTING=inline``, or no process could start, or every worker ended."""
     if "pool" not in _POOL:
         _POOL["pool"] = None
         if os.environ.get(ACCOUNTING_ENV, "background").strip().lower() == "background":
@@ -230,4 +254,35 @@ def curve_pool() -> Optional[CurvePool]:
 
                 atexit.register(pool.stop)
     pool = _POOL["pool"]
+    if fill and pool is not None:
+        pool.fill()
     return pool if pool is not None and pool.live else None
+
+
+def side_by_side(requests: list) -> Optional[list]:
+    """The payloads of ``requests`` (:data:`_WORKER_CODE`), in order, computed by the ready workers of a pool
+    already running with more than one, or None where there is none (the caller computes them itself:
+    one worker would only move the work, and a pool started here would warm up for longer than the work
+    takes). A payload is None where its worker could not compute it or ended first.
+
+    The end of a ULDP-FED W3 run composes a PLD of 64-71 Gaussian entries (the run's PLD view), 5.2
+    CPU-s of dp-accounting on this project's 2-core host; its 14 curve workers on a GPU host build the
+    entries together (:func:`.pure.composed_gaussian_pld`)."""
+    pool = _POOL.get("pool")
+    if pool is None or len([w for w in pool.live if w.ready]) < 2:
+        return None
+    tickets = []
+    for request in requests:
+        worker = pool.pick(grow=False)
+        if worker is None:
+            return None
+        tickets.append((worker, worker.ask(request)))
+    out = []
+    for worker, ticket in tickets:
+        try:
+            payload, seconds = worker.result(ticket)
+            add_background_cpu(seconds)
+        except RuntimeError:   # the worker ended
+            payload = None
+        out.append(payload)
+    return out

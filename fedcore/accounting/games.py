@@ -282,16 +282,11 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
 @lru_cache(maxsize=2048)
 def _subsampled_profile(steps: tuple, relation: str, deltas: tuple) -> tuple:
     """ε at each of ``deltas`` of ``steps`` ``((z, q), k), ...`` composed by dp-accounting's PLD."""
-    import dp_accounting
-    from dp_accounting.pld import pld_privacy_accountant
+    from .pure import composed_gaussian_pld
 
     try:
-        acc = pld_privacy_accountant.PLDAccountant(
-            neighboring_relation=getattr(dp_accounting.NeighboringRelation, relation), value_discretization_interval=1e-3)
-        for (z, q), k in steps:
-            event = dp_accounting.GaussianDpEvent(z)
-            acc.compose(event if q >= 1 else dp_accounting.PoissonSampledDpEvent(q, event), int(math.ceil(k - 1e-9)))
-        return tuple(float(acc.get_epsilon(d)) for d in deltas)
+        composed = composed_gaussian_pld(tuple((zq, int(math.ceil(k - 1e-9))) for zq, k in steps), relation)
+        return tuple(math.inf if composed is None else float(composed.get_epsilon_for_delta(d)) for d in deltas)
     except (OverflowError, ValueError, MemoryError):
         return tuple(math.inf for _ in deltas)
 

@@ -24,8 +24,8 @@ the round); each covered client composes ``steps`` steps at its own noise multip
 **Off the round's critical path** (issue 41): a record whose multipliers change every round
 (``GaussianRecord.grid``, ULDP-FED's central reading) brings new RDP curves most rounds, 0.1-0.3
 CPU-s each through dp-accounting. Those curves are computed beside the round by a pool of worker
-processes (:mod:`.curve_workers`: the first started at the first such record and warmed while round 1
-computes its own curves inline, more while every live one is busy), and composed in the order they
+processes (:mod:`.curve_workers`: all started at the first such record and warmed while round 1
+computes its own curves inline), and composed in the order they
 were recorded as soon as they are back; every reader (:meth:`Ledger.headline`, :meth:`Ledger.views`,
 ...) first waits for what is still out, so a figure is always that of every round recorded (bitwise
 the same as composing inline). In the round loop the wait falls after evaluation and after the next
@@ -226,7 +226,7 @@ class Ledger:
             if gaussian.grid:
                 self._grid_records += 1
                 if self._grid_records == 1:
-                    curve_pool()   # start the first worker beside round 1
+                    curve_pool(fill=True)   # start the workers beside round 1: they warm up together
                 z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)

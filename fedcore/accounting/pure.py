@@ -116,24 +116,63 @@ def exact_rr_delta(epsilon: float, k: int, eps_prime: float) -> float:
     return max(out, 0.0)
 
 
+PLD_INTERVAL = 1e-3
+"""Value discretisation interval of the Gaussian PLDs (pessimistic: an upper bound)."""
+
+
+def gaussian_steps_pld(z: float, q: float, steps: int, relation: str = "ADD_OR_REMOVE_ONE",
+                       interval: float = PLD_INTERVAL):
+    """dp-accounting's PLD of ``steps`` Gaussian steps of noise multiplier ``z``, each Poisson(``q``)-subsampled
+    when q < 1 (Abadi et al. 2016), under the neighbouring ``relation`` (a ``dp_accounting.NeighboringRelation``
+    name): built exactly as dp-accounting's ``PLDAccountant`` builds one ``compose(event, steps)`` of a
+    ``PoissonSampledDpEvent`` (a ``GaussianDpEvent`` for q >= 1), so that composing these parts in order is
+    that accountant bit for bit. For z > 0, q > 0; raises what dp-accounting raises."""
+    import dp_accounting
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    neighbours = getattr(dp_accounting.NeighboringRelation, relation)
+    if q >= 1:
+        return pld.from_gaussian_mechanism(standard_deviation=z / math.sqrt(steps), value_discretization_interval=interval,
+                                           neighboring_relation=neighbours)
+    return pld.from_gaussian_mechanism(standard_deviation=z, value_discretization_interval=interval, sampling_prob=q,
+                                       neighboring_relation=neighbours).self_compose(steps)
+
+
+def composed_gaussian_pld(tally: tuple, relation: str = "ADD_OR_REMOVE_ONE", interval: float = PLD_INTERVAL):
+    """The PLD of ``tally`` = ``((z, q), steps), ...`` (whole steps), its parts (:func:`gaussian_steps_pld`)
+    composed in the tally's order as dp-accounting's ``PLDAccountant`` composes them; None for a z = 0 step
+    (no guarantee). The parts are built side by side by the curve workers where a run has them running
+    (:func:`.curve_workers.side_by_side`: a W3 run's 14 on a GPU host), else here."""
+    import base64
+    import pickle
+
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from .curve_workers import side_by_side
+
+    parts = [((float(z), float(q)), int(k)) for (z, q), k in tally if q > 0 and k > 0]
+    if any(z <= 0 for (z, _), _ in parts):
+        return None
+    built = side_by_side([["pld", z, q, k, relation, interval] for (z, q), k in parts]) if len(parts) > 1 else None
+    composed = pld.identity(value_discretization_interval=interval)
+    for i, ((z, q), k) in enumerate(parts):
+        payload = built[i] if built is not None else None
+        part = pickle.loads(base64.b64decode(payload)) if payload is not None else gaussian_steps_pld(z, q, k, relation,
+                                                                                                      interval)
+        composed = composed.compose(part)
+    return composed
+
+
 @lru_cache(maxsize=512)
 def gaussian_pld_epsilon(tally: tuple, delta: float) -> float:
     """ε at ``delta`` of ``tally`` = ``((z, q), steps), ...``: that many Poisson(q)-subsampled Gaussian
     steps of noise multiplier z (Abadi et al. 2016), composed by dp-accounting's PLD accountant
-    (pessimistic discretisation at 1e-3: an upper bound); inf for a z = 0 step; None where dp-accounting
-    cannot build the PLD (tiny multipliers: astronomically large ε, where the two accountants' gap
-    teaches nothing)."""
-    import dp_accounting
-    from dp_accounting.pld import pld_privacy_accountant
-
-    if any(z <= 0 for (z, _), _ in tally):
-        return math.inf
+    (pessimistic discretisation at 1e-3: an upper bound; :func:`composed_gaussian_pld`); inf for a z = 0
+    step; None where dp-accounting cannot build the PLD (tiny multipliers: astronomically large ε, where
+    the two accountants' gap teaches nothing)."""
     try:
-        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
-        for (z, q), steps in tally:
-            event = dp_accounting.GaussianDpEvent(z)
-            acc.compose(event if q >= 1 else dp_accounting.PoissonSampledDpEvent(q, event), int(round(steps)))
-        return float(acc.get_epsilon(delta))
+        composed = composed_gaussian_pld(tuple((zq, int(round(steps))) for zq, steps in tally))
+        return math.inf if composed is None else float(composed.get_epsilon_for_delta(delta))
     except (OverflowError, ValueError, MemoryError):
         return None
 

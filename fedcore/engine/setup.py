@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..mechanisms import MECHANISMS, Mechanism
 from ..models import build_model, has_batch_norm
 from ..partition import Partition
-from .device import resolve_device
+from .device import resolve_device, start_device
 from .flat import layer_slices
 from .plan import pad_client_indices
 from .split import split_data
@@ -46,7 +46,10 @@ class RunSetup:
 def prepare(cfg: RunConfig) -> RunSetup:
     """Load data onto the device, split it, build the model and the components."""
     device = resolve_device(cfg.device)
+    starting = start_device(device)   # CUDA starts beside the parse
     data = load_dataset(cfg.dataset, device=device)
+    if starting is not None:
+        starting.join()
     split = split_data(cfg, data.y_train.cpu().numpy(), len(data.y_test), data.num_classes)
     tr = torch.as_tensor(split.train_rows, device=device)
     te = torch.as_tensor(split.test_rows, device=device)
