@@ -77,7 +77,7 @@ preset = keyed(c1.selectbox, "Experiment (preset)", PRESETS.names(), key="fr.pre
 methods = keyed(c2.multiselect, "Methods", [m for m in METHODS.names()], key="fr.methods",
                          help="Each method also gets two references with its own settings: no privacy (dashed) and clip "
                               "only (dotted).")
-c1, c2, c3, c4 = st.columns([3, 1.2, 0.8, 1], vertical_alignment="bottom")
+c1, c2, c3, c4 = st.columns([2.2, 1.1, 0.8, 1.5], vertical_alignment="bottom")   # the button's label whole at 1,024 px
 picked = c1.select_slider(
     "ε range (columns)", options=list(fr.EPS_GRID), value=st.session_state["fr.range0"], key="fr.range",
     format_func=fr._fmt,
@@ -86,16 +86,16 @@ picked = c1.select_slider(
          "under each paper's own ε the chart places each run at the ε it really spent. See the Mechanisms page.")
 step = keyed(c2.radio, "Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
 seeds = keyed(c3.number_input, "Seeds", min_value=1, max_value=fr.MAX_SEEDS, step=1, key="fr.seeds")
-t0, t1, t_attack, t2 = st.columns([2.4, 1.2, 1.2, 0.8], vertical_alignment="center")
-t0.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
+st.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
+t1, t_attack, t2 = st.columns(3, vertical_alignment="center")   # one third each: the labels are read whole
 audit = keyed(
-    t1.toggle, "Audit each point (slower)", key="fr.audit",
+    t1.toggle, "Audit each point", key="fr.audit",
     help="Attack every run to measure an empirical ε lower bound beside the accountant's upper bound, as "
          "`python -m fedcore sweep --audit` does: one client's report for local DP (a few seconds per point), "
          "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
          f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
 attack = keyed(
-    t_attack.toggle, "Attack each point (slower)", key="fr.attack",
+    t_attack.toggle, "Attack each point", key="fr.attack",
     help="What ε buys: after training, attack every point as `python -m fedcore sweep --attack` does: "
          "re-identify a client's image from its updates and infer membership from the model "
          f"({DEFAULT_SHADOWS} shadow runs per point), each beside the cap the point's ε proves. A few seconds per "

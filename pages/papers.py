@@ -140,16 +140,16 @@ def quick_reproduction(paper) -> JobRecord:
         reproduction.check_duration(paper.key, estimate, host.limits())
     except (FedcoreError, KeyError) as exc:
         refusal = exc
-    c1, c2 = st.columns([1.4, 3], vertical_alignment="center")
-    go = pressed(c1, "Run the quick reproduction here", key=f"papers.{paper.key}.reproduce", type="primary",
+    # the button on its own line: its label whole at 1,024 px with the sidebar open
+    go = pressed(st, "Run the quick reproduction here", key=f"papers.{paper.key}.reproduce", type="primary",
                  icon=":material/play_arrow:", disabled=refusal is not None or status.status in ACTIVE,
                  help=f"Trains what `python -m fedcore reproduce {paper.key} --quick` trains, on this server, in the "
                       "background (you can leave the tab open and read on); its record then appears below, "
                       "beside the one shipped with the app.")
     if refusal is not None:
-        c2.caption(f"It cannot start here: {plain(refusal)}")
+        st.caption(f"It cannot start here: {plain(refusal)}")
     else:
-        c2.caption(estimate_caption(plan, estimate))
+        st.caption(estimate_caption(plan, estimate))
     if go:
         try:
             reproduction.start_reproduction(manager, paper.key, owner=host.viewer().owner)
@@ -248,7 +248,8 @@ for tab, paper in zip(tabs, PAPERS.values()):
             else:
                 st.caption(f"Shipped with the app: reproduced on {plain(record['device'])} · "
                            f"{when(record.get('created'))}")
-            verdicts = [{"table": t["title"], "verdict": report.table_verdict(t), "seeds per row": report.table_seeds(t),
+            # the verdict first: a 1,024 px screen shows it without scrolling the table sideways
+            verdicts = [{"verdict": report.table_verdict(t), "table": t["title"], "seeds per row": report.table_seeds(t),
                          "mode": plain_text(t.get("mode") or record["mode"])} for t in ran if t["status"] == "ran"]
             if verdicts:
                 st.dataframe(pd.DataFrame(verdicts), hide_index=True, width="stretch")

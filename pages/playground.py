@@ -43,7 +43,8 @@ record = manager.store.get_job(run_id) if run_id else None
 active = record is not None and record.status in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
-c_run, c_stop, c_label, c_worker, c_present = st.columns([1, 1, 3, 1.8, 1.6], vertical_alignment="center")
+# widths that keep "Run", "Stop" and "Presentation" whole on a 1,024 px projector with the sidebar open
+c_run, c_stop, c_label, c_present = st.columns([1.25, 1.25, 3.2, 2.2], vertical_alignment="center")
 if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed; in Presentation it "
@@ -66,7 +67,7 @@ elif pressed(c_stop, "Stop", key="pg.stop_button", icon=":material/stop:", disab
     st.rerun()
 if cfg is not None:
     c_label.caption(run_label(cfg))
-with c_worker:
+with c_label:
     if not present:  # start-up badges stay off the projector
         live.worker_badge(poll=not active)
 with c_present:

@@ -187,7 +187,7 @@ def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(brow
         wait_for_chart(pg, None, ("pldp_b", "pldp_b audited", "pldp_b audit"))
         # 2 mean-curve markers + 2 seed dots + 2 audited diamonds
         assert curve_points(pg) == 6
-        assert pg.get_by_role("switch", name="Audit each point (slower)").is_checked()
+        assert pg.get_by_role("switch", name="Audit each point").is_checked()
         assert pg.locator(".legendtext:visible", has_text="audited ε ≥").count() == 1   # the phone's copy is hidden
         assert not pg.locator("[data-testid=stException]").count()
         SHOTS.mkdir(parents=True, exist_ok=True)

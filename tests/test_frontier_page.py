@@ -208,3 +208,23 @@ def test_another_visitors_sweep_is_read_only_and_its_owner_can_stop_it(store_dir
     worker.kill()
     worker.wait()
     store.delete(job_id)
+
+
+def test_three_panels_side_by_side_show_their_shared_x_title_once_and_the_phone_copy_on_every_panel():
+    """At 1,024 px with the sidebar open each of three panels is about 170 px wide: three copies of a long
+    x title ran into each other. The wide figure keeps the middle panel's; the stacked copy keeps all."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=3)
+    for col in (1, 2, 3):
+        fig.add_scatter(x=[1, 2], y=[0.5, 0.9], row=1, col=col)
+        fig.update_xaxes(title_text="ε spent (log; smaller = more private)", row=1, col=col)
+    wide = narrow.one_x_title(fig)
+    shown = {name: wide["layout"][name]["title"]["text"] for name in ("xaxis", "xaxis2", "xaxis3")}
+    assert shown == {"xaxis": "", "xaxis2": "ε spent (log; smaller = more private)", "xaxis3": ""}
+    assert all(fig.layout[name].title.text for name in ("xaxis", "xaxis2", "xaxis3"))   # the figure itself untouched
+    phone = narrow.stacked(fig)
+    assert all(phone["layout"][name]["title"]["text"] for name in ("xaxis", "xaxis2", "xaxis3"))
+    fig.update_xaxes(title_text="round", row=1, col=3)          # titles that differ stay as they are
+    assert narrow.one_x_title(fig)["layout"]["xaxis3"]["title"]["text"] == "round"
+    assert narrow.one_x_title(fig)["layout"]["xaxis"]["title"]["text"]

@@ -117,6 +117,24 @@ def css_class(key: str) -> str:
     return "st-key-" + re.sub(r"[^A-Za-z0-9_-]", "-", key.strip())
 
 
+def one_x_title(fig):
+    """``fig`` (a Plotly figure or its dict) with one x axis title where three or more panels side by side
+    repeat the same one: the middle panel keeps it. At 1,024 px with the sidebar open (a projector) each
+    of three panels is about 170 px wide, and three copies of "ε spent (log; smaller = more private)"
+    ran into each other. Layout only; a figure without such a repeat comes back as it is (as a dict)."""
+    out = fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(fig)
+    lay = out.get("layout", {})
+    titled = [(name, axis) for name, axis in lay.items() if re.fullmatch(r"xaxis\d*", name) and isinstance(axis, dict)
+              and (axis.get("title") or {}).get("text")]
+    if len(titled) < 3 or len({axis["title"]["text"] for _, axis in titled}) > 1:
+        return out
+    titled.sort(key=lambda item: sum(item[1].get("domain", [0, 1])))
+    for i, (_, axis) in enumerate(titled):
+        if i != len(titled) // 2:
+            axis["title"] = {**axis["title"], "text": ""}
+    return out
+
+
 def panels_chart(fig, key: str, narrow=None, memo=None, **kwargs) -> None:
     """:func:`.plot.chart` of ``fig`` (key ``key``) on a wide screen, and its panels stacked
     (``narrow``, default :func:`stacked` of ``fig``; key ``key`` + :data:`STACKED`) on a phone: both
@@ -127,9 +145,11 @@ def panels_chart(fig, key: str, narrow=None, memo=None, **kwargs) -> None:
         from . import pacing
 
         build = fig
-        fig, narrow = pacing.memo(memo, lambda: (lambda built: (built, stacked(built)))(build()))
+        fig, narrow = pacing.memo(memo, lambda: (lambda built: (one_x_title(built), stacked(built)))(build()))
+    else:
+        narrow, fig = (stacked(fig) if narrow is None else narrow), one_x_title(fig)
     wide, phone = css_class(key), css_class(key + STACKED)
     st.html(f"<style>@media (width <= {BREAKPOINT_PX}px) {{.{wide} {{display: none;}}}}"
             f"@media (width > {BREAKPOINT_PX}px) {{.{phone} {{display: none;}}}}</style>")
     plot.chart(fig, key, **kwargs)
-    plot.chart(stacked(fig) if narrow is None else narrow, key + STACKED, **kwargs)
+    plot.chart(narrow, key + STACKED, **kwargs)
