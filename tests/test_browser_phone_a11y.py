@@ -3,6 +3,9 @@
 - At 390x844 (a phone) the first screen's frontier stacks its panels (pages/components/narrow.py):
   no panel, panel title or axis title runs into another, as the three panels side by side did;
   at 1280x720 the panels stay side by side.
+- At 1024x768 with the sidebar open (a classroom projector) every button and widget label of the three
+  pages reads whole (none cut to an ellipsis: "Run" had become "R"), and no chart part overlaps another
+  (three copies of a long x title had run into each other).
 - axe-core finds no critical or serious violation on the Playground, Frontier and Papers pages,
   on a phone and at 1280x720 (colour contrast was the serious one: the theme's colours in
   .streamlit/config.toml). axe-core comes from the npm registry: scripts/test.sh installs it
@@ -26,14 +29,19 @@ from dashboard_server import CHROMIUM, fresh_page, settle  # noqa: E402
 
 AXE = ROOT / ".npm-tools" / "node_modules" / "axe-core" / "axe.min.js"
 """Installed by scripts/test.sh: ``npm install --no-save --prefix .npm-tools axe-core@4``."""
-PHONE, DESKTOP = (390, 844), (1280, 720)
+PHONE, DESKTOP, PROJECTOR = (390, 844), (1280, 720), (1024, 768)
 PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled digits by 10 clients"),
          "frontier": ("/frontier", "text=What ε buys: what an attacker gets"),
-         "papers": ("/papers", "h1:has-text('Papers')")}
+         "papers": ("/papers", "button:has-text('Open in Playground')")}
 """Each page's path and a selector of what it shows once its script has run (on a phone too)."""
 PANELED = ("playground", "frontier")
 """The pages whose faceted frontiers stack on a phone (the Frontier page's accuracy and attack figures too)."""
 BLOCKING = ("critical", "serious")
+TRUNCATED_JS = """() => [...document.querySelectorAll('[data-testid=stMain] button, [data-testid=stMain] label')]
+    .filter(e => e.offsetParent !== null && [e, ...e.querySelectorAll('*')].some(
+        n => n.scrollWidth > n.clientWidth + 1 && getComputedStyle(n).textOverflow === 'ellipsis'))
+    .map(e => e.innerText.trim().replace(/\\s+/g, ' ').slice(0, 60))"""
+"""The visible buttons and widget labels of the page's main area whose text is cut to an ellipsis."""
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -41,7 +49,8 @@ pytestmark = [pytest.mark.slow,
 
 PARTS_JS = """(el) => {
     // The boxes of a faceted Plotly chart's parts: per panel its plot area ('plot') and that with its x tick
-    // labels and axis titles ('box'), and each panel title (an annotation); [] for fewer than two panels.
+    // labels and y axis title ('box'), each panel title (an annotation) and each x axis title; [] for fewer
+    // than two panels.
     const gd = el.querySelector('.js-plotly-plot');
     const box = e => { const r = e && e.getBoundingClientRect();
                        return r && r.width && r.height ? [r.left, r.top, r.right, r.bottom] : null; };
@@ -54,11 +63,12 @@ PARTS_JS = """(el) => {
         const sub = gd.querySelector('.cartesianlayer > .subplot.' + n);
         const plot = box(gd.querySelector('.draglayer > .' + n + ' .nsewdrag'));
         return {name: n, plot: plot, box: join([plot,
-                                    box(sub.querySelector('.xaxislayer-above')),
-                                    box(gd.querySelector('.g-x' + x + 'title')), box(gd.querySelector('.g-y' + y + 'title'))])};
+                                    box(sub.querySelector('.xaxislayer-above')), box(gd.querySelector('.g-y' + y + 'title'))])};
     });
     const titles = [...gd.querySelectorAll('.annotation')].map((a, i) => ({name: 'title ' + i, box: box(a)}));
-    return [...panels, ...titles.filter(t => t.box)];
+    // x axis titles on their own: one shared title under the middle of three panels spans its neighbours
+    const xtitles = [...gd.querySelectorAll('[class^=g-x][class$=title] text')].map((t, i) => ({name: 'x title ' + i, box: box(t)}));
+    return [...panels, ...titles.filter(t => t.box), ...xtitles.filter(t => t.box)];
 }"""
 
 
@@ -98,6 +108,7 @@ def visit(browser, server):
                 if page in PANELED:
                     pg.locator("[data-testid=stPlotlyChart]:visible .legend").first.wait_for()
                 settle(pg, 1.0)
+                truncated = pg.evaluate(TRUNCATED_JS)
                 charts = pg.locator("[data-testid=stPlotlyChart]:visible")
                 parts = [part for part in (charts.nth(i).evaluate(PARTS_JS) for i in range(charts.count())) if part]
                 if parts:                          # the screenshot shows the chart from its top (below the menu bar)
@@ -111,7 +122,7 @@ def visit(browser, server):
                     violations = pg.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
                         .violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
                                                nodes: v.nodes.map(n => n.html.slice(0, 120) + ' | ' + n.failureSummary)}))""")
-                seen[(page, size)] = {"parts": parts, "violations": violations}
+                seen[(page, size)] = {"parts": parts, "violations": violations, "truncated": truncated}
         return seen[(page, size)]
 
     return get
@@ -133,6 +144,14 @@ def test_the_frontier_panels_stack_on_a_phone_and_sit_side_by_side_at_1280(visit
     assert min(right - left for left, _, right, _ in stacked) > 0.6 * PHONE[0], stacked
     wide = [p["plot"] for p in desktop[0] if "plot" in p]
     assert len(wide) == len(stacked) and len({round(top) for _, top, _, _ in wide}) == 1, wide
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(visit, page):
+    seen = visit(page, PROJECTOR)
+    assert seen["truncated"] == [], f"cut to an ellipsis at {PROJECTOR}: {seen['truncated']}"
+    for parts in seen["parts"]:
+        assert not overlaps(parts), (overlaps(parts), parts)
 
 
 @pytest.mark.parametrize("size", (PHONE, DESKTOP), ids=("phone", "desktop"))
