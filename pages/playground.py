@@ -75,7 +75,7 @@ with c_present:
 tempo.bar(record if mine else None, key="pg", compact=present)  # Speed before Run; Pause / Step at once
 if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id
         and equal_privacy_mode.same_settings(record, cfg)):
-    c1, c2 = st.columns([4, 1], vertical_alignment="center")
+    c1, c2 = st.columns([3, 1.2], vertical_alignment="center")   # "Train again" whole at 1,024 px
     c1.caption("This result is a replay: the same settings finished before, and a seeded run gives the "
                "same numbers. Train again to watch it live.")
     if pressed(c2, "Train again", icon=":material/replay:", key="pg-train-again", disabled=bool(error or refused)):

@@ -37,7 +37,8 @@ PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled di
 PANELED = ("playground", "frontier")
 """The pages whose faceted frontiers stack on a phone (the Frontier page's accuracy and attack figures too)."""
 BLOCKING = ("critical", "serious")
-TRUNCATED_JS = """() => [...document.querySelectorAll('[data-testid=stMain] button, [data-testid=stMain] label')]
+TRUNCATED_JS = """() => [...document.querySelectorAll(
+    '[data-testid=stMain] button, [data-testid=stMain] label, [data-testid=stMain] [data-testid=stMetricLabel]')]
     .filter(e => e.offsetParent !== null && [e, ...e.querySelectorAll('*')].some(
         n => n.scrollWidth > n.clientWidth + 1 && getComputedStyle(n).textOverflow === 'ellipsis'))
     .map(e => e.innerText.trim().replace(/\\s+/g, ' ').slice(0, 60))"""

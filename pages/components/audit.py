@@ -54,6 +54,10 @@ def _audit(name: str, eps: float, delta: float, settings_json: str, seed: int) -
             "fpr": r.test.fpr, "fnr": r.test.fnr, "seconds": r.seconds}
 
 
+THREE_NUMBERS = [0.7, 1.15, 1.15]
+"""Column widths of the three numbers: the bounds' long labels read whole at 1,024 px with the sidebar open."""
+
+
 def _fmt(x) -> str:
     return "∞" if x is None or math.isinf(x) else f"{x:.3g}"
 
@@ -93,7 +97,7 @@ def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, s
         return
     claim_label, claim = next(((k, v) for k, v in r["claims"].items() if k.lower().startswith("paper")),
                               (None, None))
-    cols = st.columns(3)
+    cols = st.columns(THREE_NUMBERS)
     cols[0].metric("paper's claim", _fmt(claim) if claim is not None else "—",
                    help=claim_label or "This mechanism's paper states no separate figure for one release.")
     cols[1].metric("accountant's ε (upper bound)", _fmt(r["upper"]), help=r["basis"])
@@ -115,7 +119,7 @@ def three_numbers(result: dict, key: str = "audit") -> None:
     def shown(name):
         return "∞" if result.get(name + "_infinite") else _fmt(result.get(name)) if result.get(name) is not None else "—"
 
-    cols = st.columns(3)
+    cols = st.columns(THREE_NUMBERS)
     cols[0].metric("paper's claim", shown("paper_claim"), help=result.get("paper_claim_label") or "none stated")
     cols[1].metric("accountant's ε (upper bound)", shown("accountant_epsilon"), help=result.get("accountant_basis"))
     cols[2].metric(f"audited ε (lower bound, {result.get('confidence', 0.95):.0%})", shown("audited_epsilon"),

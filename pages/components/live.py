@@ -175,7 +175,7 @@ def status_block(record: JobRecord, run: RunState, caption: bool = True, compact
     privacy = privacy_summary(run)
     spent = privacy["headline"] if privacy["headline"] is not None else last["eps_max"]
     set_eps, unit, note = epsilon_set(record)
-    cols = st.columns(4)
+    cols = st.columns([1, 0.9, 1.3, 1.1])   # "ε spent, whole run" whole at 1,024 px with the sidebar open
     cols[0].metric("Test accuracy", _fmt(last["accuracy"]))
     cols[1].metric("ε you set", people(set_eps), help=f"Read by this method {unit}.", border=False)
     cols[2].metric("ε spent, whole run", people(spent) + ("*" if privacy["caveat"] else ""),

@@ -188,7 +188,7 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
     st.subheader("Who was in the training data?" if plain else "Membership inference: ROC", anchor=False)
     done = membership_result(manager().store_dir, cfg, shadows)
     if done is None and manager().job(membership_id(cfg, shadows)) is None:
-        c1, c2 = st.columns([1, 3], vertical_alignment="center")
+        c1, c2 = st.columns([1.4, 3], vertical_alignment="center")   # the button's label whole at 1,024 px
         c2.caption(("An attacker trains many look-alike models, each on a random half of the images, and learns to "
                     "tell from the finished model whether an image was used to train it." if plain else
                     "LiRA and RMIA over the same shadow runs of this recipe, each on a random half of the data.")
