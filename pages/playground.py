@@ -21,6 +21,7 @@ if "pg.flat" not in st.session_state and not set(st.query_params) - set(VIEW_PAR
     state.load_config(sidebar.student_default(), state.DEFAULT_PRESET)  # a private method: privacy costs show
 flat = state.playground_flat()
 
+worker_slot = st.sidebar.container()  # the worker's start-up badge, above the form (off the projector)
 with st.sidebar:
     sidebar.experiment_form(flat)  # its groups, and what a lesson link hides or locks (?hide=...&lock=...)
 
@@ -67,8 +68,8 @@ elif pressed(c_stop, "Stop", key="pg.stop_button", icon=":material/stop:", disab
     st.rerun()
 if cfg is not None:
     c_label.caption(run_label(cfg))
-with c_label:
-    if not present:  # start-up badges stay off the projector
+with worker_slot:
+    if not present:  # start-up badges stay off the projector (whose layout hides the sidebar too)
         live.worker_badge(poll=not active)
 with c_present:
     present = presentation.toggle()

@@ -30,6 +30,7 @@ section[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],
 [data-testid='stMainBlockContainer'] button p, [data-testid='stWidgetLabel'] p {font-size: 1.15rem;}
 [data-testid='stProgress'] p {font-size: 1.25rem; font-weight: 600;}
 [data-testid='stImageCaption'] {font-size: 1rem; white-space: nowrap;}
+@media (width < 1200px) {[data-testid='stImageCaption'] {white-space: normal;}}  /* 1,024 px: two lines, not into a neighbour */
 </style>"""
 
 
