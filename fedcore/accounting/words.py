@@ -70,8 +70,9 @@ EPSILON_MEANING = {
     "dp_sgd": ("for the whole run, per training example",
                "the noise is set so the run spends about your ε; the total counts every training step"),
     "uldp_gaussian": ("for the whole run, per user",
-                      "the noise is set so the whole run spends your ε; the server's random choice of "
-                      "users each round makes the total smaller still"),
+                      "the noise is set from your ε for the whole run, counting the server's random choice "
+                      "of users; with the central reading's decaying clip, a user whose clip stays above the "
+                      "round's typical one is charged more, and the total can pass your ε"),
     "none": ("not used", "nothing is noised, so the run spends ε = ∞ whatever you set"),
 }
 
