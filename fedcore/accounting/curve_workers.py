@@ -73,8 +73,8 @@ def pool_size() -> int:
 
     W3 on a GPU is throughput-bound here: its new curves cost about 0.5 CPU-s a round against a 0.03 s
     round, and with 8 workers an H100 round took 0.061 s, the background CPU over 8 (2026-11-27). A
-    shared instance running several runs at once may set ``FEDCORE_RDP_WORKERS`` lower: a run's pool
-    only grows while every live worker is busy."""
+    shared instance running several runs at once may set ``FEDCORE_RDP_WORKERS`` lower: a run whose
+    multipliers change every round starts its whole pool at its first such record (:meth:`CurvePool.fill`)."""
     raw = (os.environ.get(WORKERS_ENV) or "").strip()
     if raw:
         if not raw.isdigit():
