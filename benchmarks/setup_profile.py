@@ -18,17 +18,19 @@ import time
 T0 = time.perf_counter()
 
 
-def main(argv=None) -> dict:
+def main(argv=None, since: float | None = None) -> dict:
+    """Time each step from ``since`` (the script's first line when run as a script; this call otherwise)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--set", action="append", default=[], help="a setting, as `fedcore run --set` takes it")
     p.add_argument("--device", default="auto")
     args = p.parse_args(argv)
-    marks, t = {}, T0
+    start = time.perf_counter() if since is None else since
+    marks, t = {}, start
 
     def mark(name: str) -> None:
         nonlocal t
         now = time.perf_counter()
-        marks[name] = round(now - t, 3)
+        marks[name] = now - t
         t = now
 
     import torch
@@ -57,10 +59,10 @@ def main(argv=None) -> dict:
     if device.type == "cuda":
         torch.cuda.synchronize()
     mark("round_1")
-    marks.update(total=round(time.perf_counter() - T0, 3), device=str(device), settings=args.set)
-    print(json.dumps(marks), flush=True)
+    marks.update(total=time.perf_counter() - start, device=str(device), settings=args.set)
+    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in marks.items()}), flush=True)
     return marks
 
 
 if __name__ == "__main__":
-    main()
+    main(since=T0)

@@ -120,10 +120,12 @@ def status_block(record: JobRecord, run: RunState, caption: bool = True, compact
 
     ``compact`` (the presentation layout): the pause and start-up notes go into the progress
     line instead of boxes of their own, so the charts below never move down."""
+    pace = tempo.current(record.id) if record.status == "running" else {}
+    paused = bool((pace.get("paused") or pace.get("preempted")) and pace.get("holding"))
+    if paused:  # the worker writes a round's event before it holds: read after, the count is the held round
+        record = state.manager().store.get_job(record.id) or record
     total, done = record.total or 1, record.done
     status = record.status
-    pace = tempo.current(record.id) if status == "running" else {}
-    paused = bool((pace.get("paused") or pace.get("preempted")) and pace.get("holding"))
     start, end = run.start, run.end
     if compact:
         note = ("waiting for a free worker slot (fair share)" if paused and pace.get("preempted")
