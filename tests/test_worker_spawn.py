@@ -57,9 +57,12 @@ def test_spawned_workers_never_run_the_page_script_while_streamlit_swaps_main(tm
     assert len(list(tmp_path.glob("ran-*"))) == 1  # only the control ran the page script
 
 
-def test_the_guard_is_per_thread_and_leaves_other_spawns_alone():
+def test_the_guard_is_per_thread_and_leaves_other_spawns_alone(monkeypatch):
     from multiprocessing import spawn
 
+    main = types.ModuleType("__main__")  # a main script, as under Streamlit (pytest-xdist's worker has none)
+    main.__file__ = __file__
+    monkeypatch.setitem(sys.modules, "__main__", main)
     with spawn_without_main_module():
         inside = spawn.get_preparation_data("x")
         seen = {}
