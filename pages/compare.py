@@ -46,8 +46,8 @@ selected = keyed(st.multiselect, "Runs to compare", list(by_id), key="cmp.select
                           format_func=lambda i: compare.run_title(by_id[i]),
                           placeholder="Pick runs from the store")
 c1, c2 = st.columns(2)
-group = c1.toggle("Group runs that differ only in the seed (mean and min–max band)", value=True,
-                  key="cmp.group")
+group = c1.toggle("Group seeds", value=True, key="cmp.group",
+                  help="Runs that differ only in the seed are drawn as one: their mean and min–max band.")
 view = keyed(c2.selectbox, "Privacy ledger for the x axis", compare.available_views(selected), key="cmp.view",
                     format_func=lambda v: "basic composition" if v == BASIC else v,
                     help="The headline ε (the tightest proven bound, as on the Playground) when the runs carry it.")

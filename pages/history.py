@@ -38,23 +38,23 @@ run_id = keyed(st.selectbox, "Run", list(by_id), key="hist.run", format_func=lam
 record = by_id[run_id]
 
 mine = host.may_control(record)
-b_open, b_rerun, b_delete, b_csv, b_json = st.columns(5)
-if b_open.button("Open in Playground", icon=":material/open_in_new:", type="primary", width="stretch"):
+actions = st.container(horizontal=True)  # a row that wraps: every label whole on a 1024 px projector
+if actions.button("Open in Playground", icon=":material/open_in_new:", type="primary", width="content"):
     state.open_in_playground(run_id)
-if pressed(b_rerun, "Run again", key="hist.rerun", icon=":material/replay:", width="stretch",
-                  help="Train the same settings again in a new run (ignores the stored result)."):
+if pressed(actions, "Run again", key="hist.rerun", icon=":material/replay:", width="content",
+           help="Train the same settings again in a new run (ignores the stored result)."):
     new_id = state.start_run(history.config_of(record), reuse=False)
     if new_id:
         state.open_in_playground(new_id)
-if b_delete.button("Delete", icon=":material/delete:", width="stretch", disabled=not mine,
-                   help=None if mine else "Only the person who started a run can delete it."):
+if actions.button("Delete", icon=":material/delete:", width="content", disabled=not mine,
+                  help=None if mine else "Only the person who started a run can delete it."):
     st.session_state["hist.confirm"] = run_id
 run = state.run(run_id)
-b_csv.download_button("CSV (per round)", export_csv(run), file_name=f"{run_id}.csv", mime="text/csv",
-                      icon=":material/table:", width="stretch")
+actions.download_button("CSV (per round)", export_csv(run), file_name=f"{run_id}.csv", mime="text/csv",
+                        icon=":material/table:", width="content")
 stored = store.get_run(run_id) or {}  # the download carries the record as stored (its JSON), not the typed one
-b_json.download_button("JSON (config + events)", export_json(stored, run), file_name=f"{run_id}.json",
-                       mime="application/json", icon=":material/data_object:", width="stretch")
+actions.download_button("JSON (config + events)", export_json(stored, run), file_name=f"{run_id}.json",
+                        mime="application/json", icon=":material/data_object:", width="content")
 
 if st.session_state.get("hist.confirm") == run_id:
     st.warning(f"Delete run `{run_id}` ({host.plain(record.label)}) and all its rounds?")

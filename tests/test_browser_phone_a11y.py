@@ -3,11 +3,11 @@
 - At 390x844 (a phone) the first screen's frontier stacks its panels (pages/components/narrow.py):
   no panel, panel title or axis title runs into another, as the three panels side by side did;
   at 1280x720 the panels stay side by side.
-- At 1024x768 with the sidebar open (a classroom projector) every button and widget label of the three
-  pages reads whole (none cut to an ellipsis: "Run" had become "R"), and no chart part overlaps another
+- At 1024x768 with the sidebar open (a classroom projector) every button and widget label of the five
+  pages (Compare and History after one run of the visitor's) reads whole (none cut to an ellipsis: "Run" had become "R"), and no chart part overlaps another
   (three copies of a long x title had run into each other).
-- axe-core finds no critical or serious violation on the Playground, Frontier and Papers pages,
-  on a phone and at 1280x720 (colour contrast was the serious one: the theme's colours in
+- axe-core finds no critical or serious violation on the Playground, Frontier, Papers, Compare and
+  History pages, on a phone and at 1280x720 (colour contrast was the serious one: the theme's colours in
   .streamlit/config.toml). axe-core comes from the npm registry: scripts/test.sh installs it
   into .npm-tools/ (git-ignored); without it the axe test is skipped, saying how to install it.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,10 @@ PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled di
          "frontier": ("/frontier", "text=What ε buys: what an attacker gets"),
          "papers": ("/papers", "button:has-text('Open in Playground')")}
 """Each page's path and a selector of what it shows once its script has run (on a phone too)."""
+AFTER_A_RUN = {"compare": ("/compare", "[data-testid=stPlotlyChart]"),
+               "history": ("/history", "button:has-text('Open in Playground')")}
+"""The pages that list the visitor's own runs: opened by one visitor after one Playground run, at each size."""
+ALL_PAGES = {**PAGES, **AFTER_A_RUN}
 PANELED = ("playground", "frontier")
 """The pages whose faceted frontiers stack on a phone (the Frontier page's accuracy and attack figures too)."""
 BLOCKING = ("critical", "serious")
@@ -98,12 +103,26 @@ def visit(browser, server):
     violations (None without axe-core) and a screenshot; later calls get the same reading."""
     url, _ = server
     seen: dict = {}
+    stack = ExitStack()
+    ran: list = []
+
+    def visitor_with_a_run():
+        """One visitor's page, kept for the module, after one finished demo run."""
+        if not ran:
+            pg = stack.enter_context(fresh_page(browser, *DESKTOP))
+            pg.set_default_timeout(180_000)
+            pg.goto(url + "/")
+            pg.get_by_role("button", name="Run", exact=True).click()
+            pg.get_by_text("· finished").first.wait_for()
+            ran.append(pg)
+        return ran[0]
 
     def get(page: str, size: tuple[int, int]) -> dict:
         if (page, size) not in seen:
-            path, ready = PAGES[page]
-            with fresh_page(browser, *size) as pg:
+            path, ready = ALL_PAGES[page]
+            with nullcontext(visitor_with_a_run()) if page in AFTER_A_RUN else fresh_page(browser, *size) as pg:
                 pg.set_default_timeout(180_000)
+                pg.set_viewport_size({"width": size[0], "height": size[1]})
                 pg.goto(url + path)
                 pg.locator(ready).first.wait_for()
                 if page in PANELED:
@@ -126,7 +145,8 @@ def visit(browser, server):
                 seen[(page, size)] = {"parts": parts, "violations": violations, "truncated": truncated}
         return seen[(page, size)]
 
-    return get
+    with stack:
+        yield get
 
 
 @pytest.mark.parametrize("page", PANELED)
@@ -147,7 +167,7 @@ def test_the_frontier_panels_stack_on_a_phone_and_sit_side_by_side_at_1280(visit
     assert len(wide) == len(stacked) and len({round(top) for _, top, _, _ in wide}) == 1, wide
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(visit, page):
     seen = visit(page, PROJECTOR)
     assert seen["truncated"] == [], f"cut to an ellipsis at {PROJECTOR}: {seen['truncated']}"
@@ -156,7 +176,7 @@ def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(
 
 
 @pytest.mark.parametrize("size", (PHONE, DESKTOP), ids=("phone", "desktop"))
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_axe_core_finds_no_serious_violation(visit, page, size):
     """axe-core (WCAG rules, run in the page) reports nothing critical or serious; what it does
     report is in the message."""
