@@ -48,11 +48,11 @@ mine = record is not None and host.may_control(record)  # a shared link shows a 
 c_run, c_stop, c_label, c_present = st.columns([1.25, 1.25, 3.2, 2.2], vertical_alignment="center")
 if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="stretch",
                 disabled=bool(error or refused) or (active and mine),
-                help="Train this configuration (a finished identical run is replayed; in Presentation it "
-                     "always trains live)."):
-    # "spend exactly ε in total": budgets solved first; on the projector the class watches it train,
-    # never a replay (whose notice would also push the attack view below 720 px)
-    new_id = equal_privacy_mode.start_matched(cfg, reuse=not present)
+                help="Train this configuration (a finished identical run is replayed; in Presentation or "
+                     "slow motion it always trains live)."):
+    # "spend exactly ε in total": budgets solved first; on the projector or in slow motion the class
+    # watches it train, never a replay (whose notice would also push the attack view below 720 px)
+    new_id = equal_privacy_mode.start_matched(cfg, reuse=not (present or tempo.slow_motion()))
     if new_id:
         state.show_run(new_id)
         tempo.apply_to_new_run(new_id)  # the Speed picked before Run

@@ -101,6 +101,26 @@ def test_a_replayed_run_says_so_and_trains_again_on_request(finished_run):
     wait_until_done(at)
 
 
+def test_slow_motion_trains_live_where_full_speed_replays(finished_run):
+    """A Speed picked before Run means "let the class watch the rounds": the same settings train
+    again (a run of its own, its rounds drawn one by one), never a replay of the finished one."""
+    at = finished_run
+    by_label(at.button, "Run").click().run()          # full speed: replayed
+    assert "This result is a replay" in texts(at)
+    replayed = qp(at, "run")
+    at.session_state["pg.speed"] = "1 s per round"
+    by_label(at.button, "Run").click().run()
+    live = qp(at, "run")
+    assert live != replayed and "This result is a replay" not in texts(at)
+    from fedcore.runner.tempo import read_tempo
+    from pages.components import state
+
+    assert read_tempo(state.manager().store, live)["delay"] == 1.0
+    by_label(at.button, "Stop").click().run()
+    at.session_state["pg.speed"] = "full speed"
+    wait_until_done(at)
+
+
 def test_teaching_aids_epsilon_help_and_presets_grouped_by_paper(store_dir):
     at = app()
     presets = by_label(at.selectbox, "Preset")

@@ -38,6 +38,11 @@ def speed() -> str:
     return picked if picked in SLOW_MOTION else next(iter(SLOW_MOTION))
 
 
+def slow_motion() -> bool:
+    """A slow Speed is picked: the class wants to watch the rounds, so Run trains live (never a replay)."""
+    return SLOW_MOTION[speed()] > 0
+
+
 def apply_to_new_run(run_id: str) -> None:
     """Give a run this session just started the Speed picked before it."""
     delay = SLOW_MOTION[speed()]
