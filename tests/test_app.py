@@ -103,22 +103,28 @@ def test_a_replayed_run_says_so_and_trains_again_on_request(finished_run):
 
 def test_slow_motion_trains_live_where_full_speed_replays(finished_run):
     """A Speed picked before Run means "let the class watch the rounds": the same settings train
-    again (a run of its own, its rounds drawn one by one), never a replay of the finished one."""
-    at = finished_run
-    by_label(at.button, "Run").click().run()          # full speed: replayed
+    again (a run of its own, its rounds drawn one by one), never a replay of the finished one.
+    A page of its own (the module's page stays on the finished run); its live run is deleted after."""
+    from fedcore.runner.tempo import read_tempo
+    from pages.components import state
+
+    at = app()
+    by_label(at.slider, "Rounds").set_value(3).run()
+    by_label(at.button, "Run").click().run()          # full speed: the module's finished run, replayed
     assert "This result is a replay" in texts(at)
     replayed = qp(at, "run")
     at.session_state["pg.speed"] = "1 s per round"
     by_label(at.button, "Run").click().run()
     live = qp(at, "run")
-    assert live != replayed and "This result is a replay" not in texts(at)
-    from fedcore.runner.tempo import read_tempo
-    from pages.components import state
-
-    assert read_tempo(state.manager().store, live)["delay"] == 1.0
-    by_label(at.button, "Stop").click().run()
-    at.session_state["pg.speed"] = "full speed"
-    wait_until_done(at)
+    manager = state.manager()
+    try:
+        assert live != replayed and "This result is a replay" not in texts(at)
+        assert read_tempo(manager.store, live)["delay"] == 1.0
+    finally:
+        if live != replayed:  # never the module's finished run
+            manager.stop(live)
+            wait_until(lambda: manager.store.get_job(live).status not in ("queued", "running"), TIMEOUT, "Stop")
+            manager.delete(live)
 
 
 def test_teaching_aids_epsilon_help_and_presets_grouped_by_paper(store_dir):
