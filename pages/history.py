@@ -28,7 +28,7 @@ if not records:
                    "**Keep my runs** in the sidebar to bring them here.")
     st.stop()
 
-st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="stretch", height=320,
+st.dataframe(pd.DataFrame(history.overview(records)), hide_index=True, width="stretch",  # as tall as its rows (10 at most)
              column_config=history.COLUMNS)
 
 by_id = {r.id: r for r in records}

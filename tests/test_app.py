@@ -298,7 +298,10 @@ def test_history_lists_exports_reopens_and_deletes(finished_run, store_dir):
     run_id = at_run_id(finished_run)
     at.switch_page("pages/history.py").run()
     assert not at.exception
-    assert run_id in set(at.dataframe[0].value["id"])
+    table = at.dataframe[0].value
+    assert run_id in set(table["id"])
+    # what a class reads first comes first (a 1024 px projector shows about four columns)
+    assert list(table.columns[:4]) == ["run", "final accuracy", "status", "progress"], list(table.columns)
     by_label(at.selectbox, "Run").set_value(run_id).run()
     assert {"CSV (per round)", "JSON (config + events)"} <= {b.label for b in at.download_button}
     by_label(at.button, "Open in Playground").click().run()

@@ -38,14 +38,14 @@ def visible_runs(records: list[JobRecord], scope: str) -> list[JobRecord]:
 
 
 def overview(records: list[JobRecord]) -> list[dict]:
-    """One row per run for the History table."""
+    """One row per run for the History table: what a class reads first (the run, its final accuracy,
+    status and rounds) fits a 1024 px projector; the rest is a sideways scroll away."""
     rows = []
     for r in records:
         c, p = r.config, r.config.get("privacy", {})
         rows.append({
-            "created": _datetime(r.created), "run": r.label, "status": r.status,
-            "progress": r.done / max(r.total or 1, 1),
-            "final accuracy": r.get("final_accuracy"), "dataset": c.get("dataset"),
+            "run": r.label, "final accuracy": r.get("final_accuracy"), "status": r.status,
+            "progress": r.done / max(r.total or 1, 1), "created": _datetime(r.created), "dataset": c.get("dataset"),
             "clients": c.get("num_clients"),
             "privacy": f"{p.get('mechanism')} + {p.get('aggregator')}, {epsilon_summary(p.get('epsilon') or [1])}",
             "caveat": caveat(p),
