@@ -51,7 +51,10 @@ def output_chart(name: str, law: teaching.OutputLaw, samples: np.ndarray, w: flo
         for label, y, colour, offset in ((empirical, freq, BLUE, offsets[0]),
                                          ("analytic", law.probs, ORANGE, offsets[1])):
             fig.add_trace(go.Bar(x=x, y=list(y), name=label, marker_color=colour, width=width, offset=offset,
-                                 text=[f"{v:.3f}" for v in y], textposition="outside", textfont=dict(size=12),
+                                 # upright in (or, for a short bar, above) its own bar: two neighbours' labels
+                                 # never run into each other on a narrow screen
+                                 text=[f"{v:.3f}" for v in y], textposition="auto", textangle=-90,
+                                 insidetextanchor="end", textfont=dict(size=12),
                                  hovertemplate="%{x}: P = %{y:.4f}<extra></extra>"))
         fig.update_yaxes(title_text="probability", range=[0, 1.12])
         if signs:

@@ -33,7 +33,8 @@ AXE = ROOT / ".npm-tools" / "node_modules" / "axe-core" / "axe.min.js"
 PHONE, DESKTOP, PROJECTOR = (390, 844), (1280, 720), (1024, 768)
 PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled digits by 10 clients"),
          "frontier": ("/frontier", "text=What ε buys: what an attacker gets"),
-         "papers": ("/papers", "button:has-text('Open in Playground')")}
+         "papers": ("/papers", "button:has-text('Open in Playground')"),
+         "mechanisms": ("/mechanisms", "[data-testid=stPlotlyChart] .legend")}
 """Each page's path and a selector of what it shows once its script has run (on a phone too)."""
 AFTER_A_RUN = {"compare": ("/compare", "[data-testid=stPlotlyChart]"),
                "history": ("/history", "button:has-text('Open in Playground')")}
@@ -76,6 +77,14 @@ PARTS_JS = """(el) => {
     const xtitles = [...gd.querySelectorAll('[class^=g-x][class$=title] text')].map((t, i) => ({name: 'x title ' + i, box: box(t)}));
     return [...panels, ...titles.filter(t => t.box), ...xtitles.filter(t => t.box)];
 }"""
+
+
+BAR_TEXT_JS = """(el) => [...el.querySelectorAll('.js-plotly-plot .bartext')].map((t, i) => {
+    // each bar's value label as drawn: its text and box
+    const r = t.getBoundingClientRect();
+    return {name: t.textContent + ' #' + i, box: [r.left, r.top, r.right, r.bottom]};
+}).filter(p => p.box[2] > p.box[0])"""
+"""The boxes of a chart's bar value labels (Plotly's ``.bartext``)."""
 
 
 def overlaps(parts: list[dict], slack: float = 1.0) -> list[tuple[str, str]]:
@@ -131,6 +140,7 @@ def visit(browser, server):
                 truncated = pg.evaluate(TRUNCATED_JS)
                 charts = pg.locator("[data-testid=stPlotlyChart]:visible")
                 parts = [part for part in (charts.nth(i).evaluate(PARTS_JS) for i in range(charts.count())) if part]
+                labels = [charts.nth(i).evaluate(BAR_TEXT_JS) for i in range(charts.count())]
                 if parts:                          # the screenshot shows the chart from its top (below the menu bar)
                     charts.first.evaluate("e => { e.style.scrollMarginTop = '64px'; e.scrollIntoView(); }")
                     settle(pg, 0.5)
@@ -142,7 +152,8 @@ def visit(browser, server):
                     violations = pg.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
                         .violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
                                                nodes: v.nodes.map(n => n.html.slice(0, 120) + ' | ' + n.failureSummary)}))""")
-                seen[(page, size)] = {"parts": parts, "violations": violations, "truncated": truncated}
+                seen[(page, size)] = {"parts": parts, "violations": violations, "truncated": truncated,
+                                      "bar_labels": labels}
         return seen[(page, size)]
 
     with stack:
@@ -173,6 +184,16 @@ def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(
     assert seen["truncated"] == [], f"cut to an ellipsis at {PROJECTOR}: {seen['truncated']}"
     for parts in seen["parts"]:
         assert not overlaps(parts), (overlaps(parts), parts)
+
+
+@pytest.mark.parametrize("size", (PHONE, PROJECTOR), ids=("phone", "projector"))
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_no_two_bar_value_labels_run_into_each_other(visit, page, size):
+    """The Mechanisms page's empirical and analytic bars stand side by side, each with its probability
+    written on it: at 1024 px "0.385" and "0.384" ran together into "0.3850.384" (no gap between
+    their boxes). Labels closer than 3 px count as running together."""
+    for labels in visit(page, size)["bar_labels"]:
+        assert not overlaps(labels, slack=-3.0), (size, overlaps(labels, slack=-3.0), labels)
 
 
 @pytest.mark.parametrize("size", (PHONE, DESKTOP), ids=("phone", "desktop"))
