@@ -202,8 +202,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
 
     panels = facets(rows) or ["local"]
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[f"<b>{FACETS[t][0]}</b><br><sup>{_wrap(FACETS[t][1])}</sup>"
-                                        for t in panels])
+                        subplot_titles=[facet_title(t) for t in panels])
     stats = cells(rows)
     methods = list(dict.fromkeys(s["method"] for s in stats))
     for col, threat in enumerate(panels, start=1):
@@ -225,8 +224,20 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     fig.update_annotations(font=dict(size=12))
     layout(fig, "", revision, height=480,
             legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.18, yanchor="top"))
-    fig.update_layout(margin=dict(l=10, r=10, t=80, b=10))
+    lines = max(facet_title(t).count("<br>") for t in panels)      # the subtitle's lines under each title
+    fig.update_layout(margin=dict(l=10, r=10, t=30 + SUBTITLE_LINE_PX * lines, b=10))
     return fig
+
+
+SUBTITLE_PX, SUBTITLE_LINE_PX, SUBTITLE_CHARS = 11, 14, 30
+"""A panel's subtitle (who is trusted, what ε protects): its font, line height and line length. Readable
+from the back of a classroom, and three panels' lines still fit side by side at 1024 px (about 150 px each)."""
+
+
+def facet_title(threat: str) -> str:
+    """A threat model's panel title: its name, and under it in smaller type who is trusted and what ε protects."""
+    name, words = FACETS[threat]
+    return f"<b>{name}</b><br><span style='font-size:{SUBTITLE_PX}px'>{_wrap(words, SUBTITLE_CHARS)}</span>"
 
 
 def _wrap(text: str, width: int = 48) -> str:
