@@ -20,8 +20,9 @@ far less than wall time):
   counted W3's 3,466: nested calls included), ``aten_top_level_calls_per_round`` (called from Python
   or the autograd engine, not from inside another aten op) and ``aten_calls_by_part``.
 
-When the loop goes ahead (round t+1 trained while round t's curves are out, :mod:`fedcore.engine.loop`),
-round t+1's training counts in round t's row. The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
+When the loop goes ahead (rounds t+1, ... trained while round t's curves are out, :mod:`fedcore.engine.loop`),
+a row is one step of the loop: a round's work, and the events that step released (their figures count in
+it; an event released with an earlier one adds to that row). The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
 default the round runs as on a GPU (``--chunk gpu``: all clients in one vmap, 8,192 test samples per
 forward; the way the issue counted W3's 3,466 calls); ``--chunk cpu`` uses the CPU's client chunks
 and 1,024-sample evaluation. ``--clients N`` and ``--rounds R`` shrink the
@@ -97,6 +98,8 @@ class Profiler:
         self.counter = _Counter() if count_aten else None
         self._stack: list[str] = []
         self.ledgers: list = []
+        self.events: list = []
+        """Every round event, in order (a row is one step of the loop: events released together share one)."""
 
     def ledger_wait(self) -> float:
         """Wall seconds the run's ledgers waited for curves computed beside the round, so far."""
@@ -129,7 +132,7 @@ class Profiler:
         """Patch the loop's names; returns a function that undoes it."""
         from fedcore.engine import loop
 
-        saved = {n: getattr(loop, n) for n in ("train_clients", "server_round", "evaluate", "new_ledger")}
+        saved = {n: getattr(loop, n) for n in ("train_clients", "server_round", "evaluate", "new_ledger", "_fill")}
         prof = self
 
         def wrap(name, fn):
@@ -141,7 +144,7 @@ class Profiler:
         def new_ledger(s):
             ledger = saved["new_ledger"](s)
             prof.ledgers.append(ledger)
-            for method in ("record", "headline", "views"):
+            for method in ("record", "headline", "views", "snapshot", "settle"):
                 setattr(ledger, method, wrap("ledger", getattr(ledger, method)))
             return ledger
 
@@ -149,6 +152,7 @@ class Profiler:
         loop.server_round = wrap("server", saved["server_round"])
         loop.evaluate = wrap("eval", saved["evaluate"])
         loop.new_ledger = new_ledger
+        loop._fill = wrap("ledger", saved["_fill"])   # an event's figures: read from the ledger or its round's snapshot
 
         def undo():
             for n, fn in saved.items():
@@ -222,12 +226,23 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
             if isinstance(event, RunFinished):
                 finished = event
                 break
+            prof.events.append(event)
+            wait = prof.ledger_wait()
+            bg = _background_cpu()
+            if prof.rounds and not {"train_cpu", "server_cpu", "eval_cpu"} & set(prof.current):
+                last = prof.rounds[-1]   # an event released with the last one: its figures count there
+                for key, value in prof.current.items():
+                    last[key] = last.get(key, 0.0) + value
+                last["released"].append(event.round)
+                last.update(headline=event.epsilon_headline_run, accuracy=event.accuracy)
+                last["ledger_wait"] += wait - wait0
+                last["ledger_background_cpu"] += bg - background0
+                wait0, background0 = wait, bg
+                continue
             row = dict(prof.current)
             row.update(round=event.round, round_cpu=dc, round_wall=dw, process_cpu=dp, evaluated=_evaluated(event, cfg),
-                       headline=event.epsilon_headline_run, accuracy=event.accuracy)
-            wait = prof.ledger_wait()
+                       headline=event.epsilon_headline_run, accuracy=event.accuracy, released=[event.round])
             row["ledger_wait"], wait0 = wait - wait0, wait
-            bg = _background_cpu()
             row["ledger_background_cpu"] = bg - background0
             background0 = bg
             if calls is not None:
@@ -237,7 +252,7 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
         loop.client_chunk, loop.evaluate = saved_chunk, saved_eval
         loop.StepGraphs, loop.graphs_enabled = saved_graphs
         undo()
-    return {"rounds": prof.rounds, "finished": finished}
+    return {"rounds": prof.rounds, "finished": finished, "events": prof.events}
 
 
 def _evaluated(event, cfg) -> bool:
@@ -340,6 +355,7 @@ def main(argv=None) -> int:
         if "aten" in r:
             r["aten_total"], r["aten_top"] = r["aten"]["total"], r["aten"]["top"]
     summary = summarize(rounds)
+    summary["evaluated_rounds"] = [e.round for e in result["events"] if _evaluated(e, cfg)]
     fin = result["finished"]
     out = {
         "workload": args.workload, "device": args.device, "threads": torch.get_num_threads(),

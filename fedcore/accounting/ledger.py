@@ -28,10 +28,11 @@ processes (:mod:`.curve_workers`: all started at the first such record and warme
 computes its own curves inline), and composed in the order they
 were recorded as soon as they are back; every reader (:meth:`Ledger.headline`, :meth:`Ledger.views`,
 ...) first waits for what is still out, so a figure is always that of every round recorded (bitwise
-the same as composing inline). In the round loop the wait falls after evaluation and after the next
-round is trained ahead (:func:`fedcore.engine.loop.iter_run`), so a round that evaluates (the
-default, ``eval_every = 1``) waits only for curves that take longer than its evaluation; a round that
-skips evaluation waits for its curves (still off the process's main thread: other threads run).
+the same as composing inline). The round loop does not wait (:func:`fedcore.engine.loop.iter_run`): a
+round whose curves are out keeps its figures (:meth:`Ledger.snapshot`: each client's basic ε, validity
+flags, pure releases, claims) and the next rounds record meanwhile; the snapshot's RDP curves are
+copied when every curve up to its place in the queue is composed (:meth:`Ledger.settle`), so its
+headline is bitwise the one an inline ledger read after that round.
 ``FEDCORE_ACCOUNTING=inline`` computes every curve in the round, as before; where no process can be
 started the ledger does so too.
 """
@@ -115,7 +116,64 @@ def _inline_curve(pair: tuple) -> np.ndarray:
     return _remember(pair, gaussian_rdp(*pair))
 
 
-class Ledger:
+class Figures:
+    """What a round's event reads of the ledger: each client's headline ε and the named views.
+
+    :class:`Ledger` reads its running state; :class:`RoundFigures` the state one round left, kept while
+    that round's curves were still out. Both hold ``rdp``, ``rdp_valid``, ``pure``, ``pure_releases``,
+    ``pure_valid``, ``exposed``, ``claims``, ``delta`` and ``threat_model``.
+    """
+
+    def rdp_epsilon(self) -> np.ndarray:
+        """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
+        return rdp_epsilons(self.rdp, self.delta)
+
+    def pure_composed(self, delta: Optional[np.ndarray] = None) -> np.ndarray:
+        """``[N]`` each client's pure-eps releases composed by their PLD (:mod:`.pure`), at its delta
+        (or at ``delta [N]``)."""
+        delta = self.delta if delta is None else delta
+        return np.array([compose_pure(r, d) if ok else math.inf
+                         for r, d, ok in zip(self.pure_releases, delta, self.pure_valid)])
+
+    def headline(self, delta: Optional[float] = None) -> np.ndarray:
+        """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`; with ``delta``, every
+        client's at that δ instead of its own (one point of the run's privacy profile)."""
+        d = self.delta if delta is None else np.full(len(self.delta), float(delta))
+        pure = self.pure_composed(d) if self.pure_valid.any() and self.pure.any() else self.pure
+        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed, d, self.threat_model)
+
+    def views(self) -> dict[str, list]:
+        """Named per-client cumulative figures, for the event stream (strict JSON: no inf)."""
+        out: dict[str, list] = {}
+        if self.rdp.any() and self.threat_model != NO_PRIVACY:
+            eps = self.rdp_epsilon()
+            shown = np.where(self.rdp_valid & np.isfinite(eps), eps, np.nan).tolist()
+            out["rdp"] = [None if e != e else e for e in shown]
+        for label, values in self.claims.items():
+            out[label] = values.tolist()
+        return out
+
+
+@dataclass
+class RoundFigures(Figures):
+    """The ledger as one round left it (:meth:`Ledger.snapshot`), for that round's event when its RDP
+    curves are still computed beside the run: ``rdp`` is filled in once every curve recorded up to
+    ``position`` is composed (:meth:`Ledger.settle`), bitwise the ledger's own figure at that point."""
+
+    position: int
+    basic: np.ndarray
+    claims: dict
+    rdp_valid: np.ndarray
+    pure: np.ndarray
+    pure_releases: Optional[list]
+    pure_valid: np.ndarray
+    exposed: np.ndarray
+    delta: np.ndarray
+    threat_model: str
+    rdp: Optional[np.ndarray] = None
+
+
+class Ledger(Figures):
     """Cumulative privacy spent by each of ``num_clients`` clients.
 
     ``threat_model``: the mechanism's (``"none"`` makes every headline infinite).
@@ -127,6 +185,8 @@ class Ledger:
         self.basic = np.zeros(num_clients)
         self._rdp = np.zeros((num_clients, len(ORDERS)))
         self._queue: deque = deque()    # (clients, steps, curve or Future), in the order recorded
+        self._queued = self._composed = 0   # units ever queued / composed (the queue's positions)
+        self._marks: deque = deque()        # RoundFigures waiting for the curves up to their position
         self._grid_records = 0
         self.wait_s = 0.0
         """Wall seconds readers spent waiting for curves still out (benchmarks: the round's wait)."""
@@ -150,12 +210,13 @@ class Ledger:
 
     def __getstate__(self):
         self._drain(wait=True)
-        return {**self.__dict__, "_queue": deque()}
+        return {**self.__dict__, "_queue": deque(), "_marks": deque()}
 
-    def _drain(self, wait: bool) -> None:
-        """Compose the queued curves in the order recorded; with ``wait``, all of them."""
+    def _drain(self, wait: bool, upto: Optional[int] = None) -> None:
+        """Compose the queued curves in the order recorded; with ``wait``, all of them (those up to
+        position ``upto``)."""
         t0 = None
-        while self._queue:
+        while self._queue and (upto is None or self._composed < upto):
             ids, steps, unit = self._queue[0]
             if not isinstance(unit, np.ndarray):
                 pair, parts = unit
@@ -177,6 +238,9 @@ class Ledger:
                     unit = _inline_curve(pair)
             np.add.at(self._rdp, ids, steps[:, None] * unit[None, :])
             self._queue.popleft()
+            self._composed += 1
+            while self._marks and self._marks[0].position <= self._composed:
+                self._marks.popleft().rdp = self._rdp.copy()
         if t0 is not None:
             self.wait_s += time.perf_counter() - t0
 
@@ -184,6 +248,27 @@ class Ledger:
         """Whether curves computed beside the round are still out (a reader would wait for them)."""
         self._drain(wait=False)
         return bool(self._queue)
+
+    def snapshot(self) -> RoundFigures:
+        """The figures as the rounds recorded so far leave them, for an event built while their curves are
+        still out; its ``rdp`` comes when they are composed (:meth:`settle`). Meanwhile later rounds may
+        record: the snapshot keeps this point's state."""
+        snap = RoundFigures(self._queued, self.basic.copy(), {k: v.copy() for k, v in self.claims.items()},
+                            self.rdp_valid.copy(), self.pure.copy(),
+                            [dict(r) for r in self.pure_releases] if self.pure.any() else None,
+                            self.pure_valid.copy(), self.exposed.copy(), self.delta, self.threat_model)
+        if self._composed >= snap.position:
+            snap.rdp = self._rdp.copy()
+        else:
+            self._marks.append(snap)
+        return snap
+
+    def settle(self, snap: RoundFigures, wait: bool = False) -> bool:
+        """Whether ``snap``'s figures are complete (every curve up to its position composed); with
+        ``wait``, after waiting for those curves (not for later ones)."""
+        if snap.rdp is None:
+            self._drain(wait=wait, upto=snap.position if wait else None)
+        return snap.rdp is not None
 
     def _curve(self, value: float, rate: float):
         """The curve of ``(value, rate)``: an array, or ``(pair, parts)`` when it is computed beside (in pieces:
@@ -266,6 +351,7 @@ class Ledger:
             key = (value, min(1.0, rate))
             unit = self._curve(value, key[1]) if value > 0 else np.full(len(ORDERS), np.inf)
             self._queue.append((ids[sel], steps[sel], unit))
+            self._queued += 1
             np.add.at(self.steps, ids[sel], steps[sel])
             for c, k in zip(ids[sel].tolist(), steps[sel].tolist()):
                 tally = self.tally[c]
@@ -273,24 +359,6 @@ class Ledger:
                 mine = self.last_round.setdefault(c, ({}, {}))[0]
                 mine[key] = mine.get(key, 0.0) + float(k)
         self._drain(wait=False)
-
-    def rdp_epsilon(self) -> np.ndarray:
-        """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
-        return rdp_epsilons(self.rdp, self.delta)
-
-    def pure_composed(self, delta: Optional[np.ndarray] = None) -> np.ndarray:
-        """``[N]`` each client's pure-eps releases composed by their PLD (:mod:`.pure`), at its delta
-        (or at ``delta [N]``)."""
-        delta = self.delta if delta is None else delta
-        return np.array([compose_pure(r, d) if ok else math.inf
-                         for r, d, ok in zip(self.pure_releases, delta, self.pure_valid)])
-
-    def headline(self, delta: Optional[float] = None) -> np.ndarray:
-        """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`; with ``delta``, every
-        client's at that δ instead of its own (one point of the run's privacy profile)."""
-        d = self.delta if delta is None else np.full(len(self.delta), float(delta))
-        pure = self.pure_composed(d) if self.pure_valid.any() and self.pure.any() else self.pure
-        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed, d, self.threat_model)
 
     def profile(self, deltas: tuple = PROFILE_DELTAS) -> list[tuple[float, float]]:
         """``[(ε, δ)]``: the run's headline (largest over clients) at each δ of ``deltas``, finite
@@ -368,13 +436,3 @@ class Ledger:
         out[gaussian] = values
         return run_headline(out.tolist())
 
-    def views(self) -> dict[str, list]:
-        """Named per-client cumulative figures, for the event stream (strict JSON: no inf)."""
-        out: dict[str, list] = {}
-        if self.rdp.any() and self.threat_model != NO_PRIVACY:
-            eps = self.rdp_epsilon()
-            shown = np.where(self.rdp_valid & np.isfinite(eps), eps, np.nan).tolist()
-            out["rdp"] = [None if e != e else e for e in shown]
-        for label, values in self.claims.items():
-            out[label] = values.tolist()
-        return out

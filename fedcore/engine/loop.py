@@ -5,8 +5,10 @@ clients train together (batched, :mod:`fedcore.engine.local`); the mechanism cli
 perturbs their updates; the aggregator combines the uploads; the server applies
 ``W <- W + eta_s * f(...)`` (``sign(f)`` for sign uploads, PLDP-FL non-IID); the test set is
 evaluated and one :class:`RoundEvent` is yielded. When the ledger still computes round t's RDP
-curves beside the round after that (:mod:`fedcore.accounting.ledger`), round t+1's clients are
-chosen and trained first, and event t follows with its headline caught up (the same numbers). The steps before and after local training
+curves beside the run (:mod:`fedcore.accounting.ledger`), event t keeps the figures round t left
+(:meth:`~fedcore.accounting.ledger.Ledger.snapshot`) and the next rounds run meanwhile; the events
+come out in order as their curves are composed (the same numbers), at most :data:`AHEAD_ROUNDS`
+behind the training. The steps before and after local training
 are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
 trained together). A round whose ``[m, d]`` parameters would pass the memory budget goes through
 training, the mechanism and the aggregator block by block instead (:mod:`fedcore.engine.stream`).
@@ -14,6 +16,7 @@ training, the mechanism and the aggregator block by block instead (:mod:`fedcore
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
@@ -21,6 +24,7 @@ import numpy as np
 import torch
 
 from ..accounting import encode_epsilon
+from ..accounting.ledger import Figures
 from ..config import RunConfig
 from ..events import RoundEvent, RunFinished, RunStarted
 from .evaluate import evaluate
@@ -47,10 +51,22 @@ class _Local:
     streamed: Optional[tuple] = None
     """A round summed block by block (:mod:`.stream`): its upload's fields and the aggregate."""
     seconds: Optional[float] = None
-    early: bool = False
-    """Trained during the previous round (while its accounting was out)."""
-    failed: Optional[BaseException] = None
-    """What going ahead raised: raised at the round's turn, after the previous round's event."""
+
+
+AHEAD_ROUNDS = 32
+"""At most this many rounds' events wait for their RDP curves while later rounds train
+(:func:`iter_run`); past it the loop waits for the oldest."""
+
+
+def _fill(event: RoundEvent, figures: Figures, t_start: float) -> RoundEvent:
+    """``event`` with the privacy figures of ``figures`` (the ledger, or the snapshot its round left)."""
+    headline = figures.headline()
+    event.epsilon_spent, event.epsilon_accountant = figures.basic.tolist(), figures.views()
+    event.threat_model = figures.threat_model
+    event.epsilon_headline = [encode_epsilon(e) for e in headline]
+    event.epsilon_headline_run = encode_epsilon(float(headline.max()))
+    event.elapsed = time.perf_counter() - t_start
+    return event
 
 
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
@@ -126,14 +142,30 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
         out.seconds = time.perf_counter() - t
         return out
 
-    # Ahead: while the ledger still waits for curves of round t (computed beside the round,
-    # accounting.ledger), round t+1's clients are chosen and trained (on a device: launched), then
-    # event t is emitted with its headline caught up. The same draws in the same order, so the same
-    # numbers; not with an attack watch (it follows each round's plan and close in turn).
+    # Beside: while the ledger still computes round t's curves (accounting.ledger), event t waits with the
+    # figures round t left and the next rounds run; events leave in order, each once its curves are composed.
+    # Not with an attack watch (it follows each round's plan and close in turn).
     may_go_ahead = watcher is None and trainer == "batched"
-    ahead: Optional[_Local] = None
+    waiting: deque = deque()      # (event, its round's figures), oldest first
     held: list[RoundEvent] = []   # with a watch: rounds whose attack records are built together
     consumer_s: list[Optional[float]] = [None]   # how long the consumer kept the last events released
+
+    def settle(wait: bool, keep: int = 0) -> float:
+        """Move the waiting events whose figures are complete to ``held``, in order; with ``wait``, wait for
+        all but the newest ``keep``. Returns the seconds spent waiting (added to each waited event's own)."""
+        waited = 0.0
+        while waiting:
+            event, figures = waiting[0]
+            must = wait and len(waiting) > keep
+            t = time.perf_counter()
+            if not ledger.settle(figures, wait=must):
+                break
+            if must:
+                event.seconds += time.perf_counter() - t
+                waited += time.perf_counter() - t
+            held.append(_fill(event, figures, t_start))
+            waiting.popleft()
+        return waited
 
     def release() -> Iterator[RoundEvent]:
         """The held events, each with its round's attack record (:meth:`AttackWatch.flush`)."""
@@ -153,14 +185,13 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     try:  # a round that fails still lets the rounds before it out, with their records
         for rnd in range(1, cfg.rounds + 1):
             if should_stop():
+                settle(wait=True)
                 yield from release()
                 yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
                                   aggregated_rounds=aggregated_rounds)
                 return
             t0 = time.perf_counter()
-            local, ahead = (ahead, None) if ahead is not None else (local_round(rnd), None)
-            if local.failed is not None:
-                raise local.failed
+            local = local_round(rnd)
             signals, events, selected = local.signals, local.events, local.selected
             uploaded, weights, aggregated = [], [], False
             if local.client_flat is not None or local.streamed is not None:
@@ -173,31 +204,24 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
             if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
                 acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=graphs)
-            went_ahead = 0.0
-            if may_go_ahead and rnd < cfg.rounds and ledger.pending() and not should_stop():
-                t_ahead = time.perf_counter()
-                try:
-                    ahead = local_round(rnd + 1)
-                    ahead.early = True
-                except Exception as exc:  # noqa: BLE001 -- raised where it would have been: after event t
-                    ahead = _Local(np.zeros(0, dtype=np.int64), [], {}, failed=exc)
-                went_ahead = ahead.seconds = time.perf_counter() - t_ahead
-            headline = ledger.headline()
-            if watcher is not None:
-                watcher.close(ledger)
-            seconds = time.perf_counter() - t0 - went_ahead + (local.seconds if local.early else 0.0)
-            held.append(RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
-                                   uploaded=uploaded, weights=weights, epsilon_spent=ledger.basic.tolist(),
-                                   epsilon_accountant=ledger.views(), events=events, signals=signals,
-                                   seconds=seconds, elapsed=time.perf_counter() - t_start,
-                                   threat_model=ledger.threat_model,
-                                   epsilon_headline=[encode_epsilon(e) for e in headline],
-                                   epsilon_headline_run=encode_epsilon(float(headline.max())),
-                                   aggregated=aggregated, evaluated=evaluated))
+            event = RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
+                               uploaded=uploaded, weights=weights, epsilon_spent=[], events=events,
+                               signals=signals, aggregated=aggregated, evaluated=evaluated)
             aggregated_rounds += aggregated
+            if may_go_ahead and ledger.pending():       # its figures now, its curves when they are back
+                waiting.append((event, ledger.snapshot()))
+                waited = settle(wait=True, keep=0 if rnd == cfg.rounds else AHEAD_ROUNDS)
+                event.seconds += time.perf_counter() - t0 - waited
+            else:                                       # every curve is in: the rounds before it too
+                settle(wait=True)
+                if watcher is not None:
+                    watcher.close(ledger)
+                event.seconds = time.perf_counter() - t0
+                held.append(_fill(event, ledger, t_start))
             if watcher is None or rnd == cfg.rounds or watcher.due(consumer_s[0]):
                 yield from release()
     except Exception:
+        settle(wait=True)
         yield from release()
         raise
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,
