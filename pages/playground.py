@@ -44,9 +44,10 @@ record = manager.store.get_job(run_id) if run_id else None
 active = record is not None and record.status in ACTIVE
 mine = record is not None and host.may_control(record)  # a shared link shows a run read-only
 
-# widths that keep "Run", "Stop" and "Presentation" whole on a 1,024 px projector with the sidebar open
-c_run, c_stop, c_label, c_present = st.columns([1.25, 1.25, 3.2, 2.2], vertical_alignment="center")
-if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="stretch",
+# one row that wraps: "Run", "Stop" and "Presentation" stay whole at any width (a 1,024 px projector, a
+# half-screen window of 800 px with the sidebar open, a phone)
+head = st.container(horizontal=True, vertical_alignment="center")
+if pressed(head, "Run", key="pg.run_button", type="primary", icon=":material/play_arrow:", width="content",
                 disabled=bool(error or refused) or (active and mine),
                 help="Train this configuration (a finished identical run is replayed; in Presentation or "
                      "slow motion it always trains live)."):
@@ -62,16 +63,16 @@ if pressed(c_run, "Run", key="pg.run_button", type="primary", icon=":material/pl
             st.session_state["pg.replayed"] = new_id
         st.rerun()
 if record is not None and not mine:
-    c_stop.caption(":material/visibility: shared run, read-only")
-elif pressed(c_stop, "Stop", key="pg.stop_button", icon=":material/stop:", disabled=not active, width="stretch"):
+    head.caption(":material/visibility: shared run, read-only", width="content")
+elif pressed(head, "Stop", key="pg.stop_button", icon=":material/stop:", disabled=not active, width="content"):
     host.stop_run(run_id)
     st.rerun()
 if cfg is not None:
-    c_label.caption(run_label(cfg))
+    head.caption(run_label(cfg))
 with worker_slot:
     if not present:  # start-up badges stay off the projector (whose layout hides the sidebar too)
         live.worker_badge(poll=not active)
-with c_present:
+with head:
     present = presentation.toggle()
 tempo.bar(record if mine else None, key="pg", compact=present)  # Speed before Run; Pause / Step at once
 if (record is not None and cfg is not None and st.session_state.get("pg.replayed") == run_id

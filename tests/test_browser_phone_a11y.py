@@ -30,7 +30,7 @@ from dashboard_server import CHROMIUM, fresh_page, settle  # noqa: E402
 
 AXE = ROOT / ".npm-tools" / "node_modules" / "axe-core" / "axe.min.js"
 """Installed by scripts/test.sh: ``npm install --no-save --prefix .npm-tools axe-core@4``."""
-PHONE, DESKTOP, PROJECTOR = (390, 844), (1280, 720), (1024, 768)
+PHONE, DESKTOP, PROJECTOR, HALF_SCREEN = (390, 844), (1280, 720), (1024, 768), (800, 600)
 PAGES = {"playground": ("/", "text=Each dot is a model trained on the bundled digits by 10 clients"),
          "frontier": ("/frontier", "text=What ε buys: what an attacker gets"),
          "papers": ("/papers", "button:has-text('Open in Playground')"),
@@ -184,6 +184,14 @@ def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(
     assert seen["truncated"] == [], f"cut to an ellipsis at {PROJECTOR}: {seen['truncated']}"
     for parts in seen["parts"]:
         assert not overlaps(parts), (overlaps(parts), parts)
+
+
+def test_the_playgrounds_controls_read_whole_in_a_half_screen_window_with_the_sidebar_open(visit):
+    """A teacher's browser on half of a 1,600 px screen: Run and Stop were cut to "R." and "S." in fixed
+    columns; their row now wraps. (The other pages are not yet checked at this width: the Frontier's and
+    the Papers' settings still cut a few labels there.)"""
+    seen = visit("playground", HALF_SCREEN)
+    assert seen["truncated"] == [], f"cut to an ellipsis at {HALF_SCREEN}: {seen['truncated']}"
 
 
 @pytest.mark.parametrize("size", (PHONE, PROJECTOR), ids=("phone", "projector"))

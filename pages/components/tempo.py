@@ -81,19 +81,19 @@ def bar(record: Optional[JobRecord], key: str = "pg", compact: bool = False) -> 
         if live:
             _change(run_id, set_tempo, delay=SLOW_MOTION[st.session_state[SPEED_KEY]])
 
-    c_slow, c_pause, c_step = st.columns([2.6, 1, 1], vertical_alignment="bottom")
-    c_slow.segmented_control("Speed", list(SLOW_MOTION), key=SPEED_KEY, on_change=pace, help=SPEED_HELP,
+    row = st.container(horizontal=True, vertical_alignment="bottom")   # wraps: every label whole at any width
+    row.segmented_control("Speed", list(SLOW_MOTION), key=SPEED_KEY, on_change=pace, help=SPEED_HELP,
                              label_visibility="collapsed" if compact else "visible")
     if live and tempo["paused"]:
-        c_pause.button("Resume", icon=":material/play_arrow:", key=f"{key}-resume", width="stretch",
+        row.button("Resume", icon=":material/play_arrow:", key=f"{key}-resume", width="content",
                        on_click=_change, args=(run_id, set_tempo), kwargs={"paused": False},
                        help="Train the remaining rounds.")
     else:
-        c_pause.button("Pause", icon=":material/pause:", key=f"{key}-pause", width="stretch", disabled=not live,
+        row.button("Pause", icon=":material/pause:", key=f"{key}-pause", width="content", disabled=not live,
                        on_click=_change, args=(run_id, set_tempo), kwargs={"paused": True},
                        help="Hold the run after the round that is training now (the numbers do not change)."
                             + ("" if live else " Works once your run is training."))
-    c_step.button("Step", icon=":material/skip_next:", key=f"{key}-step", width="stretch", disabled=not live,
+    row.button("Step", icon=":material/skip_next:", key=f"{key}-step", width="content", disabled=not live,
                   on_click=_change, args=(run_id, step),
                   help="Train one more round, then hold (pauses a running run after its next round)."
                        + ("" if live else " Works once your run is training."))
