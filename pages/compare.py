@@ -78,11 +78,11 @@ def comparison():
     if guessing:
         st.warning("No better than a blind guess: " + "; ".join(guessing) + ". These models learned nothing "
                    "usable, whatever their ε.", icon=":material/casino:")
-    d1, d2, _ = st.columns([1, 1, 4])
-    d1.download_button("CSV", pd.DataFrame(summary).to_csv(index=False), file_name="compare.csv", mime="text/csv",
-                       icon=":material/download:", key="cmp-csv")
-    d2.download_button("JSON", compare.export_json(summary, series, view), file_name="compare.json",
-                       mime="application/json", icon=":material/download:", key="cmp-json")
+    downloads = st.container(horizontal=True)   # each at its own width: labels whole at any size
+    downloads.download_button("CSV", pd.DataFrame(summary).to_csv(index=False), file_name="compare.csv", mime="text/csv",
+                       icon=":material/download:", key="cmp-csv", width="content")
+    downloads.download_button("JSON", compare.export_json(summary, series, view), file_name="compare.json",
+                       mime="application/json", icon=":material/download:", key="cmp-json", width="content")
 
 
 # a container of its own: see pacing.polling_fragment (a blank page otherwise)

@@ -31,6 +31,7 @@ from pages.components.plain import plain
 from pages.components.press import pressed
 
 routing.through_router()
+RANGE_PX, SEEDS_PX = 300, 90   # widths of the ε range slider and the seeds box in the settings row (it wraps)
 
 st.title("Privacy–accuracy frontier")
 st.caption("Each point is a training run; the x axis is the **headline ε** it spent — the tightest proven "
@@ -77,25 +78,27 @@ preset = keyed(c1.selectbox, "Experiment (preset)", PRESETS.names(), key="fr.pre
 methods = keyed(c2.multiselect, "Methods", [m for m in METHODS.names()], key="fr.methods",
                          help="Each method also gets two references with its own settings: no privacy (dashed) and clip "
                               "only (dotted).")
-c1, c2, c3, c4 = st.columns([2.2, 1.1, 0.8, 1.5], vertical_alignment="bottom")   # the button's label whole at 1,024 px
-picked = c1.select_slider(
+# one row that wraps: every label whole at 1,280 and 1,024 px and in an 800 px window with the sidebar open
+settings = st.container(horizontal=True, vertical_alignment="bottom")
+picked = settings.select_slider(
     "ε range (columns)", options=list(fr.EPS_GRID), value=st.session_state["fr.range0"], key="fr.range",
-    format_func=fr._fmt,
+    format_func=fr._fmt, width=RANGE_PX,
     help="ε (epsilon) bounds how much one client's (or one record's) data can change what others see: "
          "smaller ε = more noise = more privacy. Under equal privacy each run spends exactly its column's ε; "
          "under each paper's own ε the chart places each run at the ε it really spent. See the Mechanisms page.")
-step = keyed(c2.radio, "Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True)
-seeds = keyed(c3.number_input, "Seeds", min_value=1, max_value=fr.MAX_SEEDS, step=1, key="fr.seeds")
+step = keyed(settings.radio, "Columns", list(fr.STEPS), key="fr.step", format_func=fr.STEPS.get, horizontal=True,
+             width="content")
+seeds = keyed(settings.number_input, "Seeds", min_value=1, max_value=fr.MAX_SEEDS, step=1, key="fr.seeds", width=SEEDS_PX)
 st.page_link("pages/mechanisms.py", label="What ε means: the Mechanisms page", icon=":material/tune:")
-t1, t_attack, t2 = st.columns(3, vertical_alignment="center")   # one third each: the labels are read whole
+toggles = st.container(horizontal=True, vertical_alignment="center")   # wraps: labels whole
 audit = keyed(
-    t1.toggle, "Audit each point", key="fr.audit",
+    toggles.toggle, "Audit each point", key="fr.audit",
     help="Attack every run to measure an empirical ε lower bound beside the accountant's upper bound, as "
          "`python -m fedcore sweep --audit` does: one client's report for local DP (a few seconds per point), "
          "canary clients or records in one extra training run for central and record-level DP (about 10–30 s "
          f"per point on this machine). {DEFAULT_TRIALS:,} draws per input. Off by default because it costs time.")
 attack = keyed(
-    t_attack.toggle, "Attack each point", key="fr.attack",
+    toggles.toggle, "Attack each point", key="fr.attack",
     help="What ε buys: after training, attack every point as `python -m fedcore sweep --attack` does: "
          "re-identify a client's image from its updates and infer membership from the model "
          f"({DEFAULT_SHADOWS} shadow runs per point), each beside the cap the point's ε proves. A few seconds per "
@@ -127,7 +130,7 @@ from pages.components import host  # noqa: E402
 
 manager = host.manager()
 ray = ray_installed() and keyed(
-    t2.toggle, "Train on Ray", key="fr.ray", disabled=audit or attack,
+    toggles.toggle, "Train on Ray", key="fr.ray", disabled=audit or attack,
     help=f"Send the sweep to the Ray cluster at '{configured_address()}' (host setting FEDCORE_RAY_ADDRESS; "
          "'local' starts Ray on this server). Stop cancels it. Not with auditing: the cluster's tasks do not "
          "audit or attack.") and not audit and not attack
@@ -147,9 +150,9 @@ def status_and_rows() -> tuple[JobRecord, list]:
 
 state = status_and_rows()[0]
 shown_shipped = bool(state.get("shipped"))   # stored with the app: a class can still watch it train
-train = pressed(c4, "Train it live" if shown_shipped else "Train frontier" if state.status != "finished"
+train = pressed(settings, "Train it live" if shown_shipped else "Train frontier" if state.status != "finished"
                 else "Trained", disabled=state.status in ACTIVE or (state.status == "finished" and not shown_shipped),
-                type="primary", icon=":material/play_arrow:", key="fr.train",
+                type="primary", icon=":material/play_arrow:", key="fr.train", width="content",
                 help="This frontier is stored with the app; train it again on this server and watch its points "
                      "appear." if shown_shipped else None)
 st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no privacy + clip only) × {int(seeds)} "

@@ -259,13 +259,13 @@ for tab, paper in zip(tabs, PAPERS.values()):
         presets = [r["preset"] for t in ran + rest for r in t["rows"]]
         presets = list(dict.fromkeys(p for p in presets if runs_here(p) or not here_only))
         titles = {r["preset"]: f"{t['title']} — {r['label']}" for t in ran + rest for r in t["rows"]}
-        c1, c2 = st.columns([1.8, 1], vertical_alignment="bottom")   # the button's label whole at 1,024 px
-        picked = c1.selectbox("Preset", presets, key=f"papers.{paper.key}.preset", format_func=preset_label,
+        pick = st.container(horizontal=True, vertical_alignment="bottom")   # wraps: the button's label whole
+        picked = pick.selectbox("Preset", presets, key=f"papers.{paper.key}.preset", format_func=preset_label,
                               help="Every experiment of this paper is a named preset. Its duration on a "
                                    "2-core CPU: measured by the stored record at the preset's settings "
                                    "(scaled to an unshared CPU by the load it ran under), else estimated.")
-        if c2.button("Open in Playground", key=f"papers.{paper.key}.open", icon=":material/open_in_new:",
-                     type="primary", width="stretch", disabled=picked is None):
+        if pick.button("Open in Playground", key=f"papers.{paper.key}.open", icon=":material/open_in_new:",
+                     type="primary", width="content", disabled=picked is None):
             open_in_playground(picked)
         if picked is not None:
             st.caption(titles[picked])

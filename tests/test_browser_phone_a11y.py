@@ -186,11 +186,12 @@ def test_a_projector_at_1024_reads_every_label_whole_and_no_chart_part_overlaps(
         assert not overlaps(parts), (overlaps(parts), parts)
 
 
-def test_the_playgrounds_controls_read_whole_in_a_half_screen_window_with_the_sidebar_open(visit):
-    """A teacher's browser on half of a 1,600 px screen: Run and Stop were cut to "R." and "S." in fixed
-    columns; their row now wraps. (The other pages are not yet checked at this width: the Frontier's and
-    the Papers' settings still cut a few labels there.)"""
-    seen = visit("playground", HALF_SCREEN)
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_label_reads_whole_in_a_half_screen_window_with_the_sidebar_open(visit, page):
+    """A teacher's browser on half of a 1,600 px screen: in fixed columns the Playground's Run and Stop
+    were cut to "R." and "S.", the Frontier's "Train it live" and toggles, the Papers' "Open in Playground"
+    and the audit's "accountant's ε (upper bound)"; those rows now wrap."""
+    seen = visit(page, HALF_SCREEN)
     assert seen["truncated"] == [], f"cut to an ellipsis at {HALF_SCREEN}: {seen['truncated']}"
 
 

@@ -54,8 +54,12 @@ def _audit(name: str, eps: float, delta: float, settings_json: str, seed: int) -
             "fpr": r.test.fpr, "fnr": r.test.fnr, "seconds": r.seconds}
 
 
-THREE_NUMBERS = [0.7, 1.15, 1.15]
-"""Column widths of the three numbers: the bounds' long labels read whole at 1,024 px with the sidebar open."""
+def _metrics(numbers: list) -> None:
+    """``(label, value, help)`` metrics in a row that wraps: each label whole at any width (three columns
+    cut "accountant's ε (upper bound)" in an 800 px window with the sidebar open)."""
+    row = st.container(horizontal=True, gap="large")
+    for label, value, help in numbers:
+        row.metric(label, value, help=help, width="content")
 
 
 def _fmt(x) -> str:
@@ -97,13 +101,12 @@ def lower_bound_explainer(name: str, eps: float, delta: float, settings: dict, s
         return
     claim_label, claim = next(((k, v) for k, v in r["claims"].items() if k.lower().startswith("paper")),
                               (None, None))
-    cols = st.columns(THREE_NUMBERS)
-    cols[0].metric("paper's claim", _fmt(claim) if claim is not None else "—",
-                   help=claim_label or "This mechanism's paper states no separate figure for one release.")
-    cols[1].metric("accountant's ε (upper bound)", _fmt(r["upper"]), help=r["basis"])
-    cols[2].metric("audited ε (lower bound, 95 %)", _fmt(r["lower"]),
-                   help=f"Best threshold test on {DRAWS:,} draws per input; the most these draws can show "
-                        f"is {_fmt(r['ceiling'])}.")
+    _metrics([("paper's claim", _fmt(claim) if claim is not None else "—",
+               claim_label or "This mechanism's paper states no separate figure for one release."),
+              ("accountant's ε (upper bound)", _fmt(r["upper"]), r["basis"]),
+              ("audited ε (lower bound, 95 %)", _fmt(r["lower"]),
+               f"Best threshold test on {DRAWS:,} draws per input; the most these draws can show "
+               f"is {_fmt(r['ceiling'])}.")])
     plot.chart(bounds_chart(r["lower"], r["upper"], r["ceiling"], claim), "mech-audit", width="stretch")
     st.caption(f"Inputs: {r['inputs']}. The attacker's error rates on the held-out draws: FPR {r['fpr']:.4f}, "
                f"FNR {r['fnr']:.4f}. One release of one number, δ = {delta:.0e}.")
@@ -119,12 +122,11 @@ def three_numbers(result: dict, key: str = "audit") -> None:
     def shown(name):
         return "∞" if result.get(name + "_infinite") else _fmt(result.get(name)) if result.get(name) is not None else "—"
 
-    cols = st.columns(THREE_NUMBERS)
-    cols[0].metric("paper's claim", shown("paper_claim"), help=result.get("paper_claim_label") or "none stated")
-    cols[1].metric("accountant's ε (upper bound)", shown("accountant_epsilon"), help=result.get("accountant_basis"))
-    cols[2].metric(f"audited ε (lower bound, {result.get('confidence', 0.95):.0%})", shown("audited_epsilon"),
-                   help=f"{result.get('kind')}" + (f"; {result.get('estimate_basis')}: {shown('audited_estimate')}"
-                                                    if result.get("audited_estimate") is not None else ""))
+    _metrics([("paper's claim", shown("paper_claim"), result.get("paper_claim_label") or "none stated"),
+              ("accountant's ε (upper bound)", shown("accountant_epsilon"), result.get("accountant_basis")),
+              (f"audited ε (lower bound, {result.get('confidence', 0.95):.0%})", shown("audited_epsilon"),
+               f"{result.get('kind')}" + (f"; {result.get('estimate_basis')}: {shown('audited_estimate')}"
+                                          if result.get("audited_estimate") is not None else ""))])
     st.caption(f"Scope: {result.get('scope')}. {result.get('verdict', '')}.")
 
 
