@@ -50,7 +50,6 @@ class _Local:
     client_flat: Optional[torch.Tensor] = None
     streamed: Optional[tuple] = None
     """A round summed block by block (:mod:`.stream`): its upload's fields and the aggregate."""
-    seconds: Optional[float] = None
 
 
 AHEAD_ROUNDS = 32
@@ -120,7 +119,6 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     def local_round(rnd: int) -> _Local:
         """Round ``rnd`` up to the server: choose the clients, plan their batches, train them
         (above the memory budget, through the mechanism and the aggregator too: :mod:`.stream`)."""
-        t = time.perf_counter()
         selected, events = choose_clients(s, rnd, rng)
         out = _Local(selected, events, dict(s.aggregator.round_signals()))
         if len(selected):
@@ -139,7 +137,6 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                             block_rows(len(selected), row_bytes, budget, chunk))
             else:  # the buffer becomes the updates (server_round); the next round may reuse it
                 out.client_flat = train(plan, step_noise)
-        out.seconds = time.perf_counter() - t
         return out
 
     # Beside: while the ledger still computes round t's curves (accounting.ledger), event t waits with the
