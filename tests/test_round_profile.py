@@ -230,6 +230,21 @@ def test_a_round_whose_curves_are_out_trains_the_next_ones_and_changes_no_number
     assert [d["evaluated"] for _, d in here] == [False, False, True, False, False, True]
 
 
+def test_no_event_waits_past_the_lag_bound_while_later_rounds_train(monkeypatch, inline):
+    """``AHEAD_SECONDS`` bounds how far a live view (and a Stop) trails the training: at 0 every round's
+    event leaves before the next round trains, with the same numbers as when rounds go ahead."""
+    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    _wait_ready()
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    monkeypatch.setattr(loop_mod, "AHEAD_SECONDS", 0.0)
+    bounded = _events(_dsdp_digits(), monkeypatch)
+    assert [n for n, _ in bounded] == [1, 2, 3, 4, 5, 6]
+    inline()
+    assert [d for _, d in bounded] == [d for _, d in _events(_dsdp_digits(), monkeypatch)]
+
+
 
 def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(monkeypatch, inline):
     from fedcore.engine import iter_run, loop

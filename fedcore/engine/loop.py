@@ -8,7 +8,7 @@ evaluated and one :class:`RoundEvent` is yielded. When the ledger still computes
 curves beside the run (:mod:`fedcore.accounting.ledger`), event t keeps the figures round t left
 (:meth:`~fedcore.accounting.ledger.Ledger.snapshot`) and the next rounds run meanwhile; the events
 come out in order as their curves are composed (the same numbers), at most :data:`AHEAD_ROUNDS`
-behind the training. The steps before and after local training
+rounds and about :data:`AHEAD_SECONDS` behind the training. The steps before and after local training
 are :mod:`fedcore.engine.rounds`, shared with :mod:`fedcore.engine.lockstep` (several runs
 trained together). A round whose ``[m, d]`` parameters would pass the memory budget goes through
 training, the mechanism and the aggregator block by block instead (:mod:`fedcore.engine.stream`).
@@ -55,6 +55,10 @@ class _Local:
 AHEAD_ROUNDS = 32
 """At most this many rounds' events wait for their RDP curves while later rounds train
 (:func:`iter_run`); past it the loop waits for the oldest."""
+AHEAD_SECONDS = 1.0
+"""Nor does an event wait longer than this while later rounds train: a live view stays within about a
+second of the training, and a Stop takes effect within about as long (the rounds trained meanwhile
+still come out)."""
 
 
 def _fill(event: RoundEvent, figures: Figures, t_start: float) -> RoundEvent:
@@ -143,17 +147,18 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     # figures round t left and the next rounds run; events leave in order, each once its curves are composed.
     # Not with an attack watch (it follows each round's plan and close in turn).
     may_go_ahead = watcher is None and trainer == "batched"
-    waiting: deque = deque()      # (event, its round's figures), oldest first
+    waiting: deque = deque()      # (event, its round's figures, when it was built), oldest first
     held: list[RoundEvent] = []   # with a watch: rounds whose attack records are built together
     consumer_s: list[Optional[float]] = [None]   # how long the consumer kept the last events released
 
-    def settle(wait: bool, keep: int = 0) -> float:
+    def settle(wait: bool, keep: int = 0, lag: float = 0.0) -> float:
         """Move the waiting events whose figures are complete to ``held``, in order; with ``wait``, wait for
-        all but the newest ``keep``. Returns the seconds spent waiting (added to each waited event's own)."""
+        all but the newest ``keep`` of those built less than ``lag`` seconds ago. Returns the seconds spent
+        waiting (added to each waited event's own)."""
         waited = 0.0
         while waiting:
-            event, figures = waiting[0]
-            must = wait and len(waiting) > keep
+            event, figures, built = waiting[0]
+            must = wait and (len(waiting) > keep or time.perf_counter() - built >= lag)
             t = time.perf_counter()
             if not ledger.settle(figures, wait=must):
                 break
@@ -206,8 +211,9 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                                signals=signals, aggregated=aggregated, evaluated=evaluated)
             aggregated_rounds += aggregated
             if may_go_ahead and ledger.pending():       # its figures now, its curves when they are back
-                waiting.append((event, ledger.snapshot()))
-                waited = settle(wait=True, keep=0 if rnd == cfg.rounds else AHEAD_ROUNDS)
+                waiting.append((event, ledger.snapshot(), time.perf_counter()))
+                last = rnd == cfg.rounds
+                waited = settle(wait=True, keep=0 if last else AHEAD_ROUNDS, lag=0.0 if last else AHEAD_SECONDS)
                 event.seconds += time.perf_counter() - t0 - waited
             else:                                       # every curve is in: the rounds before it too
                 settle(wait=True)
