@@ -22,7 +22,8 @@ far less than wall time):
 
 When the loop goes ahead (rounds t+1, ... trained while round t's curves are out, :mod:`fedcore.engine.loop`),
 a row is one step of the loop: a round's work, and the events that step released (their figures count in
-it; an event released with an earlier one adds to that row). The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
+it; an event released with an earlier one adds to that row), and a per-round figure is then a step total
+divided by the rounds released (:func:`summarize`). The medians leave round 1 (warm-up: first calls, allocations, the curve worker's start) out. By
 default the round runs as on a GPU (``--chunk gpu``: all clients in one vmap, 8,192 test samples per
 forward; the way the issue counted W3's 3,466 calls); ``--chunk cpu`` uses the CPU's client chunks
 and 1,024-sample evaluation. ``--clients N`` and ``--rounds R`` shrink the
@@ -272,12 +273,17 @@ def _background_cpu() -> float:
 
 
 def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
-    """Medians (and ranges) over the rounds, round 1 left out when there are others."""
+    """Per-round figures over the loop's steps, round 1's step left out when there are others: the median
+    step when each released one round; when some step released several (rounds trained ahead while their
+    curves were out), each figure's total over the steps divided by the rounds they released."""
     use = rounds[1:] if skip_first and len(rounds) > 1 else rounds
 
-    def med(key, rows=use):
-        vals = [r.get(key, 0.0) for r in rows]
-        return statistics.median(vals) if vals else None
+    def med(key, rows=use, get=None):
+        vals = [get(r) if get else r.get(key, 0.0) for r in rows]
+        if not vals:
+            return None
+        released = [len(r.get("released", [r.get("round")])) for r in rows]
+        return sum(vals) / sum(released) if max(released) > 1 else statistics.median(vals)
 
     ev = [r for r in use if r["evaluated"]]
     out = {
@@ -297,12 +303,11 @@ def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
         "rounds_measured": [r["round"] for r in use],
     }
     if use and "aten" in use[0]:
-        out["aten_calls_by_part"] = {p: statistics.median(r["aten"].get(p, 0) for r in use)
-                                     for p in (*PARTS, "other")}
+        out["aten_calls_by_part"] = {p: med(p, get=lambda r, p=p: r["aten"].get(p, 0)) for p in (*PARTS, "other")}
         if any("replayed" in r["aten"] for r in use):
-            out["aten_calls_replayed_per_round"] = statistics.median(r["aten"].get("replayed", 0) for r in use)
-            out["aten_calls_outside_graphs_per_round"] = statistics.median(
-                r["aten"]["total"] - r["aten"].get("replayed", 0) for r in use)
+            out["aten_calls_replayed_per_round"] = med("replayed", get=lambda r: r["aten"].get("replayed", 0))
+            out["aten_calls_outside_graphs_per_round"] = med(
+                "outside", get=lambda r: r["aten"]["total"] - r["aten"].get("replayed", 0))
     out["ledger_cpu_s_by_round"] = [round(r["ledger_critical"], 4) for r in rounds]
     return out
 
