@@ -53,6 +53,7 @@ record runs inside a SQLite transaction (``Cache.transact``).
 """
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -126,7 +127,7 @@ def _recovering(method):
                 self._reopen(f"the run store failed ({first}) and was reopened")
                 return method(self, *args, **kwargs)
             except (sqlite3.Error, OSError) as exc:
-                raise StoreError(f"the run store at {self.directory} cannot be used: {exc}") from None
+                raise StoreError(f"the run store at {self.directory} cannot be used: {unusable(exc)}") from None
 
     return wrapper
 
@@ -142,14 +143,19 @@ class RunStore:
         self.directory = Path(directory).expanduser() if directory else default_store_dir()
         self.problem: Optional[str] = None
         self._checked_at = time.monotonic()
+        before = self._file_size()
         try:
             self._open()
             if check:
                 self._check()
+                restored = self._restore_archives()  # the archives are the truth, whatever the check said
                 self._backfill_archives()
+                if restored:
+                    self.problem = (f"{restored} jobs that had ended were restored from their archives: the store's "
+                                    f"database {_WHY_EMPTY.get(before, 'lacked them')}.")
         except (sqlite3.Error, OSError) as exc:
-            if not check:
-                raise StoreError(f"the run store at {self.directory} cannot be opened: {exc}") from None
+            if not check or not damaged(exc):
+                raise StoreError(f"the run store at {self.directory} cannot be opened: {unusable(exc)}") from None
             self._quarantine(exc)
 
     # --- opening, checking, recovering ------------------------------------------------
@@ -160,6 +166,13 @@ class RunStore:
         self.cache = diskcache.Cache(str(self.directory), disk=diskcache.JSONDisk,
                                      eviction_policy="none", tag_index=True, timeout=60)
         self._db_id = self._file_id()
+
+    def _file_size(self) -> Optional[int]:
+        """Size of ``cache.db`` in bytes, or None when it is missing."""
+        try:
+            return (self.directory / "cache.db").stat().st_size
+        except OSError:
+            return None
 
     def _file_id(self):
         """(device, inode) of ``cache.db``, or None when it is missing."""
@@ -172,11 +185,12 @@ class RunStore:
     def _check(self) -> None:
         rows = self.cache._sql("PRAGMA quick_check").fetchall()
         if [tuple(r) for r in rows] != [("ok",)]:
-            raise sqlite3.DatabaseError("quick_check: " + "; ".join(str(r[0]) for r in rows[:3]))
+            raise Damaged("quick_check: " + "; ".join(str(r[0]) for r in rows[:3]))
         self.cache.get("index", [])
 
     def _quarantine(self, exc: BaseException) -> None:
-        """Move a damaged database aside and start an empty store."""
+        """Move a damaged database aside (only one that SQLite calls malformed or not a database:
+        :func:`damaged`) and start a store from the archives."""
         try:
             self.cache.close()
         except Exception:  # noqa: BLE001  (it may never have opened)
@@ -190,8 +204,11 @@ class RunStore:
             side = self.directory / f"cache.db{suffix}"
             if side.exists():
                 side.rename(self.directory / f"{moved.name}{suffix}")
-        self._open()
-        restored = self._restore_archives()
+        try:
+            self._open()
+            restored = self._restore_archives()
+        except (sqlite3.Error, OSError) as again:  # the fresh store failed too: said, never moved aside again
+            raise StoreError(f"the run store at {self.directory} cannot be opened: {unusable(again)}") from None
         self.problem = (f"The run store was damaged ({str(exc).splitlines()[0][:120]}); it was moved aside "
                         f"to {moved.name} and a new store was started"
                         + (f" with the {restored} jobs that had ended (runs, sweeps, audits, reproductions; "
@@ -514,6 +531,37 @@ class RunStore:
 
     def close(self) -> None:
         self.cache.close()
+
+
+class Damaged(sqlite3.DatabaseError):
+    """SQLite's own check found the database damaged."""
+
+
+_WHY_EMPTY = {None: "was missing (a fresh store)", 0: "was an empty file (0 bytes)"}
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_FULL = "the disk is full: nothing new can be saved; nothing is lost"
+_UNUSABLE = {sqlite3.SQLITE_FULL: _FULL, sqlite3.SQLITE_IOERR: _FULL.replace("is full", "is full or failing"),
+             sqlite3.SQLITE_READONLY: "the store is read-only: nothing new can be saved; nothing is lost",
+             sqlite3.SQLITE_BUSY: "the store is locked by another process: nothing is lost; try again",
+             sqlite3.SQLITE_LOCKED: "the store is locked by another process: nothing is lost; try again"}
+_UNUSABLE_OS = {errno.ENOSPC: _FULL, errno.EFBIG: _FULL, errno.EDQUOT: _FULL.replace("disk is full", "disk quota is used up"),
+                errno.EROFS: _UNUSABLE[sqlite3.SQLITE_READONLY]}
+
+
+def damaged(exc: BaseException) -> bool:
+    """True only when SQLite says the database is malformed or not a database (what moving it aside
+    repairs); never for a full disk, an I/O error, a read-only file or a lock (a write failure)."""
+    if isinstance(exc, Damaged):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DAMAGED
+
+
+def unusable(exc: BaseException) -> str:
+    """Why the store cannot be used, in words (a full disk says so and that nothing is lost)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    words = _UNUSABLE.get(code & 0xFF) if code is not None else _UNUSABLE_OS.get(getattr(exc, "errno", None))
+    return f"{words} (SQLite: {exc})" if words and code is not None else words or str(exc)
 
 
 def keep_private(directory: Path) -> None:
