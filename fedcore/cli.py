@@ -35,7 +35,9 @@ def cmd_run(args) -> int:
         raise FedcoreError(f"--out {args.out}: is a folder; give a file name, e.g. --out events.jsonl")
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise FedcoreError(f"--out {args.out}: the folder {Path(args.out).resolve().parent} does not exist")
-    out = open(args.out, "w") if args.out else None
+    # written under a temporary name, moved in place when the run starts: a refused run leaves no file
+    partial = Path(args.out).with_name(f".{Path(args.out).name}.{os.getpid()}.partial") if args.out else None
+    out = open(partial, "w") if partial else None
     headline, threat, caveat = None, "", ""
     try:
         for event in iter_run(cfg):
@@ -43,6 +45,9 @@ def cmd_run(args) -> int:
                 out.write(json.dumps(to_dict(event), allow_nan=False) + "\n")
                 out.flush()
             if isinstance(event, RunStarted):
+                if partial:
+                    os.replace(partial, args.out)
+                    partial = None
                 caveat = event.caveat
                 print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
                       f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}; threat model: "
@@ -63,6 +68,8 @@ def cmd_run(args) -> int:
     finally:
         if out:
             out.close()
+        if partial:
+            partial.unlink(missing_ok=True)
     return 0
 
 
@@ -109,8 +116,16 @@ def chosen_threads(args) -> int:
     return 1 if cfg.model in SMALL_MODELS else 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose refusals are one line on stderr, exit 2, like every other refusal of the CLI
+    (argparse's own prints the usage first: 5-8 lines). Its sub-commands' parsers are of this class too."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m fedcore", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m fedcore", description=__doc__.splitlines()[0])
     p.add_argument("--threads", default="auto",
                    help="torch threads: N, 0 for torch's default, or auto (default: 1 for small models, "
                         "logreg and mlp, where more threads only slow a busy host down)")

@@ -39,10 +39,17 @@ def add_attack_parser(sub) -> argparse.ArgumentParser:
 
 def attack_config(preset, config_file, sets, match: str):
     """The config to attack: layered as ``run`` does, its budget solved under ``--match headline``."""
-    from ..layering import build_config, refuse_unused_epsilon
+    from ..layering import build_config, read_config_file, refuse_unused_epsilon
 
     cfg = build_config(preset, config_file, list(sets or ()))
     refuse_unused_epsilon(cfg, sets)
+    privacy = read_config_file(config_file).get("privacy") if config_file else None
+    # a file that names ε without saying "mechanism": "none" itself (a whole exported config says it) meant that ε
+    if isinstance(privacy, dict) and "epsilon" in privacy and "mechanism" not in privacy \
+            and cfg.privacy.mechanism == "none":
+        raise FedcoreError(f"--config {config_file}: privacy.epsilon {privacy['epsilon']}: {cfg.method or 'this config'} "
+                           "adds no noise (privacy.mechanism none), so no ε applies; drop it or pick a private "
+                           "method, e.g. \"method\": \"dp_fedavg\"")
     if match != "headline" or cfg.privacy.mechanism == "none":
         return cfg
     from ..equal_privacy import match_headline

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from pathlib import Path
 
 from ..constraints import shorten
 from ..errors import FedcoreError
@@ -47,8 +49,6 @@ def add_reproduce_parser(sub) -> argparse.ArgumentParser:
 
 
 def cmd_report(args) -> int:
-    from pathlib import Path
-
     from . import document
 
     doc = Path(args.doc) if args.doc else document.DOC
@@ -70,7 +70,6 @@ def cmd_report(args) -> int:
 
 def cmd_reproduce(args) -> int:
     from ..config import parse_value
-    from .run import check_request, reproduce
 
     if args.report:
         if args.paper:
@@ -103,6 +102,29 @@ def cmd_reproduce(args) -> int:
         if not rows:
             raise FedcoreError(f"--rows {shorten(args.rows)!r}: names no row; give comma-separated row keys "
                                "(leave --rows out for every row)")
+    with folders_kept_if_used(args.out):
+        return _reproduce(args, extra, tables, rows)
+
+
+@contextlib.contextmanager
+def folders_kept_if_used(out):
+    """Around a command that may create the folder ``out``: the folders it created are removed again
+    when it ends with them empty (a refused command, a Ray cluster that cannot be reached: no litter)."""
+    created, folder = [], Path(out).absolute()
+    while not folder.exists() and folder != folder.parent:
+        created.append(folder)
+        folder = folder.parent
+    try:
+        yield
+    finally:
+        for path in created:  # the deepest first; only an empty one goes
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+def _reproduce(args, extra: dict, tables, rows) -> int:
+    from .run import check_request, reproduce
+
     # every setting, every run's config and --out checked before any training (local or Ray)
     check_request(args.paper, quick=args.quick, seeds=args.seeds, out=args.out, tables=tables, extra=extra or None,
                   rows=rows)
