@@ -11,16 +11,18 @@ from pathlib import Path
 from .errors import FedcoreError
 
 
-def build_config(preset: str | None, config_file: str | None, sets: list[str]):
-    """Preset (or defaults) <- JSON file <- ``--set`` overrides, validated at each step."""
+def build_config(preset: str | None, config_file: str | None, sets: list[str], config: dict | None = None):
+    """Preset (or defaults) <- JSON file (or ``config``, the same fields as a dict: :func:`fedcore.run`)
+    <- ``--set`` overrides, validated at each step."""
     from .config import RunConfig
     from .methods import apply_method, consistent_method
     from .resolve import preset_config
     from .resolve import resolve
 
     cfg = preset_config(preset) if preset else RunConfig()
-    if config_file:
-        cfg = RunConfig.from_dict({**cfg.to_dict(), **read_config_file(config_file)})
+    fields = read_config_file(config_file) if config_file else config
+    if fields:
+        cfg = RunConfig.from_dict({**cfg.to_dict(), **fields})
     overrides = {}
     for item in sets:
         key, sep, value = item.partition("=")

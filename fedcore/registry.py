@@ -7,7 +7,8 @@ entry is first used, so resolving a config loads only the components it names. A
 whose work needs torch registers its options from a module that loads none and names the
 class that runs (``implementation``, :class:`~fedcore.options.Configurable`), so resolving
 loads no torch. The CLI's ``list`` command and the dashboard's pickers are generated from
-these registries.
+these registries. The dataset and model registries import the modules ``FEDCORE_PLUGINS`` names
+before they answer a name they do not hold (:mod:`fedcore.plugins`): your own datasets and models.
 
 >>> from fedcore.registry import Registry
 >>> animals = Registry("animal")
@@ -24,6 +25,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
+
+from .plugins import PLUGIN_KINDS, load_plugins
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class Registry:
         return self.entry(name).obj
 
     def entry(self, name: str) -> Entry:
+        if name not in self._entries and name not in self._modules and self.kind in PLUGIN_KINDS:
+            load_plugins()      # FEDCORE_PLUGINS' datasets and models (fedcore.plugins)
         if name not in self._entries and name in self._modules:
             importlib.import_module(self._modules[name])
         try:
@@ -74,12 +79,16 @@ class Registry:
             raise KeyError(f"unknown {self.kind} {name!r}; known: {known}") from None
 
     def names(self) -> list[str]:
+        if self.kind in PLUGIN_KINDS:
+            load_plugins()
         return sorted(set(self._entries) | set(self._modules))
 
     def entries(self) -> list[Entry]:
         return [self.entry(n) for n in self.names()]
 
     def __contains__(self, name: str) -> bool:
+        if name not in self._entries and name not in self._modules and self.kind in PLUGIN_KINDS:
+            load_plugins()
         return name in self._entries or name in self._modules
 
     def check(self, field: str, value, empty_ok: bool = False) -> None:

@@ -96,10 +96,10 @@ def test_each_registry_names_the_module_of_every_entry():
 
 
 LAYERS = (
-    ("errors", "registry", "files", "constraints", "budgets"),
+    ("errors", "plugins", "registry", "files", "constraints", "budgets"),
     ("config", "options", "context", "events", "presets"),
     ("accounting", "data", "models", "partition", "mechanisms", "aggregators", "methods", "recipes", "papers",
-     "tables", "blind_guess"),
+     "tables", "blind_guess", "tracking"),
     ("catalog", "compat", "resolve", "layering", "links", "teaching"),
     ("engine", "equal_privacy"),
     ("audit", "attacks"),
@@ -107,7 +107,7 @@ LAYERS = (
     ("sweep",),
     ("reproduce",),
     ("distributed",),
-    ("cli", "__main__", "__init__"),
+    ("api", "cli", "__main__", "__init__"),
 )
 """fedcore's layers, lowest first: a module imports modules of its own layer or below (README, Layout)."""
 CLI_PAIRS = {
