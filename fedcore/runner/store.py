@@ -32,7 +32,11 @@ deleted while the server runs is recreated on the next access (its earlier runs 
 gone, and :attr:`RunStore.problem` says so); a damaged ``cache.db`` found when the store
 is opened with ``check=True`` is moved aside to ``cache.db.damaged-<time>`` and a fresh
 store is started from the archives (every run that had ended is listed again; runs that
-were queued or training are lost). A ``cache.db`` deleted or replaced under a process
+were queued or training are lost). Damaged means what SQLite calls malformed or not a database
+(:func:`damaged`): a full disk, an I/O error, a read-only file or a lock is never moved aside, it is a
+:class:`StoreError` saying so (:func:`unusable`: "the disk is full: ... nothing is lost"). And with
+``check=True``, whatever the check says, every ended job whose archive the database lacks (an empty
+``cache.db``, a missing one) is restored, and :attr:`RunStore.problem` says how many and why. A ``cache.db`` deleted or replaced under a process
 (another inode at the same path) is noticed within :data:`EXISTENCE_CHECK_S` and reopened;
 a worker whose run record is then gone stops itself (:mod:`fedcore.runner.worker`). Either way the dashboard shows :attr:`RunStore.problem` as a banner,
 and a failure that persists raises :class:`StoreError` (one readable line).
