@@ -25,6 +25,7 @@ from fedcore.resolve import preset_config
 from fedcore.errors import FedcoreError
 from fedcore.reproduce import job as reproduction
 from fedcore.reproduce import report, results
+from fedcore.reproduce.stats import RULE_TEXT
 from fedcore.papers import PAPER_PRIVACY_CLAIMS, PAPERS
 from fedcore.catalog import PRESETS
 from fedcore.reproduce.estimate import measured_preset_seconds, preset_seconds, rough_label
@@ -109,8 +110,10 @@ def show_table(paper_key: str, table: dict) -> None:
         st.caption(f"caveat {note}")
     for c in table["claims"]:
         v = report.verdict(c, table)
-        icon = ICONS[None] if v == "inconclusive" else ICONS[c["holds"]]
-        st.markdown(f"{icon} {c['claim']}: **{v}** — {c['detail']}")
+        st.markdown(f"{ICONS[c.get('holds')]} {c['claim']}: **{v}** — {c['detail']}")
+    for lines in (report.rule_c_causes(table), report.gap_to_paper(table), report.rounds_status(table)):
+        if lines:
+            st.markdown(" ".join(lines) if lines[0].startswith(("Why", "Gap")) else "\n".join(lines))
     series = results.accuracy_series(table)
     if series:
         plot.chart(charts.compare_accuracy(series, f"papers-{paper_key}-{table['key']}"),
@@ -255,6 +258,8 @@ for tab, paper in zip(tabs, PAPERS.values()):
                 st.dataframe(pd.DataFrame(verdicts), hide_index=True, width="stretch")
 
         privacy_summary(paper.key, ran)
+        with st.expander("How a verdict is decided: the paired rule"):
+            st.markdown(RULE_TEXT)
 
         presets = [r["preset"] for t in ran + rest for r in t["rows"]]
         presets = list(dict.fromkeys(p for p in presets if runs_here(p) or not here_only))

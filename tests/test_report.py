@@ -65,19 +65,31 @@ def test_every_stored_record_names_a_command_runnable_from_the_repository():
             assert "script" not in command and "(" not in command
 
 
-def _table(finals_a, finals_b):
-    rows = [{"key": "a", "finals": finals_a}, {"key": "b", "finals": finals_b}]
-    return {"rows": rows}
+def test_verdicts_are_the_claims_own_and_the_table_reads_them():
+    assert verdict({"verdict": "holds"}) == "holds"
+    assert verdict({"holds": True}) == "not checked"          # stored before the paired rule: not judged
+    hold, fail, open_, unequal = ({"verdict": v} for v in ("holds", "does not hold", "inconclusive", "unequal privacy"))
+    assert table_verdict({"claims": [hold, fail]}) == "does not hold"
+    assert table_verdict({"claims": [hold, hold]}) == "holds"
+    assert table_verdict({"claims": [hold, open_]}) == "inconclusive"
+    assert table_verdict({"claims": [unequal, {"verdict": "not checked"}]}) == "unequal privacy"
+    assert table_verdict({"claims": [hold, unequal]}) == "holds where ε is equal"
+    assert table_verdict({"claims": []}) == "not checked"
 
 
-def test_verdicts_come_from_the_seeds_spread():
-    holds = {"holds": True, "within_noise": False}
-    assert verdict(holds, _table([0.9, 0.91], [0.5, 0.52])) == "holds"
-    assert verdict({"holds": False, "within_noise": False}, _table([0.5, 0.5], [0.9, 0.9])) == "does not hold"
-    assert verdict({"holds": True, "within_noise": True}, _table([0.6, 0.7], [0.62, 0.66])) == "inconclusive"
-    assert verdict(holds, _table([0.9], [0.5])) == "inconclusive"        # one seed: no spread to judge by
-    assert verdict({"holds": None}, _table([], [])) == "not checked"
-    t = {**_table([0.9, 0.9], [0.5, 0.5]), "claims": [holds, {"holds": False, "within_noise": False}]}
-    assert table_verdict(t) == "does not hold"
-    assert table_verdict({**t, "claims": [holds]}) == "holds"
-    assert table_verdict({**t, "claims": [holds, {"holds": True, "within_noise": True}]}) == "inconclusive"
+def test_the_report_s_header_states_the_paired_rule():
+    from fedcore.reproduce.stats import RULE_TEXT
+
+    text = DOC.read_text()
+    assert RULE_TEXT in text and "95 % Student-t interval" in RULE_TEXT
+    for stored in sorted((ROOT / "assets" / "reproduction").glob("*.md")):
+        assert RULE_TEXT in stored.read_text(), stored.name
+
+
+def test_the_prose_states_no_result_and_the_check_catches_one(tmp_path, capsys):
+    assert document.prose_state(DOC.read_text()) == []
+    doc = tmp_path / "reproduction.md"
+    text = DOC.read_text()
+    doc.write_text(text.replace("## Audited privacy", "The full table has one seed per row.\n\n## Audited privacy"))
+    assert main(["reproduce", "--report", "--check", "--doc", str(doc)]) == 1
+    assert "prose" in capsys.readouterr().out

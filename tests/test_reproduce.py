@@ -99,40 +99,49 @@ def test_quick_and_full_configs_of_every_table_are_valid(paper):
 LABELS = {"a": "A", "b": "B", "c": "C", "dp": "DP", "dsdp": "DSDP"}
 
 
+def _seeds(*finals, eps=1.0):
+    return RowStats(list(finals), seeds=tuple(range(len(finals))), epsilon=eps)
+
+
 def test_order_claim_holds_only_when_every_step_is_ordered():
     claim = Claim("order", ("c", "b", "a"))
-    ok = claim.check({"a": RowStats([0.50, 0.52]), "b": RowStats([0.60]), "c": RowStats([0.70])}, LABELS)
-    assert ok["holds"] is True and ok["detail"] == "C 70.00 ≥ B 60.00 ≥ A 51.00"
-    bad = claim.check({"a": RowStats([0.5]), "b": RowStats([0.7]), "c": RowStats([0.6])}, LABELS)
-    assert bad["holds"] is False and bad["detail"] == "C 60.00 < B 70.00 ≥ A 50.00"
+    ok = claim.check({"a": _seeds(0.50, 0.52), "b": _seeds(0.60, 0.61), "c": _seeds(0.70, 0.72)}, LABELS)
+    assert ok["verdict"] == "holds" and ok["holds"] is True
+    assert ok["detail"].startswith("C 71.00 ≥ B 60.50 ≥ A 51.00; paired by seed (n=2): C − B +10.50")
+    bad = claim.check({"a": _seeds(0.5, 0.5, 0.5), "b": _seeds(0.7, 0.71, 0.7), "c": _seeds(0.6, 0.6, 0.61)}, LABELS)
+    assert bad["verdict"] == "does not hold" and bad["holds"] is False
+    assert bad["detail"].startswith("C 60.33 < B 70.33 ≥ A 50.00")
 
 
-def test_order_claim_tolerance_allows_a_small_shortfall():
-    stats = {"b": RowStats([0.600]), "a": RowStats([0.605])}
-    assert Claim("order", ("b", "a")).check(stats, LABELS)["holds"] is False
-    assert Claim("order", ("b", "a"), tol=0.01).check(stats, LABELS)["holds"] is True
+def test_order_claim_tolerance_moves_the_threshold():
+    stats = {"b": _seeds(0.600, 0.601, 0.599), "a": _seeds(0.605, 0.607, 0.604)}
+    assert Claim("order", ("b", "a")).check(stats, LABELS)["verdict"] == "does not hold"
+    assert Claim("order", ("b", "a"), tol=0.01).check(stats, LABELS)["verdict"] == "holds"
 
 
-def test_faster_claim_compares_rounds_to_target_of_the_seed_mean_curve():
-    fast = RowStats([0.9], curve=[0.5, 0.8, 0.96], rounds=[1, 2, 3])
-    slow = RowStats([0.96], curve=[0.5, 0.7, 0.8, 0.95], rounds=[1, 2, 3, 4])
-    never = RowStats([0.9], curve=[0.5, 0.9], rounds=[1, 2])
+def test_faster_claim_pairs_each_seed_s_first_round_at_the_target():
+    def row(*curves):
+        return RowStats([c[-1] for c in curves], curves=curves, rounds=(1, 2, 3, 4), seeds=(0, 1), epsilon=1.0)
+
+    fast = row([0.5, 0.8, 0.96, 0.97], [0.5, 0.8, 0.97, 0.97])
+    slow = row([0.5, 0.7, 0.8, 0.95], [0.5, 0.7, 0.94, 0.96])
+    never = row([0.5, 0.9, 0.9, 0.9], [0.5, 0.9, 0.9, 0.9])
     claim = Claim("faster", ("dsdp",), than="dp")
     r = claim.check({"dsdp": fast, "dp": slow}, LABELS, target=0.95)
-    assert r["holds"] is True and r["detail"] == "DSDP 3 rounds vs DP 4 rounds (target 95 %)"
-    assert claim.check({"dsdp": slow, "dp": fast}, LABELS, target=0.95)["holds"] is False
-    assert claim.check({"dsdp": fast, "dp": never}, LABELS, target=0.95)["holds"] is True
-    assert claim.check({"dsdp": never, "dp": never}, LABELS, target=0.95)["holds"] is False
+    assert r["verdict"] == "holds" and r["detail"].startswith("DSDP 3 rounds vs DP 4 rounds (target 95 %")
+    assert claim.check({"dsdp": slow, "dp": fast}, LABELS, target=0.95)["verdict"] == "does not hold"
+    assert claim.check({"dsdp": fast, "dp": never}, LABELS, target=0.95)["verdict"] == "holds"
+    assert claim.check({"dsdp": never, "dp": never}, LABELS, target=0.95)["verdict"] == "inconclusive"
 
 
-def test_an_ordering_within_the_seed_std_is_reported_as_inconclusive():
+def test_an_ordering_the_paired_interval_does_not_decide_is_inconclusive():
     from fedcore.reproduce.report import claim_lines
 
     c = Claim("order", ("k", "d"))
-    close = c.check({"k": RowStats([0.239, 0.191]), "d": RowStats([0.240, 0.189])}, {"k": "KDP", "d": "DP"})
-    assert close["holds"] and close["within_noise"]
+    close = c.check({"k": _seeds(0.239, 0.191), "d": _seeds(0.240, 0.189)}, {"k": "KDP", "d": "DP"})
+    assert close["verdict"] == "inconclusive" and close["holds"] is None
     assert "**inconclusive**" in claim_lines({"claims": [close]})[0]
-    clear = c.check({"k": RowStats([0.50, 0.52]), "d": RowStats([0.30, 0.31])}, {"k": "KDP", "d": "DP"})
+    clear = c.check({"k": _seeds(0.50, 0.52, 0.51), "d": _seeds(0.30, 0.31, 0.30)}, {"k": "KDP", "d": "DP"})
     assert "**holds**" in claim_lines({"claims": [clear]})[0]
 
 
@@ -149,7 +158,7 @@ def test_row_stats_mean_and_sample_std():
     assert s.mean == pytest.approx(0.6) and s.std == pytest.approx(0.1 * math.sqrt(2))
     assert (s.mean, s.std) == mean_std([0.5, 0.7])
     assert RowStats([0.4]).std == 0.0
-    assert math.isclose(RowStats([0.4], curve=[None, 0.4], rounds=[1, 2]).rounds_to(0.3), 2)
+    assert math.isclose(RowStats([0.4], curves=[[None, 0.4]], rounds=[1, 2]).rounds_to(0.3), 2)
 
 
 # --- the reproduce command -------------------------------------------------------------------
@@ -178,7 +187,7 @@ def test_reproduce_writes_the_json_record_with_per_round_curves(tiny_run):
     assert rows["a"]["gain"] == 0.0
     assert rows["c"]["gain"] == pytest.approx(rows["c"]["mean"] - rows["a"]["mean"])
     (claim,) = table["claims"]
-    assert claim["claim"].startswith("C ≥ B ≥ A") and claim["holds"] in (True, False)
+    assert claim["claim"].startswith("C ≥ B ≥ A") and claim["verdict"] == "inconclusive"   # one seed
     # the headline epsilon beside every row: infinite (null) without noise, finite and local otherwise
     assert rows["nonoise"]["epsilon_headline"] == [None] and rows["nonoise"]["threat_model"] == "none"
     assert rows["a"]["threat_model"] == "local" and rows["a"]["epsilon_headline"][0] > 0
@@ -277,10 +286,10 @@ def test_refresh_recomputes_gains_and_claims_from_the_stored_runs(tiny_run):
     record = json.loads((tiny_run / "pldp.json").read_text())
     rows = {r["key"]: r for r in record["tables"][0]["rows"]}
     for key, acc in (("a", 0.2), ("b", 0.3), ("c", 0.4)):
-        rows[key]["finals"] = [acc]
-        rows[key]["curves"] = [[0.1, acc]]
+        rows[key].update(finals=[acc, acc + 0.01], curves=[[0.1, acc], [0.1, acc + 0.01]], seeds=[0, 1],
+                         epsilon_headline=[5.0, 5.0])
     table = refresh(record)["tables"][0]
-    assert table["claims"][0]["holds"] is True
+    assert table["claims"][0]["verdict"] == "holds"
     assert {r["key"]: r["gain"] for r in table["rows"] if r["key"] in "abc"} == pytest.approx(
         {"a": 0.0, "b": 0.1, "c": 0.2})
 

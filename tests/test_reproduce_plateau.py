@@ -4,7 +4,9 @@ import re
 
 from fedcore.papers import kdp_fl
 from fedcore.reproduce.results import REPO
-from fedcore.reproduce.stats import plateau_round, window_means
+import pytest
+
+from fedcore.reproduce.stats import plateau_of_seeds, plateau_round, window_means
 
 
 def _probe() -> dict:
@@ -34,3 +36,13 @@ def test_the_rule_waits_out_a_dip_and_needs_the_whole_horizon():
     t, mean = plateau_round(flat)
     assert 95 <= t <= 110 and abs(mean - rising[99]) < 0.01
     assert plateau_round(flat[:t + 49]) is None                # fewer than 50 rounds after T: undecided
+
+
+def test_the_rule_reads_the_mean_of_every_seed_and_never_fewer():
+    a = [min(t, 60) / 100 for t in range(1, 200)]
+    b = [min(t, 120) / 200 for t in range(1, 200)]
+    t, mean, seeds = plateau_of_seeds([a, b])
+    assert seeds == 2 and t == plateau_round([(x + y) / 2 for x, y in zip(a, b)])[0]
+    assert plateau_round(a)[0] < t                              # one seed alone plateaus earlier
+    with pytest.raises(ValueError, match="round 5 is missing"):
+        plateau_of_seeds([a, a[:4] + [None] + a[5:]])

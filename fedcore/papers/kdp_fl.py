@@ -25,27 +25,28 @@ KDP_ROUNDS = "participation"
 """``dp_sgd``'s ``rounds`` option in the reproduction's DP rows: the noise is calibrated for the
 rounds a client takes part in (the mechanism's default, ``all``, calibrates for every round)."""
 KDP_T = 50
-"""KDP-FL's rounds T in the stored tables (the paper leaves T open). Issue 39's rule
-(:func:`fedcore.reproduce.stats.plateau_round`: the first T where no 10-round mean of the next 50
-rounds is 0.5 points or more above the one at T) on the no-privacy row's curve measured on an H200
-(``KDP_T_PROBE``) gives ``KDP_T_PLATEAU``; the table stays at T = 50 (every row at three seeds)
-until its DP rows have three seeds at that T (``scripts/device_check.sh repro``)."""
+"""KDP-FL's rounds T in the stored tables' presets (the paper leaves T open); the plateau rule's T
+is ``KDP_T_PLATEAU``, and the report lists every row not at it (``Table.rule_rounds``)."""
 KDP_T_PROBE = "assets/curves/kdp_fl_fedavg_T600.json"
-"""Every round's test accuracy of the no-privacy row (``kdp_fl_fmnist_noniid_fedavg``, seed 0, 600
-rounds, on an H200; a path in the repository): the curve the rule reads."""
+"""Every round's test accuracy of the no-privacy row (``kdp_fl_fmnist_noniid_fedavg``, 600 rounds,
+on an H200; a path in the repository): the curves the plateau rule reads (seed 0 only so far)."""
 KDP_T_PLATEAU = 150
-"""The rule's T on ``KDP_T_PROBE`` (``tests/test_reproduce_plateau.py`` recomputes it)."""
+"""The plateau rule's T on ``KDP_T_PROBE`` (``tests/test_reproduce_plateau.py`` recomputes it)."""
 KDP_T_RULE = (
-    "T: the paper leaves it open; rule (issue 39): the first T where no 10-round mean of the next 50 rounds "
-    "is 0.5 points or more above the one at T, on the no-privacy row's curve (seed 0, 600 rounds on an H200, "
-    f"every round in {KDP_T_PROBE}): T = {KDP_T_PLATEAU}, 10-round mean 78.5 % there. "
-    "The row then keeps creeping up: 10-round means 66.8 % at T = 50, 80.7 % at 300, 82.5 % at 500, "
-    "85.0 % at 600 (this note said T = 225 until 2026-11-27; recomputed by the rule's code from the stored "
-    "curve). The stored rows run T = 50 with three seeds each (seeds 1 and 2 trained on a 2-core CPU at "
-    "nice 19, two seeds of a row in lockstep, 10-15 min a row); three seeds of the DP rows at "
-    f"T = {KDP_T_PLATEAU} need a device (15-25 min per seed and row on this CPU). ")
+    "T: the paper leaves it open. The plateau rule (fedcore.reproduce.stats.plateau_round): on the test "
+    "accuracy of the table's no-privacy row, evaluated at every round and averaged over its seeds, T is the "
+    "first round at which no trailing 10-round mean of the next 50 rounds is 0.5 points or more above the "
+    "trailing 10-round mean at T. Why these choices: T belongs to the training problem, not to a budget (a DP "
+    "row's noise is calibrated for T, so its own curve cannot pick T); a mean at every round, not every 25, "
+    "keeps T off a grid; 10 rounds average out the client sampling (one round moves by several points with "
+    "two classes per client); 50 rounds ahead wait out a dip; the mean over seeds because one seed is one "
+    "draw of that sampling. "
+    f"On the one seed trained to 600 rounds so far (seed 0 on an H200, every round in {KDP_T_PROBE}): "
+    f"T = {KDP_T_PLATEAU}, 10-round mean 78.5 % there; the row then keeps creeping up: 10-round means "
+    "66.8 % at T = 50, 80.7 % at 300, 82.5 % at 500, 85.0 % at 600. The rule over the mean of three seeds "
+    "needs two more 600-round curves; until then T rests on one seed. ")
 KDP_NOTES = (
-    f"Unspecified by the paper, chosen here: T = {KDP_T} rounds, E = 5 local DP-SGD steps (Table 3's 'local "
+    "Unspecified by the paper, chosen here: E = 5 local DP-SGD steps (Table 3's 'local "
     "training round E = 5' read as iterations), per-sample clip norm M = 1, DP-SGD noise at every step "
     "(METHODS' revised reading), Kalman Q = 10 R with R the upload's real noise variance. Project's reading "
     f"(rows without 'paper λ'): local learning rate λ = {KDP_LR:g} instead of the paper's {KDP_PAPER_LR:g}, "
@@ -99,7 +100,7 @@ def _kdp_table(ds: str, name: str, setting: str, eps: float, paper: tuple, *, mo
                              "5 steps x 32 samples), 1,000 test images, 15 rounds, and the small ULDP-FED CNN "
                              "(cnn_uldp, 21k parameters) instead of cnn_kdp (1.7M), whose per-sample clipping "
                              "costs minutes per round on this shared CPU.",
-                 in_quick=in_quick, reference="dpfedavg")
+                 in_quick=in_quick, reference="dpfedavg", rule_rounds=KDP_T_PLATEAU)
 
 
 register_paper(Paper(

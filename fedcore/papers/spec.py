@@ -8,20 +8,25 @@ them. Numbers are fractions (0.887, not 88.7 %) everywhere in code and JSON.
 :func:`register_paper` adds a paper to :data:`PAPERS` (in registration order: the order of the
 CLI, the Papers page and docs/reproduction.md) and each of its rows to the preset registry.
 
-Claims are checked on the mean over seeds (our numbers: :class:`fedcore.reproduce.stats.RowStats`):
+Claims are judged by one rule, :func:`fedcore.reproduce.stats.paired_rule` (stated in
+:data:`fedcore.reproduce.stats.RULE_TEXT`): the rows are paired by seed, and the verdict reads a
+95 % interval of the paired differences against the claim's threshold:
 
 - ``order``: ``rows[0] >= rows[1] >= ...`` on final accuracy, each step allowed to fall
   short by ``tol`` (e.g. PLDP-FL's C >= B >= A, KDP-FL > DP-FedAvg);
 - ``faster``: each of ``rows`` first reaches the table's target accuracy in fewer rounds
-  than ``than`` (ULDP-FED: DSDP / DCDP reach 0.95 before DP-FedAvg), measured on the
-  seed-mean accuracy curve; a row that never reaches the target counts as infinitely slow.
+  than ``than`` (ULDP-FED: DSDP / DCDP reach 0.95 before DP-FedAvg), each seed read at the
+  rounds where every seed of the claim's rows was evaluated.
+
+A decided claim whose rows are not at equal privacy (headline ε more than 1 % apart, or from
+different accountants) reads "unequal privacy", unless ``equal_privacy`` is False (a claim that
+compares budgets by design, e.g. LDP-FL's ε sweep).
 
 >>> Claim("order", ("c", "b", "a")).describe({"a": "A", "b": "B", "c": "C"})
 'C ≥ B ≥ A (final accuracy)'
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -64,6 +69,7 @@ class Claim:
     than: str = ""
     tol: float = 0.0
     text: str = ""
+    equal_privacy: bool = True
 
     def __post_init__(self):
         if self.kind not in CLAIM_KINDS:
@@ -82,55 +88,137 @@ class Claim:
         return f"{', '.join(names)} reach the target in fewer rounds than {labels.get(self.than, self.than)}"
 
     def check(self, stats: dict, labels: dict, target: Optional[float] = None) -> dict:
-        """``{"claim", "holds" (True / False / None = not checkable), "detail"}``; ``stats``: row key ->
-        our numbers for the row (:class:`fedcore.reproduce.stats.RowStats`: ``finals``, ``mean``,
-        ``std``, ``rounds_to``)."""
+        """``{"claim", "verdict", "holds" (True / False / None), "detail", "steps", "privacy"}``;
+        ``stats``: row key -> :class:`fedcore.reproduce.stats.RowStats`. ``steps``: one
+        :func:`~fedcore.reproduce.stats.paired_rule` result per compared pair."""
         claim = self.describe(labels)
         needed = list(self.rows) + ([self.than] if self.kind == "faster" else [])
         missing = [k for k in needed if k not in stats or not stats[k].finals]
+        rows = self.rows
         if missing and self.kind == "order" and len(needed) - len(missing) >= 2:
-            present = Claim("order", tuple(k for k in self.rows if k not in missing), tol=self.tol)
-            result = _check_order(present, stats, labels)
-            skipped = ", ".join(labels.get(k, k) for k in missing)
-            return {**result, "claim": claim, "detail": f"{result['detail']} ({skipped} not run)"}
-        if missing:
-            return {"claim": claim, "holds": None,
+            rows = tuple(k for k in self.rows if k not in missing)
+        elif missing:
+            return {"claim": claim, "verdict": "not checked", "holds": None, "steps": [],
                     "detail": "not checked: no results for " + ", ".join(labels.get(k, k) for k in missing)}
-        if self.kind == "order":
-            return {"claim": claim, **_check_order(self, stats, labels)}
-        if target is None:
-            return {"claim": claim, "holds": None, "detail": "not checked: the table has no target accuracy"}
-        return {"claim": claim, **_check_faster(self, stats, labels, target)}
+        if self.kind == "faster" and target is None:
+            return {"claim": claim, "verdict": "not checked", "holds": None, "steps": [],
+                    "detail": "not checked: the table has no target accuracy"}
+        result = (_check_order(rows, self.tol, stats, labels) if self.kind == "order"
+                  else _check_faster(self, stats, labels, target))
+        skipped = f" ({', '.join(labels.get(k, k) for k in missing)} not run)" if missing else ""
+        return {"claim": claim, **_privacy_gate(result, [*rows, *([self.than] if self.kind == "faster" else [])],
+                                                stats, labels, self.equal_privacy, skipped)}
 
 
-def _check_order(claim: Claim, stats: dict, labels: dict) -> dict:
-    """Each consecutive step; ``within_noise`` when some step's gap is below the larger
-    seed std of its two rows (the verdict could flip with other seeds)."""
-    means = [stats[k].mean for k in claim.rows]
-    parts, holds, noisy = [f"{labels.get(claim.rows[0], claim.rows[0])} {100 * means[0]:.2f}"], True, False
-    for i in range(1, len(means)):
-        ok = means[i - 1] >= means[i] - claim.tol
-        holds &= ok
-        spread = max(stats[claim.rows[i - 1]].std, stats[claim.rows[i]].std)
-        noisy |= len(stats[claim.rows[i]].finals) > 1 and abs(means[i - 1] - means[i]) < spread
-        parts.append(f"{'≥' if ok else '<'} {labels.get(claim.rows[i], claim.rows[i])} {100 * means[i]:.2f}")
-    detail = " ".join(parts) + (" (a gap is within the seed std)" if noisy else "")
-    return {"holds": holds, "detail": detail, "within_noise": noisy}
+def _paired(hi, lo: dict) -> tuple[list, list]:
+    """The seeds both rows ran and ``hi − lo`` on each (``hi``, ``lo``: ``{seed: value}``)."""
+    seeds = [s for s in hi if s in lo]
+    return seeds, [hi[s] - lo[s] for s in seeds]
+
+
+def _step_text(name: str, step: dict, scale: float = 100.0, unit: str = "") -> str:
+    if step["low"] is None:
+        return f"{name} {scale * step['mean']:+.2f}{unit} (one seed: no interval)"
+    return f"{name} {scale * step['mean']:+.2f}{unit} [{scale * step['low']:+.2f}, {scale * step['high']:+.2f}]"
+
+
+def _combine(steps: list) -> str:
+    verdicts = [s["verdict"] for s in steps]
+    if "does not hold" in verdicts:
+        return "does not hold"
+    return "holds" if verdicts and all(v == "holds" for v in verdicts) else "inconclusive"
+
+
+def _needed(steps: list) -> Optional[int]:
+    """Seeds that would decide every undecided step (None: some step never would)."""
+    needs = [s["seeds_needed"] for s in steps if s["verdict"] == "inconclusive"]
+    return None if not needs or None in needs else max(needs)
+
+
+def _check_order(rows: tuple, tol: float, stats: dict, labels: dict) -> dict:
+    """Each consecutive step ``rows[i - 1] ≥ rows[i] − tol`` by :func:`~fedcore.reproduce.stats.paired_rule`."""
+    from ..reproduce.stats import paired_rule
+
+    name = lambda k: labels.get(k, k)   # noqa: E731
+    means = [stats[k].mean for k in rows]
+    parts = [f"{name(rows[0])} {100 * means[0]:.2f}"]
+    steps, texts, n = [], [], set()
+    for i in range(1, len(rows)):
+        seeds, diffs = _paired(stats[rows[i - 1]].by_seed(), stats[rows[i]].by_seed())
+        step = paired_rule(diffs, -tol)
+        steps.append(step)
+        n.add(len(seeds))
+        ok = means[i - 1] >= means[i] - tol
+        parts.append(f"{'≥' if ok else '<'} {name(rows[i])} {100 * means[i]:.2f}")
+        texts.append(_step_text(f"{name(rows[i - 1])} − {name(rows[i])}", step))
+    slack = f", threshold −{100 * tol:g} points" if tol else ""
+    detail = " ".join(parts) + f"; paired by seed (n={'/'.join(str(x) for x in sorted(n))}{slack}): " + ", ".join(texts)
+    return {"verdict": _combine(steps), "detail": detail, "steps": steps, "seeds_needed": _needed(steps)}
 
 
 def _check_faster(claim: Claim, stats: dict, labels: dict, target: float) -> dict:
-    def rounds(k):
-        r = stats[k].rounds_to(target)
-        return math.inf if r is None else r
+    """Each row's first round at ``target`` against ``than``'s, seed by seed, on the rounds where
+    every seed of every row of the claim was evaluated."""
+    from ..reproduce.stats import common_rounds, paired_rule
+
+    keys = [*claim.rows, claim.than]
+    base = stats[claim.than]
+    if any(list(stats[k].rounds) != list(base.rounds) for k in keys):
+        return {"verdict": "not checked", "detail": "not checked: the rows were evaluated at different rounds",
+                "steps": []}
+    grid = common_rounds([c for k in keys for c in stats[k].curves])
+    per_seed = {k: stats[k].rounds_to_by_seed(target, grid) for k in keys}
+    steps, texts = [], []
+    for k in claim.rows:
+        _, diffs = _paired(per_seed[claim.than], per_seed[k])
+        step = paired_rule(diffs, 0.0)
+        steps.append(step)
+        texts.append(_step_text(f"{labels.get(claim.than, claim.than)} − {labels.get(k, k)}", step, 1.0,
+                                " rounds"))
 
     def show(k):
-        r = stats[k].rounds_to(target)
+        r = stats[k].rounds_to(target, grid)
         return f"{labels.get(k, k)} {'never' if r is None else f'{r} rounds'}"
 
-    base = rounds(claim.than)
-    holds = all(rounds(k) < base for k in claim.rows)
-    detail = ", ".join(show(k) for k in claim.rows) + f" vs {show(claim.than)} (target {100 * target:g} %)"
-    return {"holds": holds, "detail": detail}
+    every = int(base.rounds[grid[1]] - base.rounds[grid[0]]) if len(grid) > 1 else None
+    on = f"every {every} rounds" if every and all(
+        base.rounds[b] - base.rounds[a] == every for a, b in zip(grid, grid[1:])) else f"{len(grid)} rounds"
+    detail = (", ".join(show(k) for k in claim.rows) + f" vs {show(claim.than)} (target {100 * target:g} %, "
+              f"seed-mean curve read {on}, where every seed was evaluated); paired by seed: " + ", ".join(texts)
+              + "; a seed that never reaches it counts as the last round + 1")
+    return {"verdict": _combine(steps), "detail": detail, "steps": steps, "seeds_needed": _needed(steps)}
+
+
+def _privacy_gate(result: dict, keys: list, stats: dict, labels: dict, equal_privacy: bool, skipped: str) -> dict:
+    """Equal privacy or no verdict: a decided ``result`` becomes "unequal privacy" when the rows'
+    headline ε differ by more than 1 % or come from different accountants."""
+    from ..accounting.headline import format_epsilon
+
+    eps = {k: stats[k].epsilon for k in keys}
+    accountants = {stats[k].accountant for k in keys if stats[k].accountant}
+    known = [e for e in eps.values() if e is not None]
+    equal = (len(known) == len(eps) and len(accountants) <= 1
+             and (max(known) == min(known) or max(known) <= 1.01 * min(known)))
+    privacy = "equal" if equal else ("compares budgets by design" if not equal_privacy else "unequal")
+    verdict, detail = result["verdict"], result["detail"] + skipped
+    if not equal and equal_privacy:
+        shown = ", ".join(f"{labels.get(k, k)} {'not recorded' if e is None else format_epsilon(e)}"
+                          for k, e in eps.items())
+        why = ("from different accountants (" + ", ".join(sorted(accountants)) + ")" if len(accountants) > 1
+               else "more than 1 % apart")
+        if verdict in ("holds", "does not hold"):
+            detail += f"; headline ε {shown}: {why}, so no verdict (paired rule alone: {verdict})"
+            verdict = "unequal privacy"
+        else:
+            detail += f"; headline ε {shown}: {why}"
+    elif not equal:
+        detail += "; the rows differ in ε by design"
+    if verdict == "inconclusive":
+        need = result.get("seeds_needed")
+        detail += (f"; at this spread about {need} seeds would decide it" if need
+                   else "; no number of seeds would decide it at this spread")
+    holds = {"holds": True, "does not hold": False}.get(verdict)
+    return {**result, "verdict": verdict, "holds": holds, "detail": detail, "privacy": privacy}
 
 
 @dataclass(frozen=True)
@@ -157,6 +245,7 @@ class Table:
     target: Optional[float] = None
     quick_target: Optional[float] = None
     quick_rows: tuple = ()
+    rule_rounds: Optional[int] = None
 
     def row(self, key: str) -> Row:
         return next(r for r in self.rows if r.key == key)

@@ -73,6 +73,9 @@ def _uldp_table(ds: str, name: str, title: str, *, base: dict, reported: dict, t
         over["privacy.aggregator_options"] = {"max_participations": uldp["max_participations"]}
         rows.append(Row(key, label, f"uldp_{name}_{key}", over))
     claims = (Claim("faster", ("dsdp", "dcdp"), than="dp"),
+              # the paper's "recall makes training faster" (224 / 226 vs DDP's 259): the same decaying
+              # clip with and without recall, at the same headline ε
+              Claim("faster", ("dsdp", "dcdp"), than="ddp"),
               Claim("order", ("dsdp", "dp"), text="DSDP-FedAvg ≥ DP-FedAvg (final accuracy)"),
               Claim("order", ("dcdp", "dp"), text="DCDP-FedAvg ≥ DP-FedAvg (final accuracy)"))
     return Table(name, title, tuple(rows), claims=claims, notes=ULDP_NOTES + notes, quick=quick,

@@ -11,9 +11,9 @@ rule it should beat, two causes are possible, and each has a row that removes it
   uploads, where B averages every client's, whose independent noise partly cancels. C-max keeps
   that cost (its least noisy client alone), so B − C-max measures it.
 
-A gap counts only when it is at least the larger seed standard deviation of its two rows, the
-rule of the table's claims (:func:`fedcore.papers.spec._check_order`); otherwise the sentence
-says the rows do not separate.
+A gap counts only when the paired rule of the table's claims
+(:func:`fedcore.reproduce.stats.paired_rule`: the rows paired by seed, a 95 % interval of the
+differences) puts it wholly on one side of zero; otherwise the sentence says the rows do not separate.
 """
 from __future__ import annotations
 
@@ -28,9 +28,14 @@ def _row(table: dict, key: str) -> Optional[dict]:
 
 
 def _gap(hi: dict, lo: dict) -> tuple[float, bool]:
-    """``hi`` − ``lo`` in accuracy points, and whether it exceeds the larger seed std of the two."""
-    gap = hi["mean"] - lo["mean"]
-    return 100 * gap, abs(gap) >= max(hi.get("std") or 0.0, lo.get("std") or 0.0) and len(hi["finals"]) > 1
+    """``hi`` − ``lo`` in accuracy points (the mean of the paired differences), and whether its
+    95 % interval excludes zero (:func:`fedcore.reproduce.stats.paired_rule`)."""
+    from .stats import paired_rule
+
+    a = dict(zip(hi.get("seeds") or range(len(hi["finals"])), hi["finals"]))
+    b = dict(zip(lo.get("seeds") or range(len(lo["finals"])), lo["finals"]))
+    rule = paired_rule([a[s] - b[s] for s in a if s in b])
+    return 100 * (rule["mean"] or 0.0), rule["verdict"] != "inconclusive"
 
 
 def _failing_rival(table: dict) -> Optional[str]:
@@ -41,7 +46,7 @@ def _failing_rival(table: dict) -> Optional[str]:
         return None
     for claim in table.get("claims", []):
         text = claim.get("claim", "")
-        if not text.startswith("C ≥") or (claim.get("holds") and not claim.get("within_noise")):
+        if not text.startswith("C ≥") or claim.get("verdict") == "holds":
             continue
         named = text.split("(")[0].split("≥")[1:]
         for rival in RIVALS:
@@ -53,7 +58,8 @@ def _failing_rival(table: dict) -> Optional[str]:
 
 def rule_c_causes(table: dict) -> list[str]:
     """Sentences saying which cause the rows support where C trails the rule it is claimed to beat
-    ([] when it does not trail, or the table lacks C, C-max or that rule)."""
+    ([] when it does not trail, or the table lacks C, C-max or that rule); every gap is the mean of
+    the seeds' paired differences."""
     rival = _failing_rival(table)
     c, c_max = _row(table, "c"), _row(table, "c_max")
     if rival is None or c_max is None:
@@ -68,7 +74,8 @@ def rule_c_causes(table: dict) -> list[str]:
     rest, rest_sep = _gap(other, c_max)
     empty_cause, mean_cause = fixed_sep and fixed > 0, rest_sep and rest > 0
     seeds = min(len(r["finals"]) for r in (c, c_max, other))
-    head = (f"Why C trails {name} by {total:.1f} points{'' if total_sep else ' (within the seed spread)'}: "
+    head = (f"Why C trails {name} by {total:.1f} points (mean over {seeds} seeds, paired"
+            f"{'' if total_sep else '; its 95 % interval includes zero'}): "
             + said_empty + f"C-max, which never has an empty round, reaches {100 * c_max['mean']:.2f} % "
             f"against C's {100 * c['mean']:.2f} % and {name}'s {100 * other['mean']:.2f} %.")
     averaging = (f"training on one selected client's noisy upload per round where {name} averages every "
@@ -78,11 +85,54 @@ def rule_c_causes(table: dict) -> list[str]:
                f"{averaging} costs the other {rest:.1f} ({name} − C-max).")
     elif empty_cause:
         why = (f"The numbers support the empty rounds as the cause: removing them recovers {fixed:.1f} points, "
-               f"and C-max is {'not below' if rest <= 0 else 'within the seed spread of'} {name}.")
+               f"and C-max is {'not below' if rest <= 0 else 'within the paired interval of'} {name}.")
     elif mean_cause:
-        why = (f"The numbers support the averaging as the cause, not the empty rounds (C-max is within the seed "
-               f"spread of C): {averaging} costs {rest:.1f} points ({name} − C-max).")
+        why = (f"The numbers support the averaging as the cause, not the empty rounds (C-max is within the paired "
+               f"interval of C): {averaging} costs {rest:.1f} points ({name} − C-max).")
     else:
-        why = (f"Neither cause separates from the seed spread at {seeds} seeds: C-max − C = {fixed:+.1f} and "
-               f"{name} − C-max = {rest:+.1f} points.")
+        why = (f"Neither cause separates at {seeds} seeds: C-max − C = {fixed:+.1f} and {name} − C-max = "
+               f"{rest:+.1f} points, neither with a paired 95 % interval above zero.")
     return [head, why]
+
+
+def _paired_points(table: dict, hi: str, lo: str) -> Optional[str]:
+    """``hi − lo`` as ``+3.58 [+1.2, +5.9]`` points (paired by seed, 95 %), or None when a row is missing."""
+    from .stats import paired_rule
+
+    a, b = _row(table, hi), _row(table, lo)
+    if a is None or b is None:
+        return None
+    x = dict(zip(a.get("seeds") or range(len(a["finals"])), a["finals"]))
+    y = dict(zip(b.get("seeds") or range(len(b["finals"])), b["finals"]))
+    r = paired_rule([x[s] - y[s] for s in x if s in y])
+    if r["low"] is None:
+        return f"{100 * r['mean']:+.2f} (one seed)"
+    return f"{100 * r['mean']:+.2f} [{100 * r['low']:+.2f}, {100 * r['high']:+.2f}]"
+
+
+def gap_to_paper(table: dict) -> list[str]:
+    """The gap between the paper's DP row and ours, decomposed by measured rows (issue 52 §4; KDP-FL):
+    paper DP − ours DP = (paper no privacy − ours: the rounds T and the training) + (no privacy − clip
+    only: clipping at our λ) + (clip only − DP: the noise over T) − (paper no privacy − paper DP: the
+    paper's own cost of privacy). Said for tables with a rule for T (``rule_rounds``) that hold the rows
+    ``fedavg``, ``clip`` and ``dpfedavg`` and the paper's numbers for the first and last ([] otherwise)."""
+    rows = {k: _row(table, k) for k in ("fedavg", "clip", "dpfedavg", "clip_paper_lr", "dpfedavg_paper_lr")}
+    f, c, d = rows["fedavg"], rows["clip"], rows["dpfedavg"]
+    if not table.get("rule_rounds") or not (f and c and d) or f.get("paper") is None or d.get("paper") is None:
+        return []
+    rounds = sorted({(r.get("config") or {}).get("rounds") for r in (f, c, d)} - {None})
+    at = " and ".join(f"T = {t}" for t in rounds) or "the stored T"
+    pts = lambda x: f"{100 * x:.2f}"   # noqa: E731
+    text = (f"Gap to the paper, decomposed by measured rows ({at}; paired differences over seeds with 95 % "
+            f"intervals, points): the paper's {d['label']} {pts(d['paper'])} against our {pts(d['mean'])}, "
+            f"{100 * (d['paper'] - d['mean']):.2f} points = {100 * (f['paper'] - f['mean']):.2f} (the paper's no-privacy "
+            f"row {pts(f['paper'])} against ours {pts(f['mean'])}: rounds and training at {at}) + "
+            f"{100 * (f['mean'] - c['mean']):.2f} (clipping, with our λ: {f['label']} − {c['label']} {_paired_points(table, 'fedavg', 'clip')}) + "
+            f"{100 * (c['mean'] - d['mean']):.2f} (the noise over T: {c['label']} − {d['label']} "
+            f"{_paired_points(table, 'clip', 'dpfedavg')}) − {100 * (f['paper'] - d['paper']):.2f} (the paper's own "
+            "cost of privacy).")
+    if rows["clip_paper_lr"] and rows["dpfedavg_paper_lr"]:
+        text += (f" The λ: at the paper's, clipping costs {_paired_points(table, 'fedavg', 'clip_paper_lr')} and the "
+                 f"noise {_paired_points(table, 'clip_paper_lr', 'dpfedavg_paper_lr')}; ours lifts clip only by "
+                 f"{_paired_points(table, 'clip', 'clip_paper_lr')}.")
+    return [text]

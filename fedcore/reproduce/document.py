@@ -3,6 +3,7 @@
 The document mixes hand-written prose (causes, readings; it quotes no number) with
 generated blocks, each between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->``:
 
+- ``rule``: the paired rule every verdict follows (:data:`fedcore.reproduce.stats.RULE_TEXT`);
 - ``summary``: one line per paper table that ran here: mode, seeds per row, verdict;
 - ``<paper>`` (``pldp``, ``ldp_fl``, ``hw_dpfl``, ``kdp_fl``, ``uldp``): the paper's claim,
   then each table as stored (paper vs ours, headline ε, claims and their verdicts, the
@@ -14,6 +15,7 @@ differ from what the records generate (``--report --check`` exits 1 then; a test
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Optional
@@ -54,6 +56,7 @@ def paper_block(key: str, rec: Optional[dict]) -> str:
     parts = [f"Paper's claim: {paper.claim}", "", f"Privacy as the paper states it: {PAPER_PRIVACY_CLAIMS[key]}", ""]
     if rec is None:
         return "\n".join(parts + ["*No stored record.*", ""])
+    parts += [f"Record: device `{rec.get('device', '–')}` · {rec.get('created', '–')} · mode {rec.get('mode', '–')}.", ""]
     done = {t["key"]: t for t in rec.get("tables", [])}
     for table in paper.tables:
         t = done.get(table.key)
@@ -76,8 +79,13 @@ def paper_block(key: str, rec: Optional[dict]) -> str:
 
 def blocks(folder: Optional[Path] = None) -> dict:
     """``{block name: generated Markdown}`` from the records in ``folder``."""
-    recs = records(folder)
-    out = {"summary": summary_block(recs)}
+    from .stats import RULE_TEXT
+
+    from .run import refresh
+
+    # every verdict by the current rule, recomputed from the stored runs (the records are not changed)
+    recs = {k: refresh(json.loads(json.dumps(r))) if r else r for k, r in records(folder).items()}
+    out = {"rule": RULE_TEXT + "\n", "summary": summary_block(recs)}
     out.update({key: paper_block(key, rec) for key, rec in recs.items()})
     return out
 
@@ -91,19 +99,31 @@ def render(text: str, generated: dict) -> str:
     return BLOCK.sub(sub, text)
 
 
+PROSE_STATE = re.compile(r"\d+(?:\.\d+)? ?%|[+−-]?\d+\.\d+ points|\b(?:one|two|three|\d+) seeds? per row"
+                         r"|--seeds \d|\bno GPU\b|multiples of ten|quotes no number")
+"""What hand-written prose may not state (issue 52 §8): accuracies, gains in points, seed counts,
+a seeds flag, the device, the evaluation grid; they are in the generated blocks."""
+
+
+def prose_state(text: str) -> list[str]:
+    """The phrases of ``text`` outside its generated blocks that state a result or a run's state."""
+    return [m.group(0) for m in PROSE_STATE.finditer(BLOCK.sub("", text))]
+
+
 def check(doc: Path = DOC, folder: Optional[Path] = None) -> list[str]:
-    """Names of the blocks of ``doc`` that differ from what the records generate, and of the
-    papers with no block at all (empty: the document is up to date)."""
+    """Names of the blocks of ``doc`` that differ from what the records generate, of the papers
+    with no block at all, and ``prose`` when the text outside the blocks states a result or a
+    run's state (:func:`prose_state`; empty: the document is up to date)."""
     text = doc.read_text()
     generated = blocks(folder)
     present = {m.group("name"): m.group("body") for m in BLOCK.finditer(text)}
     stale = [name for name, body in present.items() if name in generated and generated[name] != body]
-    return stale + [name for name in generated if name not in present]
+    return stale + [name for name in generated if name not in present] + (["prose"] if prose_state(text) else [])
 
 
 def write(doc: Path = DOC, folder: Optional[Path] = None) -> list[str]:
     """Rewrite the generated blocks of ``doc``; the names of those that changed."""
-    stale = check(doc, folder)
+    stale = [name for name in check(doc, folder) if name != "prose"]   # prose is the author's to fix
     doc.write_text(render(doc.read_text(), blocks(folder)))
     return stale
 

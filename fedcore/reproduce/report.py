@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .decompose import rule_c_causes
+from .decompose import gap_to_paper, rule_c_causes
 
 HOLDS = {True: "holds", False: "does not hold", None: "not checked"}
 
@@ -124,22 +124,16 @@ def table_rows(table: dict) -> list[dict]:
     return out
 
 
-def claim_seeds(claim: dict, table: Optional[dict] = None) -> int:
-    """Seeds behind a claim: the fewest seeds of the rows the table ran (0: none ran)."""
-    rows = (table or {}).get("rows", [])
-    counts = [len(r.get("finals") or []) for r in rows if r.get("finals")]
-    return min(counts) if counts else 0
+VERDICTS = ("holds", "does not hold", "inconclusive", "unequal privacy", "not checked")
+"""A claim's verdicts (:func:`fedcore.reproduce.stats.paired_rule`, then the equal-privacy gate of
+:meth:`fedcore.papers.spec.Claim.check`)."""
 
 
 def verdict(claim: dict, table: Optional[dict] = None) -> str:
-    """"holds" / "does not hold" / "not checked", computed from the seeds' spread:
-    "inconclusive" when an ordering step is decided by a gap smaller than the seed std (it
-    could flip with other seeds) or when a single seed gives no spread to judge by."""
-    if claim.get("holds") is None:
-        return HOLDS[None]
-    if claim.get("within_noise") or (table is not None and 0 < claim_seeds(claim, table) < 2):
-        return "inconclusive"
-    return HOLDS[claim.get("holds")]
+    """The claim's verdict as :meth:`fedcore.papers.spec.Claim.check` decided it (the paired rule,
+    :data:`fedcore.reproduce.stats.RULE_TEXT`); a claim stored before that rule has none and reads
+    "not checked" until its record is refreshed (:func:`fedcore.reproduce.run.refresh`)."""
+    return claim.get("verdict") or HOLDS[None]
 
 
 def table_seeds(table: dict) -> str:
@@ -151,16 +145,47 @@ def table_seeds(table: dict) -> str:
 
 
 def table_verdict(table: dict) -> str:
-    """One verdict per table: "does not hold" if any claim does not hold (with enough seeds),
-    "holds" if all hold, else "inconclusive" ("not checked" without claims or runs)."""
+    """One verdict per table, over its checked claims: "does not hold" if any does not hold, "holds"
+    (or "unequal privacy") if all read so, "holds where ε is equal" if each reads one of the two, else
+    "inconclusive" ("not checked" without claims or runs)."""
     verdicts = [verdict(c, table) for c in table.get("claims", [])]
-    if not verdicts or all(v == HOLDS[None] for v in verdicts):
+    decided = [v for v in verdicts if v != HOLDS[None]]
+    if not decided:
         return HOLDS[None]
-    if "does not hold" in verdicts:
+    if "does not hold" in decided:
         return "does not hold"
-    if all(v == "holds" for v in verdicts):
-        return "holds"
-    return "inconclusive"
+    for v in ("holds", "unequal privacy"):
+        if all(x == v for x in decided):
+            return v
+    return "holds where ε is equal" if set(decided) == {"holds", "unequal privacy"} else "inconclusive"
+
+
+def rounds_status(table: dict) -> list[str]:
+    """Which rows ran the T that the table's rule asks for (``rule_rounds``) and which did not, from
+    each row's stored config, with what a run at that T would take at the pace its record measured
+    ([] without a rule)."""
+    want = table.get("rule_rounds")
+    ran = [r for r in table.get("rows", []) if r.get("finals")]
+    if not want or not ran:
+        return []
+    name = lambda r: r.get("short") or r["label"]   # noqa: E731
+    at = [r for r in ran if (r.get("config") or {}).get("rounds") == want]
+    off = [r for r in ran if r not in at]
+    head = (f"Rows at the rule's T = {want}: " + ", ".join(f"{name(r)} ({len(r['finals'])} seeds)" for r in at)
+            if at else f"No row of this table ran the rule's T = {want} yet")
+    lines = [head + ("; not at it:" if off else ".")]
+    for r in off:
+        t = (r.get("config") or {}).get("rounds")
+        secs = r.get("seconds_per_seed") or []
+        pace = (f"; at T = {want} about {sum(secs) / len(secs) / t * want / 60:.0f} min per seed at the pace "
+                f"its record measured ({sum(secs) / len(secs) / t:.1f} s a round)") if secs and t else ""
+        lines.append(f"- {name(r)}: its record ran T = {t} ({len(r['finals'])} seeds){pace}")
+    words = (table.get("command") or "").split()
+    if off and words[:4] == ["python", "-m", "fedcore", "reproduce"] and len(words) > 4:
+        seeds = max(len(r["finals"]) for r in ran)
+        lines.append(f"\nCommand for them: `python -m fedcore reproduce {words[4]} --tables {table['key']} --seeds "
+                     f"{seeds} --rows {','.join(r['key'] for r in off)} --set rounds={want} --out <folder>`")
+    return lines
 
 
 def claim_lines(table: dict) -> list[str]:
@@ -201,9 +226,12 @@ def table_markdown(table: dict, level: str = "##") -> str:
     claims = claim_lines(table)
     if claims:
         parts += ["Claims:", "", *claims, ""]
-    causes = rule_c_causes(table)
-    if causes:
-        parts += [" ".join(causes), ""]
+    for lines in (rule_c_causes(table), gap_to_paper(table)):
+        if lines:
+            parts += [" ".join(lines), ""]
+    status = rounds_status(table)
+    if status:
+        parts += ["\n".join(status), ""]
     parts += [f"Settings the paper leaves open: {table['notes']}", ""]
     if table.get("quick_notes"):
         parts += [f"Quick-mode reductions: {table['quick_notes']}", ""]
@@ -212,7 +240,9 @@ def table_markdown(table: dict, level: str = "##") -> str:
 
 def markdown(record: dict, level: str = "#") -> str:
     """The whole record: header, then one section per table."""
-    head = [f"{level} {record['source']} — paper vs ours", "",
+    from .stats import RULE_TEXT
+
+    head = [f"{level} {record['source']} — paper vs ours", "", RULE_TEXT, "",
             f"**Mode: {record['mode']}** · seeds {record['seeds']} · device {record['device']} · "
             f"{record['created']} · {record.get('elapsed_s', 0):.0f} s", "",
             f"Command: `{record['command']}`", "",

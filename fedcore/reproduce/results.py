@@ -50,9 +50,12 @@ def spec_table(table) -> dict:
 
 
 def paper_tables(paper, record: Optional[dict]) -> tuple[list[dict], list[dict]]:
-    """``(reproduced, not reproduced)`` tables of ``paper``, in the paper's order."""
+    """``(reproduced, not reproduced)`` tables of ``paper``, in the paper's order; every reproduced
+    table judged by the current rule from its stored runs (:func:`fedcore.reproduce.run.fill_in`)."""
+    from .run import fill_in
+
     done = {t["key"]: t for t in (record or {}).get("tables", [])}
-    ran = [done[t.key] for t in paper.tables if t.key in done]
+    ran = [fill_in(t, json.loads(json.dumps(done[t.key]))) for t in paper.tables if t.key in done]
     rest = [spec_table(t) for t in paper.tables if t.key not in done]
     return ran, rest
 

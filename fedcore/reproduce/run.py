@@ -132,17 +132,28 @@ def _load_average() -> Optional[float]:
 
 
 def _mean_curve(curves: list[list]) -> tuple[list, list]:
-    """Per-round mean and sample std over seeds (:func:`fedcore.sweep.rows.mean_std`; None where a
-    round has no value)."""
+    """Per-round mean and sample std over seeds (:func:`fedcore.sweep.rows.mean_std`), None at a round
+    where some seed has no value (issue 52: never a mean of whichever seeds were evaluated)."""
     from ..sweep.rows import mean_std
 
     means, stds = [], []
     for values in zip(*curves):
-        vals = [v for v in values if v is not None]
-        m, s = mean_std(vals) if vals else (None, None)
+        m, s = mean_std(list(values)) if all(v is not None for v in values) else (None, None)
         means.append(m)
         stds.append(s)
     return means, stds
+
+
+def row_stats(entry: dict) -> RowStats:
+    """A stored row's :class:`RowStats`: its seeds' finals and curves, and its headline ε (the
+    largest over seeds, ``inf`` when a seed noised nothing, None when not recorded) with the
+    accountant the record names (``accountant``; None in records from before the key)."""
+    import math
+
+    heads = entry.get("epsilon_headline")
+    eps = None if not heads else (math.inf if any(h is None for h in heads) else max(heads))
+    return RowStats(entry["finals"], entry.get("curves") or (), entry.get("rounds") or (),
+                    entry.get("seeds") or (), eps, entry.get("accountant"))
 
 
 def _stored_runs(entry: Optional[dict], config: dict) -> dict:
@@ -276,7 +287,7 @@ def fill_in(table: Table, record: dict) -> dict:
         if not entry.get("finals"):
             continue
         mean_curve, std_curve = _mean_curve(entry["curves"])
-        s = RowStats(entry["finals"], mean_curve, entry["rounds"])
+        s = row_stats(entry)
         stats[entry["key"]] = s
         entry.update({"mean": s.mean, "std": s.std, "curve_mean": mean_curve, "curve_std": std_curve})
         if record.get("target") is not None:
@@ -286,6 +297,7 @@ def fill_in(table: Table, record: dict) -> dict:
         if ref is not None and entry.get("mean") is not None:
             entry["gain"] = entry["mean"] - ref.mean
     record["claims"] = [c.check(stats, table.labels(), record.get("target")) for c in table.claims]
+    record["rule_rounds"] = table.rule_rounds
     return record
 
 
