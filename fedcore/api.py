@@ -329,3 +329,26 @@ def reproduce_paper(paper: str, out: Union[str, Path], *, quick: bool = True, se
     if specs:
         track_rows(specs, reproduction_rows(record), Path(out) / f"{paper}.json", "reproduce", {})
     return record
+
+
+def tracked_command(command: Callable[[Any], int]) -> Callable[[Any], int]:
+    """A CLI command with ``--track`` (:mod:`fedcore.tracking`): the trackers are checked before it
+    runs; ``run`` tracks its own rounds (:func:`run`), ``sweep`` and ``reproduce`` log their output's
+    rows once they succeed."""
+    from .tracking import parse_track, reproduction_rows, track_rows
+
+    def tracked(args) -> int:
+        specs = parse_track(getattr(args, "track", None))
+        code = command(args)
+        if code or not specs or args.command == "run":
+            return code
+        if args.command == "sweep":
+            track_rows(specs, json.loads(Path(args.out).read_text(encoding="utf-8"))["rows"], Path(args.out), "sweep",
+                       {"preset": args.preset, "match": args.match, "scenario": args.scenario,
+                        "sets": " ".join(args.set or ())})
+        elif args.paper and not args.report and not args.accounting:
+            path = Path(args.out) / f"{args.paper}.json"
+            track_rows(specs, reproduction_rows(json.loads(path.read_text(encoding="utf-8"))), path, "reproduce", {})
+        return code
+
+    return tracked

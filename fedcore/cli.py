@@ -23,53 +23,38 @@ def _bar(done: int, total: int, width: int = 20) -> str:
 def cmd_run(args) -> int:
     from .accounting.headline import THREAT_MODEL_NAMES, bound_words, format_epsilon
     from .accounting.words import EMPTY_RUN_TEXT
-    from .engine import iter_run
-    from .events import RoundEvent, RunFinished, RunStarted, to_dict
+    from .api import run
+    from .events import RoundEvent, RunFinished, RunStarted
 
     cfg = build_config(args.preset, args.config, args.set or [])
     if getattr(args, "limits", None):  # a host's limits, only when asked (README, "Hosting")
         from .runner.limits import HostLimits, check_submission, read_toml
 
         check_submission(cfg, HostLimits.from_mapping(read_toml(Path(args.limits)), source=args.limits))
-    if args.out and Path(args.out).is_dir():
-        raise FedcoreError(f"--out {args.out}: is a folder; give a file name, e.g. --out events.jsonl")
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise FedcoreError(f"--out {args.out}: the folder {Path(args.out).resolve().parent} does not exist")
-    # written under a temporary name, moved in place when the run starts: a refused run leaves no file
-    partial = Path(args.out).with_name(f".{Path(args.out).name}.{os.getpid()}.partial") if args.out else None
-    out = open(partial, "w") if partial else None
-    headline, threat, caveat = None, "", ""
-    try:
-        for event in iter_run(cfg):
-            if out:
-                out.write(json.dumps(to_dict(event), allow_nan=False) + "\n")
-                out.flush()
-            if isinstance(event, RunStarted):
-                if partial:
-                    os.replace(partial, args.out)
-                    partial = None
-                caveat = event.caveat
-                print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
-                      f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}; threat model: "
-                      f"{THREAT_MODEL_NAMES.get(event.threat_model, event.threat_model)}", flush=True)
-            elif isinstance(event, RoundEvent):
-                acc = "   -  " if event.accuracy is None else f"{event.accuracy:.4f}"
-                loss = "   -  " if event.loss is None else f"{event.loss:.4f}"
-                headline, threat = event.epsilon_headline_run, event.threat_model
-                print(f"{_bar(event.round, cfg.rounds)} round {event.round:>4}/{cfg.rounds}  acc {acc}  "
-                      f"loss {loss}  ε {format_epsilon(headline)}  {event.seconds:.3f}s", flush=True)
-            elif isinstance(event, RunFinished):
-                print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
-                      f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
-                      f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
-                      f"{bound_words(caveat, headline)})", flush=True)
-                if event.aggregated_rounds == 0:
-                    print(EMPTY_RUN_TEXT, flush=True)
-    finally:
-        if out:
-            out.close()
-        if partial:
-            partial.unlink(missing_ok=True)
+    seen = {"headline": None, "threat": "", "caveat": ""}
+
+    def show(event) -> None:
+        if isinstance(event, RunStarted):
+            seen["caveat"] = event.caveat
+            print(f"run {event.config_hash}: {cfg.dataset} / {cfg.model} / {cfg.num_clients} clients / "
+                  f"{cfg.privacy.mechanism} + {cfg.privacy.aggregator} on {event.device}; threat model: "
+                  f"{THREAT_MODEL_NAMES.get(event.threat_model, event.threat_model)}", flush=True)
+        elif isinstance(event, RoundEvent):
+            acc = "   -  " if event.accuracy is None else f"{event.accuracy:.4f}"
+            loss = "   -  " if event.loss is None else f"{event.loss:.4f}"
+            seen.update(headline=event.epsilon_headline_run, threat=event.threat_model)
+            print(f"{_bar(event.round, cfg.rounds)} round {event.round:>4}/{cfg.rounds}  acc {acc}  "
+                  f"loss {loss}  ε {format_epsilon(seen['headline'])}  {event.seconds:.3f}s", flush=True)
+        elif isinstance(event, RunFinished):
+            headline, threat = seen["headline"], seen["threat"]
+            print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
+                  f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
+                  f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
+                  f"{bound_words(seen['caveat'], headline)})", flush=True)
+            if event.aggregated_rounds == 0:
+                print(EMPTY_RUN_TEXT, flush=True)
+
+    run(cfg, out=args.out, track=getattr(args, "track", None) or (), on_event=show)   # the API's run (fedcore.api)
     return 0
 
 
@@ -151,6 +136,12 @@ def make_parser() -> argparse.ArgumentParser:
     __import__("fedcore.sweep.cli").sweep.cli.add_sweep_parser(sub)
     __import__("fedcore.audit.cli").audit.cli.add_audit_parser(sub)
     __import__("fedcore.attacks.cli").attacks.cli.add_attack_parser(sub)
+    from .api import tracked_command
+
+    for name in ("run", "sweep", "reproduce"):    # README "From Python": fedcore.tracking
+        sub.choices[name].add_argument("--track", action="append", metavar="mlflow|tensorboard",
+                                       help="log to MLflow or TensorBoard (mlflow=URI, tensorboard=DIR; repeatable)")
+        sub.choices[name].set_defaults(func=tracked_command(sub.choices[name].get_default("func")))
     return p
 
 
