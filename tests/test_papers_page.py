@@ -124,3 +124,18 @@ def test_the_headline_range_counts_the_noised_rows_and_names_the_clip_only_ones(
     span = (f"**{format_epsilon(min(finite))} – {format_epsilon(max(finite))}**. Clipping-only reference rows "
             "are left out.")
     assert any(span in ln for ln in verdict_lines(at).splitlines() if "Record-level DP" in ln), span
+
+
+def test_the_page_states_the_paired_rule_and_each_pldp_table_s_cause(papers_page):
+    """Issue 52 §5: every PLDP-FL table where C trails the rule it is claimed to beat shows the sentence
+    naming its measured cause (or that neither separates), the same as docs/reproduction.md."""
+    from fedcore.reproduce.stats import RULE_TEXT
+
+    at = papers_page()
+    text = verdict_lines(at)
+    assert RULE_TEXT in text
+    ran, _ = results.paper_tables(PAPERS["pldp"], results.load("pldp"))
+    causes = [" ".join(report.rule_c_causes(t)) for t in ran if report.rule_c_causes(t)]
+    assert causes and all(c in text for c in causes)
+    ran, _ = results.paper_tables(PAPERS["kdp_fl"], results.load("kdp_fl"))
+    assert all(line in text for t in ran for line in report.rounds_status(t) if line.startswith("- "))
