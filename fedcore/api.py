@@ -113,7 +113,7 @@ def setting_name(name: str) -> str:
     if "." in name or name == "method":
         return name
     fields = setting_fields(name)
-    if not fields or fields[0].partition(".")[0] == name:   # a section (``local``) is no setting
+    if all(f.startswith(name + ".") for f in fields):   # none, or a section (``local``): no setting
         raise ConfigError(name, "", "is not a setting; e.g. epsilon, rounds, lr, clients, method, or a dotted "
                           "name such as privacy.delta (`python -m fedcore run --help`, README 'Config fields')")
     return fields[0]
@@ -211,7 +211,7 @@ def run(config: ConfigLike = None, *, preset: Optional[str] = None, out: Union[s
         (``ConfigError`` for a setting) before any training, in one line naming what to change.
 
     >>> r = run(preset="demo", rounds=2)          # doctest: +SKIP
-    >>> r.rounds, r.epsilon_headline
+    >>> r.rounds, r.epsilon_headline               # doctest: +SKIP
     ([1, 2], inf)
     """
     from .engine import iter_run
@@ -267,7 +267,7 @@ def frontier(preset: str = "demo", *, methods: Union[str, Iterable[str]] = "", e
     (README, "Headless runs"), written to ``out`` as ``{"rows": [...]}`` when given.
 
     >>> rows = frontier(methods="dp_fedavg", epsilons=[1, 10], seeds=1, rounds=3)   # doctest: +SKIP
-    >>> [(r["method"], r["epsilon"], r["reference"]) for r in rows][:2]
+    >>> [(r["method"], r["epsilon"], r["reference"]) for r in rows][:2]         # doctest: +SKIP
     [('dp_fedavg', 1.0, ''), ('dp_fedavg', 10.0, '')]
     """
     from .sweep.job import checked_groups

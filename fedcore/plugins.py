@@ -53,9 +53,8 @@ def load_plugins() -> None:
 
 def use_plugins(*modules: str) -> None:
     """Import ``modules`` now and add them to ``FEDCORE_PLUGINS`` for the processes started later
-    (the sweep's and the dashboard's workers, Ray's local workers).
-
-    >>> use_plugins()     # no module: nothing changes
+    (the sweep's and the dashboard's workers, Ray's local workers), e.g.
+    ``fedcore.use_plugins("examples.tabular_csv")`` from the repository's folder.
     """
     names = plugin_modules()
     os.environ[ENV] = ",".join(names + [m for m in modules if m not in names])
