@@ -66,8 +66,8 @@ class RoundEvent:
     """Everything the dashboard plots for one round.
 
     ``epsilon_spent`` is each client's cumulative epsilon under basic composition;
-    ``epsilon_accountant`` holds named alternative ledgers (e.g. ``"rdp"``) as per-client
-    lists, labelled by the accountant that produced them. ``weights`` are the
+    ``epsilon_accountant`` holds the headline under the name of its accountant (``"pld"`` or
+    ``"rdp"``) and each labelled claim, as per-client lists. ``weights`` are the
     aggregation weights actually used, aligned with ``uploaded``. ``signals`` are
     scalar per-round method signals (mean Kalman gain, mean clip threshold, ...).
     """
@@ -87,6 +87,10 @@ class RoundEvent:
     threat_model: str = ""
     epsilon_headline: list[Optional[float]] = field(default_factory=list)
     epsilon_headline_run: Optional[float] = None
+    accountant: str = ""
+    """The accountant of the headline (:data:`fedcore.accounting.headline.ACCOUNTANTS`): ``"pld"`` (exact),
+    ``"rdp"`` (where the PLD is not composed), ``"none"``; ``epsilon_accountant`` holds the per-client
+    headline under that name. "" in records from before the field (RDP's headline)."""
     attack: dict = field(default_factory=dict)
     """What the threat model's attackers recover this round (:mod:`fedcore.attacks.watch`); {} when not watched."""
     aggregated: Optional[bool] = None

@@ -102,10 +102,10 @@ def _rounds(name: str, settings: Optional[dict]) -> int:
 
 def scalar_context(epsilon, delta: float, rounds: int = 1) -> RunContext:
     """A run of ``n`` clients holding one parameter each, client ``i`` with budget ``epsilon[i]``."""
-    eps = torch.as_tensor(np.atleast_1d(np.asarray(epsilon, dtype=np.float64)), dtype=torch.float32)
+    eps = torch.as_tensor(np.atleast_1d(np.asarray(epsilon, dtype=np.float64)), dtype=torch.float64)
     n = len(eps)
     return RunContext(num_clients=n, client_sizes=torch.full((n,), 1000.0), epsilon=eps,
-                      delta=torch.full((n,), float(delta)), rounds=rounds, participation=1.0,
+                      delta=torch.full((n,), float(delta), dtype=torch.float64), rounds=rounds, participation=1.0,
                       num_params=1, layer_slices={"w": slice(0, 1)}, label_counts=np.ones((n, 1)),
                       num_classes=1, local=LocalConfig(), device=torch.device("cpu"))
 

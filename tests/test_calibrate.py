@@ -1,7 +1,8 @@
 """Noise calibrated to a target is spent up to that target and never beyond it, as the
-ledger counts it (fedcore/accounting/calibrate.py): the ledger rounds a multiplier to 6
-significant digits, and ULDP-FED's central records first down to a 1 % grid, so the
-calibration rounds up to the same grid."""
+ledger counts it (fedcore/accounting/calibrate.py): by the exact (PLD) accountant, within
+[0.99, 1] x the target; for grid records (ULDP-FED's central reading with a decaying clip) by
+RDP, whose multipliers the ledger first rounds down to a 0.2 % grid, so the calibration
+rounds up to the same grid."""
 from __future__ import annotations
 
 import math
@@ -30,8 +31,19 @@ def ledger_grid(z: float) -> float:
 
 
 def calibration_epsilon(z: float, q: float, steps: int, delta: float) -> float:
-    """The calibration's own accountant (integer orders; the ledger's figure is at most this)."""
+    """The RDP calibration's own accountant (integer orders; the ledger's figure is at most this)."""
     return float(rdp_epsilons(steps * SampledGaussianRdp(q)(z), delta, INT_ORDERS)[0])
+
+
+def pld_epsilon(z: float, q: float, steps: int, delta: float) -> float:
+    """dp-accounting's own PLD accountant at the ledger's interval."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
+    event = dp_accounting.GaussianDpEvent(float(f"{z:.6g}"))
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, event) if q < 1 else event, steps)
+    return acc.get_epsilon(delta)
 
 
 @pytest.mark.parametrize("eps,delta,q,steps", [(1.0, 1e-5, 0.8, 10), (1.0, 1e-5, 0.1, 5), (8.0, 1e-5, 0.1, 200),
@@ -39,8 +51,8 @@ def calibration_epsilon(z: float, q: float, steps: int, delta: float) -> float:
 def test_the_multiplier_the_ledger_composes_meets_the_target_and_is_the_smallest_on_its_grid(eps, delta, q, steps):
     z = float(calibrate_noise_multiplier(eps, delta, q, steps)[0])
     assert rounded_multiplier(z) == z
-    assert rdp_epsilon(steps * gaussian_rdp(np.float32(z), q), delta) <= eps       # float32 on the way too
-    assert calibration_epsilon(0.99999 * z, q, steps, delta) > eps                  # the smallest
+    assert 0.99 * eps <= pld_epsilon(float(np.float32(z)), q, steps, delta) <= eps   # float32 on the way too
+    assert z < float(calibrate_noise_multiplier(eps, delta, q, steps, grid=True)[0])  # less noise than RDP's
 
     gridded = float(calibrate_noise_multiplier(eps, delta, q, steps, grid=True)[0])
     for seen in (gridded, float(np.float32(gridded)), float(np.float32(gridded) * np.float32(2) / 2)):

@@ -1,11 +1,20 @@
 """Noise calibration (DP-SGD, HW-DPFL per step, ULDP-FED's accountant noise): the smallest
 Gaussian noise multiplier whose value *as the ledger composes it* meets the target, so a run
-never spends more than its target. The ledger rounds a multiplier to :data:`~.rdp.DIGITS`
-significant digits (a ``GaussianRecord(grid=True)`` first down to its grid
-:data:`~.ledger.GRID`); the calibration rounds up to the same grid.
+never spends more than its target, solved on the same accountant as the ledger's headline:
 
->>> round(float(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)[0]), 3)
-4.045
+- the exact one (dp-accounting's PLD, :mod:`.exact`) for every ordinary record: a search on a
+  :data:`~.exact.COARSE` times coarser discretisation (regula falsi in log z, log ε, from the RDP solution,
+  which always spends less) lands within :data:`AIM` of the target, and the point is confirmed on the
+  ledger's own interval (:func:`~.exact.interval_for`; moved up until it passes), so it spends [0.99, 1] x the target;
+- RDP for ``grid`` (``GaussianRecord(grid=True)``: ULDP-FED's central reading, composed by RDP).
+
+The ledger rounds a multiplier to :data:`~.rdp.DIGITS` significant digits (a grid record first down
+to its grid :data:`~.ledger.GRID`); the calibration rounds up to the same grid. Solutions are kept
+in memory and on disk beside the RDP curves (:func:`~.rdp.curve_cache`): a sweep, a replay or a
+second run of the same budgets reads them back.
+
+>>> round(float(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)[0]), 3)      # RDP's: 4.045
+3.732
 """
 from __future__ import annotations
 
@@ -15,8 +24,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ConfigError
+from .exact import tally_epsilon, whole_steps
 from .ledger import GRID
-from .rdp import DIGITS, INT_ORDERS, SampledGaussianRdp, rdp_epsilons, rounded_multiplier
+from .rdp import DIGITS, INT_ORDERS, SampledGaussianRdp, curve_cache, rdp_epsilons, rounded_multiplier
 
 Z_RANGE = (1e-3, 1e4)
 """Where the bisection looks for a multiplier."""
@@ -24,6 +34,13 @@ GRID_MARGIN = 0.01
 """Fraction of a grid step above its grid point where a gridded multiplier is placed: float32
 arithmetic on the way to the ledger cannot push it one step down."""
 _CHUNK = 64
+AIM = (0.996, 1.0)
+"""Where the coarse search puts a point's ε, as a fraction of the target (the fine PLD is within a
+few 1e-4 below the coarse one, so the confirmed point lands in [0.99, 1])."""
+MARGIN = 1e-5
+"""Fraction of the target left unspent: a multiplier's float32 round trip to the noise and the ledger's
+6-digit rounding move ε by about 1e-6."""
+PLD_VERSION = "pld1"
 
 
 def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
@@ -42,8 +59,88 @@ def _memo(key: tuple) -> tuple:
 
 
 def solve_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
+    """Smallest noise multiplier per group such that ``compositions`` Poisson-subsampled Gaussian
+    steps at ``sample_rate`` are ``(epsilon, delta)``-DP under the ledger's accountant: the PLD's
+    (:func:`solve_pld`, from the RDP solution), RDP's with ``grid`` (on ``GaussianRecord(grid=True)``'s
+    grid). Raises ``ConfigError`` where even ``z = 1e4`` is not enough."""
+    z = solve_rdp(epsilon, delta, sample_rate, compositions, grid)
+    if grid:
+        return z
+    eps, delta, q, n = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
+                                             for a in (epsilon, delta, sample_rate, compositions)))
+    return np.array([solve_pld(*args) for args in zip(eps.tolist(), delta.tolist(), q.tolist(), n.tolist(),
+                                                      z.tolist())])
+
+
+def solve_pld(epsilon: float, delta: float, q: float, compositions: float, start: float) -> float:
+    """The smallest multiplier (rounded as the ledger rounds it) whose ``compositions`` steps at rate
+    ``q`` spend at most ``epsilon`` at ``delta`` by the PLD (:func:`.exact.tally_epsilon`) and at
+    least 0.99 of it; ``start``: a multiplier that spends less (RDP's solution)."""
+    cache = curve_cache()
+    key = f"{cache.key_prefix}{PLD_VERSION}|{epsilon!r}|{delta!r}|{q!r}|{compositions!r}" if cache is not None else ""
+    try:
+        kept = cache.get(key) if cache is not None else None
+    except Exception:   # noqa: BLE001
+        kept = None
+    if kept is not None:
+        return float(kept)
+    n = whole_steps(compositions)
+
+    def spent(z: float, coarse: bool = False) -> float:
+        return tally_epsilon((((rounded_multiplier(z), float(min(q, 1.0))), n),), float(delta), coarse)
+
+    target = epsilon * (1 - MARGIN)
+    z = _regula_falsi(lambda v: spent(v, True), target, start)
+    while spent(z) > target:                         # confirmed on the ledger's own discretisation
+        z = rounded_multiplier(z * 1.0005)
+    if spent(z) < (1 - 0.01) * epsilon:              # the coarse grid was far off: search the fine one
+        z = _regula_falsi(spent, target, z)
+    try:
+        if cache is not None:
+            cache.set(key, z)
+    except Exception:   # noqa: BLE001
+        pass
+    return z
+
+
+def _regula_falsi(spent, target: float, start: float) -> float:
+    """A multiplier whose ``spent`` lies in :data:`AIM` x ``target`` (or just under the target when
+    ``spent`` jumps there), by regula falsi (Illinois) on ``log spent`` against ``log z``, from ``start``
+    (which spends at most ``target``)."""
+    hi = start
+    while spent(hi) > target:
+        hi *= 1.5
+    lo = hi
+    while spent(lo) <= AIM[0] * target:
+        lo /= 1.5
+        if lo < Z_RANGE[0]:
+            return rounded_multiplier(hi)
+    if spent(lo) <= target:
+        return rounded_multiplier(lo)
+    f_lo, f_hi = math.log(spent(lo) / target), math.log(spent(hi) / target)   # > 0 at lo, <= 0 at hi
+    side = 0
+    for _ in range(60):
+        if hi / lo < 1 + 1e-5:
+            break
+        x = math.log(lo) + (math.log(hi) - math.log(lo)) * f_lo / (f_lo - f_hi)
+        z = rounded_multiplier(min(max(math.exp(x), lo * (1 + 1e-6)), hi / (1 + 1e-6)))
+        if z in (lo, hi):     # the bracket is one unit of the ledger's rounding wide
+            break
+        e = spent(z)
+        if AIM[0] * target <= e <= AIM[1] * target:
+            return z
+        if e > target:
+            lo, f_lo = z, math.log(e / target)
+            f_hi, side = (f_hi / 2, side) if side == 1 else (f_hi, 1)
+        else:
+            hi, f_hi = z, math.log(e / target)
+            f_lo, side = (f_lo / 2, side) if side == -1 else (f_lo, -1)
+    return rounded_multiplier(hi)
+
+
+def solve_rdp(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
     """Smallest noise multiplier per group such that ``compositions`` Poisson-subsampled
-    Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP, on the ledger's grid
+    Gaussian steps at ``sample_rate`` are ``(epsilon, delta)``-DP by RDP, on the ledger's grid
     (``grid``: that of ``GaussianRecord(grid=True)``).
 
     Bisection in ``log z`` over :data:`Z_RANGE`, all groups at once, at the integer orders

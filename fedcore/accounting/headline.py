@@ -13,12 +13,15 @@ Threat model (who is trusted), declared by every mechanism (``Mechanism.threat_m
 Headline epsilon: for each client, the tightest *rigorous* (eps, delta_i)-DP bound the
 ledger can prove for that threat model, and for the run, the largest over clients:
 
-- Gaussian-based rounds (a ``GaussianRecord``): RDP of the (Poisson-subsampled) Gaussian
-  from dp-accounting, composed over every recorded step, converted at the client's own
-  delta_i (:func:`fedcore.accounting.rdp.rdp_epsilons`, dp-accounting's
-  ``compute_epsilon`` term for term);
+- Gaussian-based rounds (a ``GaussianRecord``): the exact accountant, dp-accounting's privacy loss
+  distribution (PLD) of every recorded (Poisson-subsampled) Gaussian step, pessimistic, at the
+  client's own delta_i (:mod:`fedcore.accounting.exact`); RDP (:mod:`fedcore.accounting.rdp`) only
+  where the PLD is not composed (a run whose every user has its own noise history each round,
+  ULDP-FED's central reading, or a PLD dp-accounting cannot build), and then the run says so
+  (:data:`ACCOUNTANTS`, ``RoundEvent.accountant``);
 - pure-eps rounds (two-point, Laplace, the sign mechanism's randomized-response bound):
-  basic composition of the per-round pure eps;
+  their PLD (:mod:`fedcore.accounting.pure`: k-fold randomized response, exact), or their sum
+  where that is smaller;
 - where a client has both views for every round (stochastic sign), the smaller;
 - infinity where a client uploaded something with no rigorous bound (no noise, or a
   setting that breaks the bound, e.g. unclipped gradients) and for threat model "none";
@@ -31,9 +34,8 @@ Encoding in events (strict JSON, no ``Infinity`` token): a finite float stays a 
 infinity becomes ``None`` (JSON ``null``); :func:`encode_epsilon` / :func:`decode_epsilon`
 convert, :func:`format_epsilon` prints (``"∞"``).
 
->>> from fedcore.accounting.rdp import ORDERS
->>> headline_epsilons(np.zeros((2, len(ORDERS))), np.array([False, False]), np.array([1.5, 0.0]),
-...                   np.array([True, True]), np.array([False, True]), np.array([1e-5, 1e-5]), "local")
+>>> headline_epsilons(np.array([0.9, 0.0]), np.array([False, False]), np.array([1.5, 0.0]),
+...                   np.array([True, True]), np.array([False, True]), "local")
 array([1.5, inf])
 >>> [encode_epsilon(x) for x in (1.5, math.inf)], format_epsilon(None)
 ([1.5, None], '∞')
@@ -45,7 +47,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .rdp import rdp_epsilons
 
 THREAT_MODELS = ("local", "central", "record")
 NO_PRIVACY = "none"
@@ -73,27 +74,32 @@ def threat_model_text(kind: str) -> str:
     return THREAT_MODEL_TEXT.get(kind, f"unknown threat model {kind!r}")
 
 
-def headline_epsilons(rdp: np.ndarray, rdp_valid: np.ndarray, pure: np.ndarray, pure_valid: np.ndarray,
-                      exposed: np.ndarray, delta: np.ndarray, threat_model: str) -> np.ndarray:
-    """Per-client headline epsilon ``[N]`` (``inf`` = no guarantee) from a ledger's state.
+def headline_epsilons(gaussian: np.ndarray, gaussian_valid: np.ndarray, pure: np.ndarray, pure_valid: np.ndarray,
+                      exposed: np.ndarray, threat_model: str) -> np.ndarray:
+    """Per-client headline epsilon ``[N]`` (``inf`` = no guarantee) from a ledger's figures.
 
-    ``rdp [N, orders]``: accumulated RDP curves; ``rdp_valid [N]``: every noised release
-    of the client is covered by them; ``pure [N]``: summed pure eps; ``pure_valid [N]``:
-    every release has a pure-eps bound; ``exposed [N]``: the client released something
-    with no bound at all; ``delta [N]``: each client's own delta.
+    ``gaussian [N]``: each client's ε of its Gaussian releases at its δ (PLD, or RDP where the
+    ledger says so); ``gaussian_valid [N]``: every noised release of the client is among them;
+    ``pure [N]``: its pure releases composed; ``pure_valid [N]``: every release has a pure-eps
+    bound (a client with both views of every release takes the smaller); ``exposed [N]``: the
+    client released something with no bound at all.
     """
-    n = len(delta)
+    n = len(gaussian)
     if threat_model == NO_PRIVACY:
         return np.full(n, math.inf)
-    rdp = np.asarray(rdp, np.float64)
-    out = np.full(n, math.inf)
-    has_rdp = np.asarray(rdp_valid, bool)
-    if has_rdp.any():
-        out[has_rdp] = rdp_epsilons(rdp[has_rdp], np.asarray(delta, np.float64)[has_rdp])
+    out = np.where(np.asarray(gaussian_valid, bool), np.asarray(gaussian, np.float64), math.inf)
     pv = np.asarray(pure_valid, bool)
     out[pv] = np.minimum(out[pv], np.asarray(pure, np.float64)[pv])
     out[np.asarray(exposed, bool)] = math.inf
     return out
+
+
+ACCOUNTANTS = {
+    "pld": "exact (PLD) accountant",
+    "rdp": "RDP accountant (looser; the PLD is not composed for this run)",
+    NO_PRIVACY: "no accountant: nothing is noised",
+}
+"""The accountant a run's headline comes from (``RoundEvent.accountant``), as it is said on screen."""
 
 
 def run_headline(per_client: Sequence[float]) -> float:

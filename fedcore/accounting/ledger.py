@@ -4,15 +4,14 @@ Records *what happened* each round (the Opacus accountant lesson) and derives, p
 
 - ``basic``: cumulative epsilon under basic (sequential) composition of what each
   mechanism says a round spent, always (for most mechanisms the paper's own ledger);
-- ``rdp``: (eps, delta_i)-DP from the RDP accountant of dp-accounting, for clients whose
-  releases were all covered by Gaussian records (None elsewhere);
 - the **headline** epsilon (:mod:`fedcore.accounting.headline`): the tightest rigorous
   bound for the mechanism's threat model, per client and per run; infinity when nothing
-  was noised. Pure-eps releases are kept as ``{eps: count}`` per client and composed by
-  their privacy loss distribution (:mod:`.pure`), which is tighter than their sum;
-- ``pld_run``: the run's ε under dp-accounting's privacy loss distribution (PLD) accountant for
-  the same releases, to show beside the headline where the two accountants differ (the headline,
-  and so "equal privacy", is RDP's for Gaussian records);
+  was noised. Gaussian steps are composed by their privacy loss distribution (PLD, the exact
+  accountant: :mod:`.exact`), round by round; pure-eps releases are kept as ``{eps: count}`` per
+  client and composed by theirs (:mod:`.pure`), which is tighter than their sum;
+- ``rdp``: the RDP accountant of dp-accounting, only for clients whose PLD is not composed
+  (grid records below, a PLD dp-accounting cannot build); the run then names ``"rdp"`` as its
+  accountant (:meth:`Figures.accountant`) and ``pld_run`` gives its PLD at the end;
 - any labelled *claim* a mechanism reports (e.g. LDP-FL's "per-weight eps with
   shuffling" vs "composed eps without shuffling", a paper's closed-form total), so a
   paper's figure and the accountant's are shown side by side.
@@ -22,7 +21,8 @@ sampling: every user who *could* have been sampled pays the subsampled-Gaussian 
 the round); each covered client composes ``steps`` steps at its own noise multiplier.
 
 **Off the round's critical path** (issue 41): a record whose multipliers change every round
-(``GaussianRecord.grid``, ULDP-FED's central reading) brings new RDP curves most rounds, 0.1-0.3
+(``GaussianRecord.grid``, ULDP-FED's central reading: every user its own noise history, hundreds of
+distinct tallies, too many to compose a PLD each round) is composed by RDP, and brings new curves most rounds, 0.1-0.3
 CPU-s each through dp-accounting. Those curves are computed beside the round by a pool of worker
 processes (:mod:`.curve_workers`: all started at the first such record and warmed while round 1
 computes its own curves inline), and composed in the order they
@@ -46,6 +46,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from .exact import Lineages
 from .games import NATIVE_ADJACENCY, bound, unbounded, worst
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
@@ -117,15 +118,16 @@ def _inline_curve(pair: tuple) -> np.ndarray:
 
 
 class Figures:
-    """What a round's event reads of the ledger: each client's headline ε and the named views.
+    """What a round's event reads of the ledger: each client's headline ε, its accountant and the views.
 
     :class:`Ledger` reads its running state; :class:`RoundFigures` the state one round left, kept while
-    that round's curves were still out. Both hold ``rdp``, ``rdp_valid``, ``pure``, ``pure_releases``,
-    ``pure_valid``, ``exposed``, ``claims``, ``delta`` and ``threat_model``.
+    that round's curves were still out. Both hold ``exact`` (each client's PLD ε at its δ), ``rdp_only``
+    (the clients composed by RDP instead), ``rdp``, ``rdp_valid``, ``pure``, ``pure_releases``,
+    ``pure_valid``, ``exposed``, ``steps``, ``claims``, ``delta`` and ``threat_model``.
     """
 
     def rdp_epsilon(self) -> np.ndarray:
-        """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed)."""
+        """``[N]`` RDP epsilon at each client's delta (0 where nothing was composed by RDP)."""
         return rdp_epsilons(self.rdp, self.delta)
 
     def pure_composed(self, delta: Optional[np.ndarray] = None) -> np.ndarray:
@@ -135,20 +137,42 @@ class Figures:
         return np.array([compose_pure(r, d) if ok else math.inf
                          for r, d, ok in zip(self.pure_releases, delta, self.pure_valid)])
 
+    def exact_at(self, delta: Optional[float]) -> np.ndarray:
+        """``[N]`` each client's PLD ε at its own δ (a snapshot knows no other δ)."""
+        if delta is not None:
+            raise ValueError("a round's snapshot holds each client's ε at its own δ only")
+        return self.exact.copy()
+
+    def gaussian_epsilons(self, delta: Optional[float] = None) -> np.ndarray:
+        """``[N]`` ε of each client's Gaussian releases: the PLD (:mod:`.exact`), RDP for ``rdp_only``."""
+        out = self.exact_at(delta)
+        if self.rdp_only.any():
+            d = self.delta if delta is None else np.full(len(self.delta), float(delta))
+            out[self.rdp_only] = rdp_epsilons(self.rdp[self.rdp_only], d[self.rdp_only])
+        return out
+
     def headline(self, delta: Optional[float] = None) -> np.ndarray:
         """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`; with ``delta``, every
         client's at that δ instead of its own (one point of the run's privacy profile)."""
         d = self.delta if delta is None else np.full(len(self.delta), float(delta))
         pure = self.pure_composed(d) if self.pure_valid.any() and self.pure.any() else self.pure
-        return headline_epsilons(self.rdp, self.rdp_valid, pure, self.pure_valid, self.exposed, d, self.threat_model)
+        return headline_epsilons(self.gaussian_epsilons(delta), self.rdp_valid, pure, self.pure_valid, self.exposed,
+                                 self.threat_model)
+
+    def accountant(self) -> str:
+        """The accountant of the run's headline: ``"pld"`` (the exact one: Gaussian steps by their PLD,
+        pure releases by theirs), ``"rdp"`` where a noised client is composed by RDP, ``"none"`` when
+        nothing is noised (:data:`.headline.ACCOUNTANTS`)."""
+        if self.threat_model == NO_PRIVACY:
+            return NO_PRIVACY
+        return "rdp" if (self.rdp_only & (self.steps > 0)).any() else "pld"
 
     def views(self) -> dict[str, list]:
-        """Named per-client cumulative figures, for the event stream (strict JSON: no inf)."""
+        """Named per-client cumulative figures, for the event stream (strict JSON: no inf): the
+        headline under the name of its accountant, and every labelled claim."""
         out: dict[str, list] = {}
-        if self.rdp.any() and self.threat_model != NO_PRIVACY:
-            eps = self.rdp_epsilon()
-            shown = np.where(self.rdp_valid & np.isfinite(eps), eps, np.nan).tolist()
-            out["rdp"] = [None if e != e else e for e in shown]
+        if self.threat_model != NO_PRIVACY and ((self.steps > 0).any() or self.pure.any()):
+            out[self.accountant()] = [e if math.isfinite(e) else None for e in self.headline().tolist()]
         for label, values in self.claims.items():
             out[label] = values.tolist()
         return out
@@ -170,6 +194,9 @@ class RoundFigures(Figures):
     exposed: np.ndarray
     delta: np.ndarray
     threat_model: str
+    exact: np.ndarray
+    rdp_only: np.ndarray
+    steps: np.ndarray
     rdp: Optional[np.ndarray] = None
 
 
@@ -196,11 +223,21 @@ class Ledger(Figures):
         self.pure_valid = np.ones(num_clients, dtype=bool)    # every release has a pure-eps bound
         self.exposed = np.zeros(num_clients, dtype=bool)      # released something with no bound
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
+        self.lineages = Lineages(self.delta)                  # each client's Gaussian steps as one PLD (.exact)
+        self.rdp_only = np.zeros(num_clients, dtype=bool)     # composed by RDP instead (grid records, failed PLDs)
         self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps, for the PLD
         self.last_round: dict[int, tuple[dict, dict]] = {}
         """The latest round's releases of each client it touched: ``{client: ({(z, q): steps}, {ε: count})}``
         (the games that read one round, :meth:`game_bound`)."""
         self.claims: dict[str, np.ndarray] = {}
+
+    @property
+    def exact(self) -> np.ndarray:
+        """``[N]`` each client's PLD ε of its Gaussian steps at its own δ (:mod:`.exact`)."""
+        return self.lineages.epsilon
+
+    def exact_at(self, delta: Optional[float]) -> np.ndarray:
+        return self.lineages.epsilons(delta)
 
     @property
     def rdp(self) -> np.ndarray:
@@ -256,7 +293,8 @@ class Ledger(Figures):
         snap = RoundFigures(self._queued, self.basic.copy(), {k: v.copy() for k, v in self.claims.items()},
                             self.rdp_valid.copy(), self.pure.copy(),
                             [dict(r) for r in self.pure_releases] if self.pure.any() else None,
-                            self.pure_valid.copy(), self.exposed.copy(), self.delta, self.threat_model)
+                            self.pure_valid.copy(), self.exposed.copy(), self.delta, self.threat_model,
+                            self.lineages.epsilons(), self.rdp_only.copy(), self.steps.copy())
         if self._composed >= snap.position:
             snap.rdp = self._rdp.copy()
         else:
@@ -315,7 +353,7 @@ class Ledger(Figures):
                 z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
-            self._compose(gids, z, q, steps)
+            self._compose(gids, z, q, steps, exact=not gaussian.grid)
             covered[gids] = True
         uncovered = ids[~covered[ids]]
         self.rdp_valid[uncovered] = False
@@ -334,9 +372,11 @@ class Ledger(Figures):
             self.exposed[uncovered] = True
         self.pure_valid[(covered | np.isin(np.arange(len(covered)), ids)) & ~with_pure] = False
 
-    def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: np.ndarray, steps: np.ndarray) -> None:
-        """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier
-        ``z`` to each client's RDP curve; one dp-accounting call per distinct (z, rate)."""
+    def _compose(self, ids: np.ndarray, z: np.ndarray, sample_rate: np.ndarray, steps: np.ndarray,
+                 exact: bool = True) -> None:
+        """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier ``z`` to
+        each client: to its PLD (``exact``, :class:`.exact.Lineages`) or, for a grid record and a client
+        whose PLD could not be built, to its RDP curve (one dp-accounting call per distinct (z, rate))."""
         # distinct (z rounded to 6 digits, rate), in np.unique's (lexicographic) order; the rounding is
         # formatted once per distinct z (a round of 1,000 users has a few dozen)
         uz, zinv = np.unique(np.asarray(z, np.float64), return_inverse=True)
@@ -346,18 +386,29 @@ class Ledger(Figures):
         code, cinv = np.unique(zrinv.reshape(-1) * len(ur) + rinv.reshape(-1), return_inverse=True)
         cinv = cinv.reshape(-1)
         distinct = np.stack([uzr[code // len(ur)], ur[code % len(ur)]], axis=1) if len(code) else np.zeros((0, 2))
+        if not exact:
+            self.rdp_only[ids] = True
         for j, (value, rate) in enumerate(distinct):
             sel = cinv == j
-            key = (value, min(1.0, rate))
-            unit = self._curve(value, key[1]) if value > 0 else np.full(len(ORDERS), np.inf)
-            self._queue.append((ids[sel], steps[sel], unit))
-            self._queued += 1
+            key = (float(value), float(min(1.0, rate)))
             np.add.at(self.steps, ids[sel], steps[sel])
             for c, k in zip(ids[sel].tolist(), steps[sel].tolist()):
                 tally = self.tally[c]
                 tally[key] = tally.get(key, 0.0) + float(k)
                 mine = self.last_round.setdefault(c, ({}, {}))[0]
                 mine[key] = mine.get(key, 0.0) + float(k)
+            by_pld = sel & ~self.rdp_only[ids]
+            if by_pld.any():
+                self.lineages.add(ids[by_pld], key, steps[by_pld])
+                lost = ids[by_pld][self.lineages.failed[ids[by_pld]]]
+                for c in lost.tolist():      # a PLD dp-accounting cannot build: RDP from here on, whole tally
+                    self._rdp[c] += sum(k * gaussian_rdp(*zq) for zq, k in self.tally[c].items())
+                self.rdp_only[lost] = True
+            by_rdp = sel & ~by_pld
+            if by_rdp.any():
+                unit = self._curve(value, key[1]) if value > 0 else np.full(len(ORDERS), np.inf)
+                self._queue.append((ids[by_rdp], steps[by_rdp], unit))
+                self._queued += 1
         self._drain(wait=False)
 
     def profile(self, deltas: tuple = PROFILE_DELTAS) -> list[tuple[float, float]]:
@@ -410,21 +461,24 @@ class Ledger(Figures):
         return run_headline(self.headline().tolist())
 
     def pld_run(self) -> Optional[float]:
-        """The run's ε (largest over clients) with every client whose releases are all Gaussian composed
-        by dp-accounting's PLD accountant instead of RDP (:func:`.pure.gaussian_pld_epsilon`); the other
-        clients keep their headline (pure releases are already composed by their PLD). Past
-        :data:`.pure.EXACT_TALLIES` distinct tallies, one :func:`.pure.dominating_tally` of them all is
-        composed (an upper bound of their largest ε) at the smallest δ. None where it is not computed:
-        a headline above :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
+        """The run's ε (largest over clients) with every Gaussian release composed by dp-accounting's PLD:
+        the headline itself where no client is composed by RDP (:meth:`accountant` ``"pld"``); else the
+        clients composed by RDP get the PLD of their tallies (:func:`.pure.gaussian_pld_epsilon`), past
+        :data:`.pure.EXACT_TALLIES` distinct tallies one :func:`.pure.dominating_tally` of them all (an upper
+        bound of their largest ε) at the smallest δ. None where it is not computed: a headline above
+        :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
         from .pure import EXACT_TALLIES, dominating_tally, gaussian_pld_epsilon
 
         head = self.headline()
         if self.threat_model == NO_PRIVACY:
             return math.inf
+        if not self.rdp_only.any():
+            return run_headline(head.tolist())
         if run_headline(head.tolist()) > PLD_LIMIT:
             return None
         out = head.copy()
-        gaussian = [c for c in np.flatnonzero(np.isfinite(head) & self.rdp_valid & (self.pure == 0)) if self.tally[c]]
+        gaussian = [c for c in np.flatnonzero(np.isfinite(head) & self.rdp_only & self.rdp_valid & (self.pure == 0))
+                    if self.tally[c]]
         tallies = {tuple(sorted(self.tally[c].items())) for c in gaussian}
         if len(tallies) > EXACT_TALLIES:
             bound = gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(self.delta[gaussian].min()))
@@ -435,4 +489,3 @@ class Ledger(Figures):
             return None
         out[gaussian] = values
         return run_headline(out.tolist())
-

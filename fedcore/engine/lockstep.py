@@ -80,6 +80,8 @@ class LockstepResult:
     """Rounds in which at least one update was aggregated (``RunFinished.aggregated_rounds``)."""
     epsilon_pld: Optional[float] = None
     """The run's ε under the PLD accountant (``RunFinished.epsilon_pld``; inf = no guarantee, None = not computed)."""
+    accountant: str = ""
+    """The headline's accountant (:meth:`fedcore.accounting.Ledger.accountant`)."""
     profile: list = field(default_factory=list)
     """With ``profile``: ``[(ε, δ)]``, the run's headline at several δ (``RunFinished.epsilon_profile``)."""
     bound: Optional[object] = None
@@ -225,7 +227,7 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                                             accuracy=r.accuracy if curves else [],
                                             signals={k: t / n for k, (t, n) in r.signals.items()} if curves else {},
                                             aggregated_rounds=r.aggregated_rounds,
-                                            epsilon_pld=r.ledger.pld_run(),
+                                            epsilon_pld=r.ledger.pld_run(), accountant=r.ledger.accountant(),
                                             profile=r.ledger.profile() if profile else [],
                                             bound=r.ledger.run_bound(game) if game is not None else None)
     return results

@@ -65,7 +65,7 @@ def _fill(event: RoundEvent, figures: Figures, t_start: float) -> RoundEvent:
     """``event`` with the privacy figures of ``figures`` (the ledger, or the snapshot its round left)."""
     headline = figures.headline()
     event.epsilon_spent, event.epsilon_accountant = figures.basic.tolist(), figures.views()
-    event.threat_model = figures.threat_model
+    event.threat_model, event.accountant = figures.threat_model, figures.accountant()
     event.epsilon_headline = [encode_epsilon(e) for e in headline]
     event.epsilon_headline_run = encode_epsilon(float(headline.max()))
     event.elapsed = time.perf_counter() - t_start

@@ -201,5 +201,5 @@ class DpSgdMechanism(DpSgdSpec):
         signals["eq3_sensitivity_over_M"] = float(self.drift[ids].mean())
         return Upload(values=updates + std[:, None] * noise, clients=clients, noise_std=std,
                       spent=spent, gaussian=gaussian,
-                      claims={self.claim_label: torch.as_tensor(increment, dtype=torch.float32, device=device)},
+                      claims={self.claim_label: torch.as_tensor(increment, dtype=torch.float64, device=device)},
                       signals=signals)

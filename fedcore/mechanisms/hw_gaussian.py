@@ -167,5 +167,5 @@ class HwGaussianMechanism(HwGaussianSpec):
         if self.options.clip_gradients:
             gaussian = GaussianRecord(noise_multiplier=sigma / self.sensitivity_[clients])
         return Upload(values=values, clients=clients, noise_std=sigma.to(updates.dtype),
-                      spent=eps.to(torch.float32), gaussian=gaussian, claims={THM2_CLAIM: claim},
+                      spent=eps, gaussian=gaussian, claims={THM2_CLAIM: claim},
                       signals={"noise_std_mean": float(sigma.mean())})

@@ -191,11 +191,18 @@ class UldpGaussian(UldpGaussianSpec):
             keys, member = np.unique(np.stack([eps, delta]), axis=1, return_inverse=True)
             rate = ctx.participation if self.central else 1.0
             z = calibrate_noise_multiplier(keys[0], keys[1], np.full(keys.shape[1], rate),
-                                           np.full(keys.shape[1], ctx.rounds), grid=self.central)
-            self.accountant_z = z[member.ravel()].astype(np.float32)
+                                           np.full(keys.shape[1], ctx.rounds), grid=self._by_rdp())
+            self.accountant_z = z[member.ravel()]                  # float64: cast only where noise is drawn
         elif o.noise_mode in ("allocated", "paper_thm3"):   # z's per-user factor of delta_i
             term = gaussian_delta_term if o.noise_mode == "allocated" else thm3_log_term
             self.delta_term = host_array(term(ctx.delta))
+
+    def _by_rdp(self) -> bool:
+        """Whether the ledger composes this mechanism's records by RDP (``GaussianRecord.grid``): the
+        central reading with a decaying clip gives every user its own multiplier each round (hundreds of
+        distinct noise histories, too many to compose a PLD each round); without decay every covered user
+        has the same multiplier and the exact (PLD) accountant composes them (DP-FedAvg)."""
+        return self.central and self.options.decay
 
     def _clip_curve(self, k: torch.Tensor) -> torch.Tensor:
         o = self.options
@@ -206,7 +213,7 @@ class UldpGaussian(UldpGaussianSpec):
         return self.clips[k]
 
     def noise_multiplier(self, eps_round: np.ndarray, users: np.ndarray, round: int) -> np.ndarray:
-        """``[m]`` float32 z_k = sigma_k / C_k of this round's ``users`` under the chosen ``noise`` mode."""
+        """``[m]`` float64 z_k = sigma_k / C_k of this round's ``users`` under the chosen ``noise`` mode."""
         o, ctx = self.options, self.ctx
         mode = o.noise_mode
         if mode == "accountant":
@@ -219,7 +226,7 @@ class UldpGaussian(UldpGaussianSpec):
                                     o.max_participations, ctx.rounds, round)
             else:
                 z = np.full(len(users), o.noise_multiplier)
-        return z.astype(np.float32)
+        return np.asarray(z, np.float64)
 
     def privatize(self, updates, clients, round, gen) -> Upload:
         o = self.options
@@ -231,21 +238,21 @@ class UldpGaussian(UldpGaussianSpec):
             z = 2.0 * z
         clip = self.clip_for(k)
         sigma = z * clip                                        # the noise the sum (central) / upload carries
-        on_device = torch.from_numpy(np.stack([clip, sigma])).to(updates.device)
+        on_device = torch.from_numpy(np.stack([clip, sigma]).astype(np.float32)).to(updates.device)   # noise drawn
         values, per_user = self._clip_and_perturb(updates, on_device[0], on_device[1], gen)
         recalled = np.zeros(len(users), dtype=bool)
         events, noise_std, signals = [], per_user, {}
         if self.history is not None:
             values, noise_std, recalled, events, signals = self._recall_or_upload(values, users, per_user, k, round)
         gaussian = self._gaussian_record(on_device[1], z)       # reads the participations before this round
-        spent = self.budget.commit(users, round, recalled).astype(np.float32)
+        spent = self.budget.commit(users, round, recalled).astype(np.float64)
         self.participations[users] = k
         signals.update(clip_threshold=host_mean(clip), eps_round=host_mean(eps_round),
                        recall_rate=float(np.float32(recalled.sum()) / np.float32(len(users))),   # an exact count
                        noise_multiplier=host_mean(z))
-        claims = {RECALL_CHARGED: eps_round.astype(np.float32)}
+        claims = {RECALL_CHARGED: np.asarray(eps_round, np.float64)}
         if o.noise_mode == "paper_thm3":
-            claims[THM3_CLAIM] = np.where(k == 1, self.budget.epsilon[users], 0.0).astype(np.float32)
+            claims[THM3_CLAIM] = np.where(k == 1, self.budget.epsilon[users], 0.0).astype(np.float64)
         return Upload(values=values, clients=clients, noise_std=noise_std, spent=spent,
                       gaussian=gaussian, claims=claims, events=events, signals=signals)
 
@@ -271,7 +278,7 @@ class UldpGaussian(UldpGaussianSpec):
         if o.sensitivity == "ldp":
             multiplier = multiplier / 2.0
         return GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation, clients=users,
-                              grid=True)
+                              grid=self._by_rdp())
 
     def _recall_or_upload(self, noisy, users, per_user, k, round):
         """CheckSimilarity for every user of the round; stores the uploads, reuses the recalls.

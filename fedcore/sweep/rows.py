@@ -53,7 +53,7 @@ from ..errors import FedcoreError
 from ..files import write_atomic
 
 FRONTIER_KEYS = ("method", "epsilon", "epsilon_accountant", "threat_model", "seed", "accuracy", "seconds")
-CSV_KEYS = FRONTIER_KEYS + ("reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "epsilon_pld",
+CSV_KEYS = FRONTIER_KEYS + ("accountant", "reference", "match", "knob", "caveat", "epsilon_accountant_infinite", "epsilon_pld",
                             "rounds", "aggregated_rounds", "batched", "config_hash")
 AUDIT_KEYS = ("paper_claim", "epsilon_audited", "audit_confidence", "audit_kind", "audit_scope",
               "audit_accountant", "audit_ceiling", "audit_seconds")
@@ -68,8 +68,9 @@ def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optiona
              headline: Optional[float], threat_model: str, seconds: float, *, config_hash: str = "",
              rounds: int = 0, batched: bool = False, reference: str = "", match: str = "target",
              knob: Optional[float] = None, caveat: str = "", aggregated_rounds: Optional[int] = None,
-             epsilon_pld: Optional[float] = None) -> dict:
-    """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events)."""
+             epsilon_pld: Optional[float] = None, accountant: str = "") -> dict:
+    """One frontier row; ``headline`` is a float, ``inf`` or None (= inf, as in events); ``accountant``
+    the headline's (``"pld"``, ``"rdp"``, ``"none"``: ``RoundEvent.accountant``)."""
     infinite = headline is None or math.isinf(float(headline))
     return {"method": method, "epsilon": _finite(epsilon), "epsilon_accountant": None if infinite else float(headline),
             "epsilon_accountant_infinite": infinite, "threat_model": threat_model, "seed": int(seed),
@@ -78,7 +79,7 @@ def make_row(method: str, epsilon: Optional[float], seed: int, accuracy: Optiona
             "reference": reference or ("no_privacy" if epsilon is None else ""), "match": match,
             "knob": _finite(knob), "caveat": caveat,
             "aggregated_rounds": None if aggregated_rounds is None else int(aggregated_rounds),
-            "epsilon_pld": _finite(epsilon_pld)}
+            "epsilon_pld": _finite(epsilon_pld), "accountant": accountant or ("none" if infinite else "")}
 
 
 def is_empty(row: dict) -> bool:

@@ -22,13 +22,13 @@ leave the caches), and a smaller batch lets the first rows appear sooner."""
 
 def point_row(point: SweepPoint, final_accuracy: Optional[float], headline: Optional[float], threat: str,
               seconds: float, batched: bool = False, caveat: str = "", aggregated_rounds: Optional[int] = None,
-              epsilon_pld: Optional[float] = None) -> dict:
+              epsilon_pld: Optional[float] = None, accountant: str = "") -> dict:
     """The frontier row of ``point`` (``headline`` None or inf = ∞)."""
     threat = threat or ("none" if point.config.privacy.mechanism == "none" else "")
     return make_row(point.method, point.epsilon, point.seed, final_accuracy, headline, threat, seconds,
                     config_hash=point.config.config_hash(), rounds=point.config.rounds, batched=batched,
                     reference=point.reference, match=point.match, knob=point.knob, caveat=caveat,
-                    aggregated_rounds=aggregated_rounds, epsilon_pld=epsilon_pld)
+                    aggregated_rounds=aggregated_rounds, epsilon_pld=epsilon_pld, accountant=accountant)
 
 
 def row_of_run(point: SweepPoint, run, seconds: Optional[float] = None) -> Optional[dict]:
@@ -39,7 +39,8 @@ def row_of_run(point: SweepPoint, run, seconds: Optional[float] = None) -> Optio
     last = run.last_round
     return point_row(point, run.end.final_accuracy, last and last.epsilon_headline_run, run.threat_model,
                      run.end.elapsed if seconds is None else seconds, caveat=run.caveat,
-                     aggregated_rounds=run.aggregated_rounds, epsilon_pld=run.end.epsilon_pld)
+                     aggregated_rounds=run.aggregated_rounds, epsilon_pld=run.end.epsilon_pld,
+                     accountant=last.accountant if last else "")
 
 
 def run_one(point: SweepPoint, should_stop: Callable[[], bool] = lambda: False) -> Optional[dict]:
@@ -104,4 +105,4 @@ def _trained(points: list[SweepPoint], batched: bool, max_batch: int,
         for point, res in zip(chunk, results):
             yield point_row(point, res.final_accuracy, res.headline, res.threat_model, share,
                             batched=len(chunk) > 1, caveat=res.caveat, aggregated_rounds=res.aggregated_rounds,
-                            epsilon_pld=res.epsilon_pld)
+                            epsilon_pld=res.epsilon_pld, accountant=res.accountant)
