@@ -123,14 +123,15 @@ def gap_to_paper(table: dict) -> list[str]:
     rounds = sorted({(r.get("config") or {}).get("rounds") for r in (f, c, d)} - {None})
     at = " and ".join(f"T = {t}" for t in rounds) or "the stored T"
     pts = lambda x: f"{100 * x:.2f}"   # noqa: E731
+    gap = lambda hi, lo: f"{100 * (hi - lo):.2f}"   # noqa: E731
     text = (f"Gap to the paper, decomposed by measured rows ({at}; paired differences over seeds with 95 % "
             f"intervals, points): the paper's {d['label']} {pts(d['paper'])} against our {pts(d['mean'])}, "
-            f"{100 * (d['paper'] - d['mean']):.2f} points = {100 * (f['paper'] - f['mean']):.2f} (the paper's no-privacy "
-            f"row {pts(f['paper'])} against ours {pts(f['mean'])}: rounds and training at {at}) + "
-            f"{100 * (f['mean'] - c['mean']):.2f} (clipping, with our λ: {f['label']} − {c['label']} {_paired_points(table, 'fedavg', 'clip')}) + "
-            f"{100 * (c['mean'] - d['mean']):.2f} (the noise over T: {c['label']} − {d['label']} "
-            f"{_paired_points(table, 'clip', 'dpfedavg')}) − {100 * (f['paper'] - d['paper']):.2f} (the paper's own "
-            "cost of privacy).")
+            f"{gap(d['paper'], d['mean'])} points = {gap(f['paper'], f['mean'])} (the paper's no-privacy row "
+            f"{pts(f['paper'])} against ours {pts(f['mean'])}: rounds and training at {at}) + "
+            f"{gap(f['mean'], c['mean'])} (clipping, with our λ: {f['label']} − {c['label']} "
+            f"{_paired_points(table, 'fedavg', 'clip')}) + {gap(c['mean'], d['mean'])} (the noise over T: "
+            f"{c['label']} − {d['label']} {_paired_points(table, 'clip', 'dpfedavg')}) − "
+            f"{gap(f['paper'], d['paper'])} (the paper's own cost of privacy).")
     if rows["clip_paper_lr"] and rows["dpfedavg_paper_lr"]:
         text += (f" The λ: at the paper's, clipping costs {_paired_points(table, 'fedavg', 'clip_paper_lr')} and the "
                  f"noise {_paired_points(table, 'clip_paper_lr', 'dpfedavg_paper_lr')}; ours lifts clip only by "

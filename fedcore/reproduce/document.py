@@ -56,7 +56,8 @@ def paper_block(key: str, rec: Optional[dict]) -> str:
     parts = [f"Paper's claim: {paper.claim}", "", f"Privacy as the paper states it: {PAPER_PRIVACY_CLAIMS[key]}", ""]
     if rec is None:
         return "\n".join(parts + ["*No stored record.*", ""])
-    parts += [f"Record: device `{rec.get('device', '–')}` · {rec.get('created', '–')} · mode {rec.get('mode', '–')}.", ""]
+    parts += [f"Record: device `{rec.get('device', '–')}` · {rec.get('created', '–')} · "
+              f"mode {rec.get('mode', '–')}.", ""]
     done = {t["key"]: t for t in rec.get("tables", [])}
     for table in paper.tables:
         t = done.get(table.key)

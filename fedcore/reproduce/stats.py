@@ -10,7 +10,7 @@
 ...         (("a", 0.5), ("b", 0.6), ("c", 0.7))}
 >>> r = c.check(rows, {"a": "A", "b": "B", "c": "C"})
 >>> r["verdict"], r["detail"]
-('holds', 'C 71.00 ≥ B 61.00 ≥ A 51.00; paired by seed (n=3): C − B +10.00 [+10.00, +10.00], B − A +10.00 [+10.00, +10.00]')
+('holds', 'C 71.00 ≥ B 61.00 ≥ A 51.00; paired by seed (n=3): C − B +10.00 [+10.00, +10.00], ...')
 """
 from __future__ import annotations
 
