@@ -80,7 +80,7 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
             st.empty()  # the controls' place
         poll, detail = pacing.poll_seconds(POLL_SECONDS), pacing.poll_seconds(DETAIL_SECONDS)  # slower when busy
         pacing.polling_fragment(_headline, poll if active else None)(run_id, key, active, live_charts and not present,
-                                                                     not present)
+                                                                     not present, host.may_control(record))
         holder = st.empty()  # the paused accuracy chart's place, or (presentation) accuracy | privacy
         if present:
             with holder.container():
@@ -93,14 +93,15 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
         pacing.polling_fragment(_chart, detail if active and live_charts else None)(run_id, key, draw)
 
 
-def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True) -> None:
+def _headline(run_id: str, key: str, was_active: bool, with_chart: bool = True, caption: bool = True,
+              was_mine: bool = False) -> None:
     run = state.run(run_id)
     record = state.manager().store.get_job(run_id)
     if record is None:
         st.info(f"Run `{run_id}` was deleted.")
         return
-    if was_active and record.status in TERMINAL:
-        st.rerun()  # the whole page: buttons change, the polling timers stop
+    if was_active and (record.status in TERMINAL or host.may_control(record) != was_mine):
+        st.rerun()  # the whole page: buttons change (a claim in another browser moved them), the timers stop
     if record.status in ACTIVE:
         host.keep_alive(record)  # only the owner's page keeps a run alive
     status_block(record, run, caption, compact=not caption)
