@@ -5,7 +5,7 @@
 experiment on the same recipe, scored by LiRA and by RMIA (:func:`.membership.attacks`). The result is the JSON contract of
 ``python -m fedcore attack --json``::
 
-    {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline",
+    {"threat_model", "attacker": {"key", "who", "received", "bounded"}, "epsilon_headline", "accountant",
      "accuracy", "reconstruction": {"psnr_db", "reidentified", "matched", "labels_recovered",
      "chance", "dp_cap", "cap_game", "cap_game_words", "cap_epsilon", "trials", "above_cap", ...},
      "attackers": [...],
@@ -54,12 +54,12 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         return watches[-1]
 
     trials: dict[str, list] = {}
-    threat, headline, accuracy, caveat, profile, per_client = "none", None, None, "", [], []
+    threat, headline, accuracy, caveat, profile, per_client, accountant = "none", None, None, "", [], [], ""
     for event in iter_run(cfg, watch=watch, profile=bool(shadows)):   # the membership caps need it
         if isinstance(event, RunStarted):
             threat, caveat = event.threat_model, event.caveat
         elif isinstance(event, RoundEvent):
-            headline, per_client = event.epsilon_headline_run, event.epsilon_headline
+            headline, per_client, accountant = event.epsilon_headline_run, event.epsilon_headline, event.accountant
             for attacker in event.attack.get("attackers", []):
                 trials.setdefault(attacker["key"], []).extend(attacker["clients"])
         elif isinstance(event, RunFinished):
@@ -69,7 +69,8 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         _match_kept(w, trials, budget_s)
     summaries = [{**_describe(a), **_summary(trials.get(a.key, [])), **_run_cap(w, a)} for a in w.attackers]
     out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
-           "epsilon_headline": headline, "epsilon_headline_per_client": per_client, "accuracy": accuracy, "reconstruction": summaries[0],
+           "epsilon_headline": headline, "accountant": accountant, "epsilon_headline_per_client": per_client,
+           "accuracy": accuracy, "reconstruction": summaries[0],
            "attackers": summaries, "membership": None, "rmia": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
         scored = attacks(cfg, shadows)

@@ -35,7 +35,7 @@ from .flat import flatten, flatten_stacked
 from .local import CPU_ROWS_BYTES, client_chunk, client_gradient_fn, train_clients
 from .memory import keep_freed
 from .plan import BatchPlan, make_plan
-from .rounds import choose_clients, new_ledger, server_round
+from .rounds import charge_empty_round, choose_clients, new_ledger, server_round
 from .setup import prepare
 
 
@@ -189,7 +189,9 @@ def run_lockstep(configs: Sequence, should_stop: Callable[[], bool] = lambda: Fa
                 continue
             selected, _events = choose_clients(r.s, rnd, r.rng)
             signals[id(r)] = dict(r.s.aggregator.round_signals())
-            if len(selected):
+            if not len(selected):
+                charge_empty_round(r.s, r.ledger, rnd)
+            else:
                 sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=r.s.device)
                 parts.append((r, sel, make_plan(r.s.padded[sel], r.s.counts[sel], local, r.gen,
                                                 r.s.mechanism.poisson_batches)))

@@ -34,7 +34,8 @@ from .local import CPU_ROWS_BYTES, Workspace, client_chunk, client_gradient_fn, 
 from .memory import keep_freed
 from .plan import make_plan
 from .reference import train_clients_loop
-from .rounds import apply_round, choose_clients, new_ledger, sample_candidates, server_round  # noqa: F401 (re-exported)
+from .rounds import (apply_round, charge_empty_round, choose_clients, new_ledger, sample_candidates,  # noqa: F401
+                     server_round)  # (re-exported)
 from .setup import RunSetup, prepare
 from .stream import block_rows, stream_budget, stream_round, streams
 
@@ -203,6 +204,8 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
                 global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
                 signals = {**signals, **res.signals}
                 events += res.events
+            elif not len(selected):
+                charge_empty_round(s, ledger, rnd)
             evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
             if evaluated:  # the ledger's curves of this round are computed beside it (accounting.ledger)
                 acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=graphs)

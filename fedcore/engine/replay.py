@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .flat import flatten
-from .rounds import choose_clients, new_ledger, server_round
+from .rounds import charge_empty_round, choose_clients, new_ledger, server_round
 from .setup import RunSetup, build_components, prepare
 
 
@@ -49,6 +49,7 @@ def replay_headlines(cfg, base: Optional[RunSetup] = None) -> np.ndarray:
     for rnd in range(1, cfg.rounds + 1):
         selected, _ = choose_clients(s, rnd, rng)
         if len(selected) == 0:
+            charge_empty_round(s, ledger, rnd)
             continue
         sel = torch.as_tensor(np.asarray(selected), dtype=torch.long, device=s.device)
         same = global_flat.expand(len(selected), -1).clone()      # every update is zero

@@ -51,6 +51,13 @@ def choose_clients(s, rnd: int, rng: np.random.Generator) -> tuple[np.ndarray, l
     return selected, events
 
 
+def charge_empty_round(s, ledger, rnd: int) -> None:
+    """Record what a round that sampled nobody costs (:meth:`~fedcore.mechanisms.base.Mechanism.empty_round`)."""
+    record = s.mechanism.empty_round(rnd)
+    if record is not None:
+        ledger.record(np.zeros(0, dtype=np.int64), None, record)
+
+
 @dataclass
 class ServerResult:
     """What one round changed: the new global vector and the round's event fields."""

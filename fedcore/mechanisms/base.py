@@ -113,6 +113,12 @@ class Mechanism(Configurable):
         """``[m]`` std of the per-step noise on each client's clipped gradient sum, or None."""
         return None
 
+    def empty_round(self, round: int):
+        """The ledger's charge for a round in which nobody was sampled (a ``GaussianRecord``), or None:
+        nothing was released. Central DP with Poisson user sampling charges every round the
+        subsampled Gaussian's cost, whoever was sampled (Abadi et al. 2016; McMahan et al. 2018)."""
+        return None
+
     def may_take_part(self, clients: "np.ndarray") -> "np.ndarray":
         """``[len(clients)]`` bool: which of a round's candidates may train and upload (default:
         all). A mechanism whose noise is calibrated for a number of participations retires a client

@@ -280,6 +280,18 @@ class UldpGaussian(UldpGaussianSpec):
         return GaussianRecord(noise_multiplier=multiplier, sample_rate=self.ctx.participation, clients=users,
                               grid=self._by_rdp())
 
+    def empty_round(self, round: int) -> Optional[GaussianRecord]:
+        """Central reading, noise calibrated by the accountant (DP-FedAvg): a round that sampled nobody is
+        charged as every other, each user who could have been sampled at its own multiplier, since the
+        accountant's (ε, δ) is that of T subsampled rounds whoever they sample. (The engine skips such a
+        round, the model unchanged, where DP-FedAvg would release noise alone.) Other readings: None."""
+        if not self.central or self.accountant_z is None:
+            return None
+        users = np.flatnonzero(self.participations < self.options.max_participations)
+        z = self.accountant_z[users] / (2.0 if self.options.sensitivity == "ldp" else 1.0)
+        return GaussianRecord(noise_multiplier=z, sample_rate=self.ctx.participation, clients=users,
+                              grid=self._by_rdp())
+
     def _recall_or_upload(self, noisy, users, per_user, k, round):
         """CheckSimilarity for every user of the round; stores the uploads, reuses the recalls.
 
