@@ -8,8 +8,8 @@ them. Numbers are fractions (0.887, not 88.7 %) everywhere in code and JSON.
 :func:`register_paper` adds a paper to :data:`PAPERS` (in registration order: the order of the
 CLI, the Papers page and docs/reproduction.md) and each of its rows to the preset registry.
 
-Claims are judged by one rule, :func:`fedcore.reproduce.stats.paired_rule` (stated in
-:data:`fedcore.reproduce.stats.RULE_TEXT`): the rows are paired by seed, and the verdict reads a
+Claims are judged by one rule, :func:`fedcore.papers.verdict.paired_rule` (stated in
+:data:`fedcore.papers.verdict.RULE_TEXT`): the rows are paired by seed, and the verdict reads a
 95 % interval of the paired differences against the claim's threshold:
 
 - ``order``: ``rows[0] >= rows[1] >= ...`` on final accuracy, each step allowed to fall
@@ -90,7 +90,7 @@ class Claim:
     def check(self, stats: dict, labels: dict, target: Optional[float] = None) -> dict:
         """``{"claim", "verdict", "holds" (True / False / None), "detail", "steps", "privacy"}``;
         ``stats``: row key -> :class:`fedcore.reproduce.stats.RowStats`. ``steps``: one
-        :func:`~fedcore.reproduce.stats.paired_rule` result per compared pair."""
+        :func:`~fedcore.papers.verdict.paired_rule` result per compared pair."""
         claim = self.describe(labels)
         needed = list(self.rows) + ([self.than] if self.kind == "faster" else [])
         missing = [k for k in needed if k not in stats or not stats[k].finals]
@@ -136,8 +136,8 @@ def _needed(steps: list) -> Optional[int]:
 
 
 def _check_order(rows: tuple, tol: float, stats: dict, labels: dict) -> dict:
-    """Each consecutive step ``rows[i - 1] ≥ rows[i] − tol`` by :func:`~fedcore.reproduce.stats.paired_rule`."""
-    from ..reproduce.stats import paired_rule
+    """Each consecutive step ``rows[i - 1] ≥ rows[i] − tol`` by :func:`~fedcore.papers.verdict.paired_rule`."""
+    from .verdict import paired_rule
 
     name = lambda k: labels.get(k, k)   # noqa: E731
     means = [stats[k].mean for k in rows]
@@ -159,7 +159,7 @@ def _check_order(rows: tuple, tol: float, stats: dict, labels: dict) -> dict:
 def _check_faster(claim: Claim, stats: dict, labels: dict, target: float) -> dict:
     """Each row's first round at ``target`` against ``than``'s, seed by seed, on the rounds where
     every seed of every row of the claim was evaluated."""
-    from ..reproduce.stats import common_rounds, paired_rule
+    from .verdict import common_rounds, paired_rule
 
     keys = [*claim.rows, claim.than]
     base = stats[claim.than]

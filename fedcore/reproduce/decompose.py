@@ -12,7 +12,7 @@ rule it should beat, two causes are possible, and each has a row that removes it
   that cost (its least noisy client alone), so B − C-max measures it.
 
 A gap counts only when the paired rule of the table's claims
-(:func:`fedcore.reproduce.stats.paired_rule`: the rows paired by seed, a 95 % interval of the
+(:func:`fedcore.papers.verdict.paired_rule`: the rows paired by seed, a 95 % interval of the
 differences) puts it wholly on one side of zero; otherwise the sentence says the rows do not separate.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _row(table: dict, key: str) -> Optional[dict]:
 
 def _gap(hi: dict, lo: dict) -> tuple[float, bool]:
     """``hi`` − ``lo`` in accuracy points (the mean of the paired differences), and whether its
-    95 % interval excludes zero (:func:`fedcore.reproduce.stats.paired_rule`)."""
+    95 % interval excludes zero (:func:`fedcore.papers.verdict.paired_rule`)."""
     from .stats import paired_rule
 
     a = dict(zip(hi.get("seeds") or range(len(hi["finals"])), hi["finals"]))
