@@ -101,3 +101,12 @@ def test_the_kdp_table_says_which_rows_are_not_at_the_rule_s_t():
         assert any(line.startswith(f"- {r['short']}: its record ran T = {r['config']['rounds']}") for line in lines)
     if off:
         assert f"--set rounds={want}" in lines[-1]
+
+
+def test_a_row_with_no_round_every_seed_was_evaluated_says_so_instead_of_using_fewer_seeds():
+    from fedcore.reproduce.report import table_rows
+
+    row = {"key": "x", "label": "X", "preset": "p", "finals": [0.9, 0.9], "mean": 0.9, "std": 0.0,
+           "curves": [[0.96, None], [None, 0.96]], "rounds": [1, 2], "rounds_to_target": None}
+    (cells,) = table_rows({"rows": [row], "target": 0.95})
+    assert cells["our rounds to 0.95"] == "no round where every seed was evaluated"

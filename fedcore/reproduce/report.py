@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .decompose import gap_to_paper, rule_c_causes
+from .stats import common_rounds
 
 HOLDS = {True: "holds", False: "does not hold", None: "not checked"}
 
@@ -118,8 +119,9 @@ def table_rows(table: dict) -> list[dict]:
             rt = r.get("rounds_to_target")
             paper_target = table.get("paper_target") or target
             row[f"paper rounds to {paper_target:g}"] = str(r["paper_rounds"]) if r.get("paper_rounds") else "–"
-            row[f"our rounds to {target:g}"] = ("–" if r.get("mean") is None else
-                                                ("never" if rt is None else str(rt)))
+            row[f"our rounds to {target:g}"] = ("–" if r.get("mean") is None else str(rt) if rt is not None else
+                                                "never" if common_rounds(r.get("curves") or [[None]]) else
+                                                "no round where every seed was evaluated")
         out.append(row)
     return out
 
