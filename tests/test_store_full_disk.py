@@ -99,6 +99,42 @@ print(json.dumps(seen))
         manager.close()
 
 
+def test_a_disk_that_fills_while_the_server_runs_is_a_banner_and_passes(tmp_path):
+    folder = tmp_path / "runs"
+    ended = _ended_jobs(folder)
+    db = folder / "cache.db"
+    inode = db.stat().st_ino
+    # one server (one process: its cached store) whose disk fills between page loads, then is freed
+    code = f"""
+import json, os, resource
+os.environ["FEDCORE_STORE"] = {str(folder)!r}
+from streamlit.testing.v1 import AppTest
+def load(page):
+    at = AppTest.from_file("app.py", default_timeout=60)
+    if page:
+        at.switch_page(page)
+    at.run()
+    return " ".join([str(e.value) for e in at.error] + [str(x.value) for x in at.exception])
+seen = [load("pages/history.py")]
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+resource.setrlimit(resource.RLIMIT_FSIZE, ({db.stat().st_size // 2}, hard))
+seen += [load(page) for page in ("pages/history.py", None, "pages/compare.py")]
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+seen.append(load("pages/history.py"))
+print(json.dumps(seen))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=240,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, *full, after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == "" and after == ""  # the disk freed: the same server goes on, no restart needed
+    for text in full:
+        assert "The run store cannot be used" in text and "the disk is full" in text and "nothing is lost" in text
+        assert "redacted" not in text and str(tmp_path) not in text  # a banner, never a crashed page
+    assert db.stat().st_ino == inode and not list(folder.glob("cache.db.damaged-*"))
+    assert {j.id for j in RunStore(folder, check=True).list_jobs()} >= set(ended)
+
+
 def test_a_full_disk_is_said_by_the_store_itself(tmp_path):
     folder = tmp_path / "runs"
     _ended_jobs(folder)

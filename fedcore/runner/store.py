@@ -533,6 +533,12 @@ class RunStore:
     def last_beat(self, run_id: str) -> float:
         return self.cache.get(f"beat:{run_id}", 0.0)
 
+    @_recovering
+    def ping(self) -> None:
+        """One read: raises :class:`StoreError` when the store cannot be used now (a disk that filled
+        up while the server ran fails even reads from a new thread: SQLite's shared memory cannot grow)."""
+        self.cache.get("ping")
+
     def close(self) -> None:
         self.cache.close()
 

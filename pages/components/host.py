@@ -203,7 +203,7 @@ def require_store() -> None:
     """Every page (app.py): a run store that cannot be used is one clear message, never a blank
     page or a traceback (the Playground, Frontier and History all need it)."""
     try:
-        manager()
+        manager().store.ping()  # opened at start-up, unusable since (a full disk): the same message
     except Exception as exc:  # noqa: BLE001
         LOG.exception("run store unavailable")
         st.error(f"The run store cannot be used: {plain(exc)}. Nothing can be trained or listed until the "
