@@ -11,7 +11,8 @@ the tag ``epsilon_headline`` then reads ``inf``.
 
 - ``mlflow``: MLflow's own default store (``sqlite:///mlflow.db`` in the working folder since
   MLflow 3, which ``mlflow ui`` opens), or ``MLFLOW_TRACKING_URI`` where set, or ``mlflow=URI``;
-  the experiment ``fedcore`` unless ``MLFLOW_EXPERIMENT_NAME`` names one.
+  MLflow's ``Default`` experiment (a bare ``mlflow.search_runs()`` finds the run) unless
+  ``MLFLOW_EXPERIMENT_NAME`` names one.
 - ``tensorboard``: event files under ``runs/`` (``tensorboard=DIR`` for another folder), one
   sub-folder per run; ``tensorboard --logdir runs`` shows them.
 
@@ -80,7 +81,7 @@ class MlflowSink:
         from mlflow import MlflowClient
 
         self.client = MlflowClient(where or None)
-        name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or "fedcore"
+        name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or "Default"   # where a bare mlflow.search_runs() looks
         found = self.client.get_experiment_by_name(name)
         self.experiment = found.experiment_id if found else self.client.create_experiment(name)
 
