@@ -18,14 +18,14 @@ from fedcore.models import MODELS
 
 
 class TinyCNN(nn.Module):
-    """conv3x3(8, same) - ReLU - conv3x3(16, same) - ReLU - global average pool - fc(classes)."""
+    """conv3x3(8, same) - ReLU - conv3x3(16, same) - ReLU - average pool to 4x4 - fc(classes)."""
 
     def __init__(self, input_shape: tuple[int, ...], num_classes: int):
         super().__init__()
         channels = input_shape[0] if len(input_shape) == 3 else 1
         self.features = nn.Sequential(nn.Conv2d(channels, 8, 3, padding=1), nn.ReLU(),
-                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
-        self.fc = nn.Linear(16, num_classes)
+                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4))
+        self.fc = nn.Linear(16 * 4 * 4, num_classes)
 
     def forward(self, x):
         if x.dim() == 2:                      # tabular rows: one channel, one row of pixels
@@ -33,6 +33,6 @@ class TinyCNN(nn.Module):
         return self.fc(self.features(x).flatten(1))
 
 
-@MODELS.register("tiny_cnn", summary="Two 3x3 convolutions, global average pooling, one linear layer; an example plugin.")
+@MODELS.register("tiny_cnn", summary="Two 3x3 convolutions, average pooling to 4x4, one linear layer; an example plugin.")
 def tiny_cnn(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     return TinyCNN(input_shape, num_classes)
