@@ -194,3 +194,20 @@ def test_a_worker_on_a_full_disk_fails_in_one_line(tmp_path):
                     f"s = RunStore({str(folder)!r})\ns.create_run({{'pad': 'y' * 100000}}, 'big')\n",
                     (folder / "cache.db").stat().st_size + 4096)
     assert done.returncode != 0 and "StoreError" in done.stderr and "the disk is full" in done.stderr
+
+
+def test_a_damaged_store_is_moved_aside_once_and_never_over_an_earlier_copy(tmp_path):
+    folder = tmp_path / "runs"
+    ended = _ended_jobs(folder)
+    for k in range(2):  # damaged twice within the same second
+        for side in folder.glob("cache.db-*"):
+            side.unlink()
+        (folder / "cache.db").write_bytes(b"not a database, copy %d" % k + bytes(8192))
+        store = RunStore(folder, check=True)
+        assert "damaged" in store.problem and {j.id for j in store.list_jobs()} == set(ended)
+        store.close()
+    copies = sorted(p.name for p in folder.glob("cache.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
+    assert len(copies) == 2 and {(folder / c).read_bytes()[:22] for c in copies} == {b"not a database, copy 0",
+                                                                                     b"not a database, copy 1"}
+    again = RunStore(folder, check=True)  # the rebuilt store is healthy: nothing more is moved
+    assert again.problem is None and len(list(folder.glob("cache.db.damaged-*"))) == 2

@@ -199,19 +199,18 @@ class RunStore:
             self.cache.close()
         except Exception:  # noqa: BLE001  (it may never have opened)
             pass
-        stamp = time.strftime("%Y%m%d-%H%M%S")
         db = self.directory / "cache.db"
-        moved = db.with_name(f"cache.db.damaged-{stamp}")
-        if db.exists():
-            db.rename(moved)
-        for suffix in ("-wal", "-shm"):
-            side = self.directory / f"cache.db{suffix}"
-            if side.exists():
-                side.rename(self.directory / f"{moved.name}{suffix}")
+        moved = db.with_name(f"cache.db.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        while moved.exists():  # never over an earlier copy
+            moved = moved.with_name(moved.name + "+")
         try:
+            for suffix in ("", "-wal", "-shm"):
+                side = self.directory / f"cache.db{suffix}"
+                if side.exists():
+                    side.rename(self.directory / f"{moved.name}{suffix}")
             self._open()
             restored = self._restore_archives()
-        except (sqlite3.Error, OSError) as again:  # the fresh store failed too: said, never moved aside again
+        except (sqlite3.Error, OSError) as again:  # cannot be moved, or the fresh store fails too: said, once
             raise StoreError(f"the run store at {self.directory} cannot be opened: {unusable(again)}") from None
         self.problem = (f"The run store was damaged ({str(exc).splitlines()[0][:120]}); it was moved aside "
                         f"to {moved.name} and a new store was started"
