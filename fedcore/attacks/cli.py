@@ -47,8 +47,8 @@ def attack_config(preset, config_file, sets, match: str):
     # a file that names ε without saying "mechanism": "none" itself (a whole exported config says it) meant that ε
     if isinstance(privacy, dict) and "epsilon" in privacy and "mechanism" not in privacy \
             and cfg.privacy.mechanism == "none":
-        raise FedcoreError(f"--config {config_file}: privacy.epsilon {privacy['epsilon']}: {cfg.method or 'this config'} "
-                           "adds no noise (privacy.mechanism none), so no ε applies; drop it or pick a private "
+        raise FedcoreError(f"--config {config_file}: privacy.epsilon {privacy['epsilon']}: "
+                           f"{cfg.method or 'this config'} adds no noise (privacy.mechanism none), so no ε applies; drop it or pick a private "
                            "method, e.g. \"method\": \"dp_fedavg\"")
     if match != "headline" or cfg.privacy.mechanism == "none":
         return cfg

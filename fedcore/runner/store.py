@@ -553,8 +553,8 @@ _UNUSABLE = {sqlite3.SQLITE_FULL: _FULL, sqlite3.SQLITE_IOERR: _FULL.replace("is
              sqlite3.SQLITE_READONLY: "the store is read-only: nothing new can be saved; nothing is lost",
              sqlite3.SQLITE_BUSY: "the store is locked by another process: nothing is lost; try again",
              sqlite3.SQLITE_LOCKED: "the store is locked by another process: nothing is lost; try again"}
-_UNUSABLE_OS = {errno.ENOSPC: _FULL, errno.EFBIG: _FULL, errno.EDQUOT: _FULL.replace("disk is full", "disk quota is used up"),
-                errno.EROFS: _UNUSABLE[sqlite3.SQLITE_READONLY]}
+_UNUSABLE_OS = {errno.ENOSPC: _FULL, errno.EFBIG: _FULL, errno.EROFS: _UNUSABLE[sqlite3.SQLITE_READONLY],
+                errno.EDQUOT: _FULL.replace("disk is full", "disk quota is used up")}
 
 
 def damaged(exc: BaseException) -> bool:
