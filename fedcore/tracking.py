@@ -189,11 +189,11 @@ def track_rows(specs: list[tuple[str, str]], rows: list[dict], artifact: Optiona
 
 
 def reproduction_rows(record: dict) -> list[dict]:
-    """A reproduction record's table rows as flat rows: paper, table, row, preset, mean, std, gain and
-    the largest headline ε over its seeds (None: ∞ or not recorded)."""
+    """A reproduction record's table rows that ran as flat rows: paper, table, row, preset, mean, std,
+    gain and the largest headline ε over its seeds (None: ∞ or not recorded)."""
     out = []
     for table in record.get("tables", []):
-        for row in table.get("rows", []):
+        for row in (r for r in table.get("rows", []) if r.get("mean") is not None):
             eps = [e for e in row.get("epsilon_headline") or [] if e is not None]
             out.append({"paper": record.get("paper"), "table": table.get("key"), "row": row.get("key"),
                         "preset": row.get("preset"), "mode": record.get("mode"), "mean": row.get("mean"),
