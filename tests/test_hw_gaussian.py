@@ -84,7 +84,7 @@ def test_options_are_validated():
 
 def test_step_placement_reads_sigma_as_a_dp_sgd_multiplier():
     import dp_accounting
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+    from dp_accounting.pld import pld_privacy_accountant
 
     level = make_mechanism(placement="step", noise="level", sigma=0.5)
     assert level.threat_model == "record"
@@ -95,7 +95,7 @@ def test_step_placement_reads_sigma_as_a_dp_sgd_multiplier():
     assert up.noise_std.tolist() == pytest.approx([0.1 * 0.5 / 10 * 2] * 2)      # lr z G / b * sqrt(E)
     cal = make_mechanism(placement="step")                                        # eps (1, 4), T = 10, E = 4
     for i, eps in enumerate((1.0, 4.0)):
-        acc = rdp_lib.RdpAccountant()
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)   # the ledger's accountant
         event = dp_accounting.PoissonSampledDpEvent(0.125, dp_accounting.GaussianDpEvent(float(cal.multiplier_[i])))
         acc.compose(event, 40)
         assert acc.get_epsilon(1e-5) == pytest.approx(eps, rel=0.02)

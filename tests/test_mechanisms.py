@@ -11,7 +11,8 @@ import torch
 from scipy.stats import norm
 
 from fedcore.resolve import resolve
-from fedcore.accounting.rdp import ORDERS, gaussian_rdp, rdp_epsilon
+from fedcore.accounting.exact import tally_epsilon
+from fedcore.accounting.rdp import ORDERS, gaussian_rdp, rdp_epsilon, rounded_multiplier
 from fedcore.aggregators import AGGREGATORS
 from fedcore.config import LocalConfig, RunConfig
 from fedcore.context import RunContext
@@ -25,6 +26,11 @@ from fedcore.mechanisms.two_point import shuffle_columns, two_point
 from fedcore.models import MODELS
 
 Z = 5.0  # standard errors allowed in the statistical checks
+
+
+def pld_epsilon(steps: float, z: float, q: float, delta: float) -> float:
+    """The ledger's exact (PLD) ε of ``steps`` Poisson(q)-subsampled Gaussian steps at multiplier z."""
+    return tally_epsilon((((rounded_multiplier(float(z)), float(q)), float(steps)),), delta)
 
 
 def make_ctx(n=4, d=8, eps=1.0, delta=1e-5, rounds=10, sizes=100, local=None, participation=1.0):
@@ -265,8 +271,8 @@ def test_sampled_gaussian_rdp_matches_dp_accounting():
                                                (1.0, 1e-5, 0.2, 30), (2.0, 1e-3, 1.0, 10)])
 def test_calibrated_noise_multiplier_reaches_the_target_by_the_accountant(eps, delta, q, steps):
     z = float(calibrate_noise_multiplier(eps, delta, q, steps)[0])
-    assert rdp_epsilon(steps * gaussian_rdp(z, q), delta) == pytest.approx(eps, rel=0.01)
-    assert rdp_epsilon(steps * gaussian_rdp(0.97 * z, q), delta) > eps     # the smallest such z
+    assert pld_epsilon(steps, z, q, delta) == pytest.approx(eps, rel=0.01)
+    assert pld_epsilon(steps, 0.97 * z, q, delta) > eps     # the smallest such z
 
 
 def test_dp_sgd_calibrates_per_distinct_budget_and_size():
@@ -278,12 +284,12 @@ def test_dp_sgd_calibrates_per_distinct_budget_and_size():
     assert mech.per_sample_clip == 2.0 and type(mech).per_sample
     # paper reading: T compositions at q = participation * min(1, S B / n) = 0.5 for all (epochs)
     assert z[0] == z[1] == z[3] and z[2] < z[0]
-    assert rdp_epsilon(10 * gaussian_rdp(z[0], 0.5), 1e-5) == pytest.approx(1.0, rel=0.01)
+    assert rdp_epsilon(10 * gaussian_rdp(z[0], 0.5), 1e-5) == pytest.approx(1.0, rel=0.01)   # the paper's accountant
     assert torch.allclose(mech.noise_scale(), torch.as_tensor(0.05 * 2.0 * z, dtype=torch.float32))
     per_step = make("dp_sgd", ctx, calibration="per_step", placement="round").noise_multiplier
     assert per_step[0] == per_step[1] != per_step[3]
     # per-step reading: T * S compositions at q = B / n; client 3: S = 20 steps, q = 0.05
-    assert rdp_epsilon(10 * 20 * gaussian_rdp(per_step[3], 0.05), 1e-5) == pytest.approx(1.0, rel=0.01)
+    assert pld_epsilon(10 * 20, per_step[3], 0.05, 1e-5) == pytest.approx(1.0, rel=0.01)
 
 
 def test_dp_sgd_upload_noise_ledger_views_and_claim_reaching_the_target():
@@ -316,7 +322,7 @@ def test_dp_sgd_per_step_is_the_default_with_standard_accounting():
     z = mech.noise_multiplier
     # T * S = 30 steps at q = B / n_i, each client's own eps (no amplification by client sampling)
     for i, (eps, q) in enumerate([(1.0, 0.1), (4.0, 0.05)]):
-        assert rdp_epsilon(30 * gaussian_rdp(z[i], q), 1e-5) == pytest.approx(eps, rel=0.02)
+        assert pld_epsilon(30, z[i], q, 1e-5) == pytest.approx(eps, rel=0.02)
     std = mech.step_noise_std(torch.tensor([1, 0]))
     assert std.tolist() == pytest.approx([2.0 * z[1], 2.0 * z[0]], rel=1e-6)
     up = mech.privatize(torch.ones(2, 8), torch.tensor([0, 1]), 1, gen())
@@ -341,7 +347,7 @@ def test_dp_sgd_participation_rounds_calibrate_for_the_rounds_a_client_takes_par
     assert every.accounted_rounds == 50 and part.accounted_rounds == m < 50
     assert (part.noise_multiplier < every.noise_multiplier).all()
     # m rounds of S = 5 steps at q = B / n reach eps; the ledger composes the steps actually run
-    assert rdp_epsilon(m * 5 * gaussian_rdp(part.noise_multiplier[0], 0.1), 1e-5) == pytest.approx(1.0, rel=0.02)
+    assert pld_epsilon(m * 5, part.noise_multiplier[0], 0.1, 1e-5) == pytest.approx(1.0, rel=0.02)
     up = part.privatize(torch.ones(2, 8), torch.tensor([0, 1]), 1, gen())
     assert up.gaussian.steps.tolist() == [5, 5]
 

@@ -79,8 +79,8 @@ def test_ldp_sign_probability_of_plus_one_is_phi_w_over_sigma(w, eps):
 def test_ldp_sign_demo_takes_the_width_of_the_clip_range_as_l2_sensitivity():
     """One number in [-c, c]: two inputs are at most 2c apart, so Delta_2 = 2c."""
     mech = teaching.build_mechanism("ldp_sign", [3.0], 1e-6, {"clip": 2.0})
-    expected = ldp_sign_sigma(torch.tensor([3.0]), torch.tensor([1e-6]), 4.0)
-    assert torch.allclose(mech.sigma, expected)
+    expected = ldp_sign_sigma(torch.tensor([3.0], dtype=torch.float64), torch.tensor([1e-6], dtype=torch.float64), 4.0)
+    assert mech.sigma.dtype == torch.float64 and torch.allclose(mech.sigma, expected)   # privacy numbers in float64
     assert teaching.output_law("ldp_sign", 0.0, 3.0, 1e-6, {"clip": 2.0}).scale == pytest.approx(float(expected[0]))
 
 

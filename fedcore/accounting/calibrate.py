@@ -43,19 +43,24 @@ MARGIN = 1e-5
 PLD_VERSION = "pld1"
 
 
-def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:
+def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False,
+                               paper: bool = False) -> np.ndarray:
     """Memoised :func:`solve_noise_multiplier` (an equal-privacy calibration builds the same
-    mechanism many times: the same budgets give the same multipliers)."""
+    mechanism many times: the same budgets give the same multipliers). ``paper``: a paper's own
+    reading, calibrated by the moments accountant (RDP) the paper used, so a reproduction keeps the
+    paper's noise; its exact ε is the headline beside the paper's claim."""
     args = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
                                  for a in (epsilon, delta, sample_rate, compositions)))
-    key = tuple(tuple(a.tolist()) for a in args) + (bool(grid),)
+    key = tuple(tuple(a.tolist()) for a in args) + (bool(grid), bool(paper))
     return np.array(_memo(key), dtype=np.float64)
 
 
 @lru_cache(maxsize=1024)
 def _memo(key: tuple) -> tuple:
-    *arrays, grid = key
-    return tuple(solve_noise_multiplier(*(np.array(a) for a in arrays), grid=grid).tolist())
+    *arrays, grid, paper = key
+    arrays = [np.array(a) for a in arrays]
+    z = solve_rdp(*arrays, grid=grid) if paper else solve_noise_multiplier(*arrays, grid=grid)
+    return tuple(z.tolist())
 
 
 def solve_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False) -> np.ndarray:

@@ -15,13 +15,17 @@ Three things a student needs, each with the exact term one click away:
 'per weight, per round'
 
 - :func:`odds_sentence`: ε as odds (a user study of DP explanations, Nanayakkara et al., USENIX
-  Security 2023, found them the clearest form): an attacker who thought it 50/50 whether your data
-  was used can be at most ``e^ε / (1 + e^ε)`` sure after seeing the result.
+  Security 2023, found them the clearest form). What (ε, δ)-DP proves of a balanced guess: an attacker
+  who thought it 50/50 whether your data was used, guessing after seeing the result, is right at most
+  ``(e^ε + δ) / (1 + e^ε)`` of the time (Kairouz, Oh & Viswanath 2015: TPR <= e^ε FPR + δ, at
+  TPR + FPR = 1); with δ = 0, ``e^ε / (1 + e^ε)``.
 
->>> odds_sentence(1.0)
-'an attacker who was 50/50 can be at most 73.1 % sure after seeing this'
->>> people_percent(attacker_certainty(10.0)), odds_sentence(50.0)
-('99.995 %', 'an attacker who was 50/50 can be all but certain (more than 99.9999 % sure) after seeing this')
+>>> odds_sentence(1.0, 1e-5)
+'an attacker who guessed 50/50 beforehand is right at most 73.1 % of the time after seeing this'
+>>> people_percent(attacker_certainty(10.0)), odds_sentence(50.0, 1e-5)
+('99.995 %', 'no limit that matters: an attacker who guessed 50/50 beforehand can be right all but always after seeing this')
+>>> people(1.69e16)
+'1.69 × 10¹⁶'
 """
 from __future__ import annotations
 
@@ -99,6 +103,10 @@ def people(x: Optional[float], digits: int = 3) -> str:
         return "–"
     if v == 0:
         return "0"
+    if abs(v) >= 1e7:              # not a 17-digit number
+        from .headline import format_epsilon
+
+        return format_epsilon(v, digits)
     magnitude = math.floor(math.log10(abs(v)))
     if abs(v) >= 1000:
         return f"{round(v, digits - 1 - magnitude):,.0f}"
@@ -109,12 +117,12 @@ def people(x: Optional[float], digits: int = 3) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def attacker_certainty(epsilon: Optional[float]) -> float:
-    """The most an attacker with a 50/50 prior can believe after an ε-DP result:
-    ``e^ε / (1 + e^ε)`` (Bayes with the likelihood ratio bounded by e^ε; δ aside). None or ∞: 1."""
+def attacker_certainty(epsilon: Optional[float], delta: float = 0.0) -> float:
+    """The most often a balanced guess (a 50/50 prior) is right after an (ε, δ)-DP result:
+    ``(e^ε + δ) / (1 + e^ε)`` (module doc), at most 1. None or ∞: 1."""
     if epsilon is None or math.isinf(epsilon):
         return 1.0
-    return 1.0 / (1.0 + math.exp(-float(epsilon)))
+    return min(1.0, 1.0 / (1.0 + math.exp(-float(epsilon))) + float(delta) / (1.0 + math.exp(float(epsilon))))
 
 
 CERTAIN_GAP = 1e-6
@@ -131,13 +139,14 @@ def people_percent(p: float) -> str:
     return f"{round(100.0 * p, decimals):.{decimals}f} %"
 
 
-def odds_sentence(epsilon: Optional[float]) -> str:
-    """ε as odds, for a student (:func:`attacker_certainty`); ``""`` for a NaN (nothing spent yet)."""
+def odds_sentence(epsilon: Optional[float], delta: float = 0.0) -> str:
+    """(ε, δ) as odds, for a student (:func:`attacker_certainty`); ``""`` for a NaN (nothing spent yet)."""
     if epsilon is not None and epsilon != epsilon:
         return ""
     if epsilon is None or math.isinf(epsilon):
-        return "an attacker who was 50/50 can be certain after seeing this: nothing limits it"
-    if 1.0 - attacker_certainty(epsilon) < CERTAIN_GAP:
-        return ("an attacker who was 50/50 can be all but certain (more than 99.9999 % sure) after "
-                "seeing this")
-    return f"an attacker who was 50/50 can be at most {people_percent(attacker_certainty(epsilon))} sure after seeing this"
+        return "an attacker who guessed 50/50 beforehand can be right every time after seeing this: nothing limits it"
+    if 1.0 - attacker_certainty(epsilon, delta) < CERTAIN_GAP:
+        return ("no limit that matters: an attacker who guessed 50/50 beforehand can be right all but always "
+                "after seeing this")
+    return (f"an attacker who guessed 50/50 beforehand is right at most "
+            f"{people_percent(attacker_certainty(epsilon, delta))} of the time after seeing this")

@@ -63,10 +63,10 @@ reason ``budget``), so no client's headline ε exceeds its target.
 ``noise_multiplier``: a fixed ``z`` instead of the calibrated one (``0``: clipping only, no noise,
 ε = ∞), for the decomposition rows of a reproduction.
 
-The RDP arithmetic is vectorised over groups (:class:`fedcore.accounting.rdp.SampledGaussianRdp`,
-:func:`fedcore.accounting.calibrate.calibrate_noise_multiplier`) and matches dp-accounting at
-the integer orders up to 256 (about 2 s for 100 distinct groups on a laptop core, against
-~1 s *per group* through dp-accounting's ``calibrate_dp_mechanism``).
+The noise is solved per distinct group on the ledger's exact accountant (dp-accounting's PLD,
+:func:`fedcore.accounting.calibrate.calibrate_noise_multiplier`, from the vectorised RDP solution of
+:class:`fedcore.accounting.rdp.SampledGaussianRdp`); ``calibration="paper"`` keeps the paper's moments
+accountant (RDP), so a reproduction draws the paper's noise and shows its exact ε beside the claim.
 """
 from __future__ import annotations
 
@@ -132,7 +132,8 @@ class DpSgdMechanism(DpSgdSpec):
         if options.noise_multiplier >= 0:
             z = np.full(groups.shape[1], float(options.noise_multiplier))
         else:
-            z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], rounds * groups[3])
+            z = calibrate_noise_multiplier(groups[0], groups[1], groups[2], rounds * groups[3],
+                                           paper=not self.per_step and options.calibration == "paper")
         self.accounted_rounds = rounds
         self.noise_multiplier = z[member.ravel()]                                    # [N]
         with np.errstate(all="ignore"):   # z = 0 (clipping only): no bound, RDP infinite
