@@ -67,22 +67,36 @@ def test_a_plugin_that_cannot_be_imported_is_named_in_one_line(tmp_path):
                                    "from the working folder or PYTHONPATH")
 
 
-PICKER = """
+PLAYGROUND = """
+import time
 from streamlit.testing.v1 import AppTest
-at = AppTest.from_file({app!r}, default_timeout=120).run()
+at = AppTest.from_file({app!r}, default_timeout=120)
+at.query_params["preset"] = "demo"
+at.query_params["dataset"] = '"wine_csv"'
+at.query_params["rounds"] = "3"
+at.run()
 assert not at.exception, at.exception
 print(next(w for w in at.selectbox if w.label == "Dataset").options)
+next(w for w in at.button if w.label == "Run").click().run()
+for _ in range(600):
+    bars = at.get("progress")
+    if bars and any(s in bars[0].proto.text for s in ("finished", "stopped", "failed")):
+        break
+    time.sleep(0.3)
+    at.run()
+print(at.get("progress")[0].proto.text)
 """
 
 
-def test_a_plugin_dataset_is_in_the_playgrounds_dataset_picker(tmp_path):
+def test_a_plugin_dataset_is_in_the_playgrounds_picker_and_its_worker_trains_it(tmp_path):
     env = {**os.environ, "FEDCORE_PLUGINS": "examples.tabular_csv", "FEDCORE_STORE": str(tmp_path / "store"),
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    done = subprocess.run([sys.executable, "-c", PICKER.format(app=str(ROOT / "app.py"))], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", PLAYGROUND.format(app=str(ROOT / "app.py"))], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-2000:]
-    options = done.stdout.strip().splitlines()[-1]
+    options, progress = done.stdout.strip().splitlines()[-2:]
     assert "'wine_csv'" in options and "'digits'" in options
+    assert "finished" in progress and "3" in progress, progress     # trained in the job's spawned worker
 
 
 @pytest.mark.slow
