@@ -275,6 +275,20 @@ def pld_differs(cell: dict) -> bool:
     return head is not None and pld is not None and head > 0 and abs(pld - head) > PLD_GAP * head
 
 
+def accountant_of(rows: list[dict], method: Optional[str] = None) -> str:
+    """The accountant of the headline ε of ``method``'s private rows (all methods' with None): ``"pld"``,
+    ``"rdp"`` (rows from before the field were RDP's), or ``"pld+rdp"`` where they differ, which no
+    comparison may mix (:data:`fedcore.accounting.headline.ACCOUNTANTS`).
+
+    >>> accountant_of([{"method": "a", "epsilon": 1.0, "accountant": "pld"}, {"method": "b", "epsilon": 1.0}])
+    'pld+rdp'
+    """
+    found = {r.get("accountant") or "rdp" for r in rows
+             if (method is None or r["method"] == method) and r.get("epsilon") is not None
+             and not r.get("epsilon_accountant_infinite")}
+    return "+".join(sorted(found)) if found else "pld"
+
+
 def method_caveat(rows: list[dict], method: str) -> str:
     """What the headline ε of ``method``'s private rows does not prove for what ran ("" = a rigorous
     bound; distinct caveats joined by "; ")."""

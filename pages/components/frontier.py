@@ -15,7 +15,7 @@ from fedcore.errors import FedcoreError
 from fedcore.catalog import method_title
 from fedcore.runner.record import JobRecord
 from fedcore.sweep.shipped import DEFAULT_SPEC
-from fedcore.sweep.rows import cells, method_caveat, pld_differs
+from fedcore.sweep.rows import accountant_of, cells, method_caveat, pld_differs
 
 from .charts import COLORS, layout
 
@@ -213,7 +213,7 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
                 continue
             _method_traces(fig, rows, stats, m, COLORS[i % len(COLORS)], x_low * 1.25, col)
         fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], row=1, col=col,
-                         title_text="headline ε spent (log; RDP accountant)")
+                         title_text=f"headline ε spent (log; {AXIS_ACCOUNTANT[accountant_of(mine)]})")
     _paper_traces(fig, paper)
     if audited_points(rows):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
@@ -268,7 +268,8 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
             x=x, y=mean, name=method_title(m), meta=m, mode="lines+markers", legendgroup=m,
             line=dict(color=color, width=2.5),
             marker=dict(size=8), customdata=[[s["epsilon"], s["accuracy_std"], s["n"], pld_text(s)] for s in pts],
-            hovertemplate=(f"{method_title(m)} ({m})<br>headline ε %{{x:.3g}} (RDP; {column} %{{customdata[0]:g}})%{{customdata[3]}}<br>"
+            hovertemplate=(f"{method_title(m)} ({m})<br>headline ε %{{x:.3g}} ({accountant_of(rows, m).upper()}; "
+                           f"{column} %{{customdata[0]:g}})%{{customdata[3]}}<br>"
                            f"accuracy %{{y:.3f}} ± %{{customdata[1]:.3f}} (%{{customdata[2]}} seeds){note}"
                            "<extra></extra>")),
             **where)
@@ -291,8 +292,13 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
                 hovertemplate=f"{m}, {label}: accuracy {ref['accuracy_mean']:.3f}<extra></extra>"), **where)
 
 
+AXIS_ACCOUNTANT = {"pld": "exact PLD accountant", "rdp": "RDP accountant",
+                   "pld+rdp": "PLD; RDP where the hover says so: not comparable"}
+"""The accountant of a panel's headline ε, on its axis (:func:`fedcore.sweep.rows.accountant_of`)."""
+
+
 def pld_text(cell: dict) -> str:
-    """`` · PLD x`` when the cell's PLD ε differs from its (RDP) headline by more than 10 %, else ""."""
+    """`` · PLD x`` when the cell's PLD ε differs from its headline (an RDP one) by more than 10 %, else ""."""
     return f" · PLD {cell['pld_mean']:.3g}" if pld_differs(cell) else ""
 
 
