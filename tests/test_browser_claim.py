@@ -1,7 +1,7 @@
 """A claim moves control (issue 57 §3): once B enters A's "keep my runs" code in another browser,
 A's open page loses its Stop, Pause and Step for that run within one heartbeat (its next whole-page
 rerun is started by the polling fragment that sees control move), and B's page has every control
-the owner has, Stop included. In a real browser."""
+the owner has, Stop included: a Playground that showed no run shows the claimed one. In a real browser."""
 from __future__ import annotations
 
 import re
@@ -60,8 +60,8 @@ def test_a_claim_takes_the_controls_from_the_old_page_within_one_heartbeat(brows
 
         b = b_ctx.new_page()
         b.set_default_timeout(90_000)
-        b.goto(a.url)  # A's run by its link: read-only for B until the claim
-        b.get_by_text("shared run, read-only").wait_for()
+        b.goto(url + "/")  # a fresh Playground: no run on it (the link's read-only view: test_browser_identity)
+        settle(b, 1.0)
         assert enabled_controls(b) == []
         b.get_by_text("Keep my runs").click()
         b.get_by_label("Claim runs with a saved code").fill(code)
@@ -76,7 +76,7 @@ def test_a_claim_takes_the_controls_from_the_old_page_within_one_heartbeat(brows
         a.get_by_text("This browser's runs moved").wait_for(timeout=scaled_ms(10))
         assert store_status(store, run_id) == "running"  # moving control stopped nothing
 
-        # B: every control the owner has, Stop included, and it works
+        # B: the claimed run on its Playground, with every control the owner has, Stop included, and it works
         wait_until(lambda: {"Stop", "Pause", "Step"} <= set(enabled_controls(b)), load_scaled(TOUCH_EVERY_S),
                    f"B's page has only {enabled_controls(b)} after its claim")
         b.get_by_role("button", name="Stop", exact=True).click()

@@ -146,7 +146,23 @@ def claim(code: str) -> bool:
         return False
     st.session_state[IDENTITY_KEY] = (*got, time.monotonic())
     st.session_state[CLAIMED_KEY] = got[1]  # until the browser stores it, its earlier code must not win
+    _show_claimed_run(got[0])
     return True
+
+
+def _show_claimed_run(owner: str) -> None:
+    """The Playground shows the claimed owner's newest active run, unless it shows an active run
+    already: the claiming page gets the run's controls, Stop included (a page with no run had none)."""
+    from fedcore.runner import ACTIVE
+    from fedcore.runner.record import RUN
+
+    from . import state
+
+    store = manager().store
+    shown = store.get_job(state.shown_run()) if state.shown_run() else None
+    active = [j for j in store.list_jobs(RUN) if j.owner == owner and j.status in ACTIVE]
+    if active and (shown is None or shown.status not in ACTIVE):
+        state.show_run(active[0].id)
 
 
 def sign_in_configured() -> bool:
