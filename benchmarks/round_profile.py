@@ -266,7 +266,7 @@ def _evaluated(event, cfg) -> bool:
 def _background_cpu() -> float:
     """CPU seconds of the ledger's background accounting so far (0 where it has none)."""
     try:
-        from fedcore.accounting.ledger import background_cpu_seconds
+        from fedcore.accounting.curve_workers import background_cpu_seconds
     except ImportError:
         return 0.0
     return background_cpu_seconds()

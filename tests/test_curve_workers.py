@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from fedcore.accounting import GaussianRecord, Ledger, curve_workers
-from fedcore.accounting import ledger as ledger_mod
+from fedcore.accounting import curve_workers as workers_mod
+from fedcore.accounting import ledger as ledger_mod  # noqa: F401
+from fedcore.accounting import rdp_queue as rdp_queue_mod
 from fedcore.accounting import rdp as rdp_mod
 from fedcore.errors import FedcoreError
 
@@ -15,7 +17,7 @@ def fresh_pool(monkeypatch):
     monkeypatch.setenv(curve_workers.ACCOUNTING_ENV, "background")
     monkeypatch.setenv(curve_workers.WORKERS_ENV, "2")
     monkeypatch.setattr(curve_workers, "_POOL", {})
-    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
     rdp_mod._gaussian_rdp_cached.cache_clear()
     yield
@@ -64,7 +66,7 @@ def test_a_pool_starts_whole_and_its_curves_are_the_serial_ones(fresh_pool):
     for r, zs in enumerate(rounds):
         ledger.record(torch.arange(clients), torch.zeros(clients),
                       GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
-        pool = ledger_mod.curve_pool()
+        pool = rdp_queue_mod.curve_pool()
         assert pool is not None and pool.size == 2
         if r == 0:               # round 1 computed inline while both workers started
             assert len(pool.workers) == 2 and sum(w.sent for w in pool.workers) == 0
@@ -74,10 +76,10 @@ def test_a_pool_starts_whole_and_its_curves_are_the_serial_ones(fresh_pool):
     assert all(w.sent > 0 for w in pool.workers), [w.sent for w in pool.workers]   # round 3 spread
     here = Ledger(clients, np.full(clients, 1e-5), "central")
     for zs in rounds:
-        here._grid_records = -10   # never hand a curve out
+        here.rdp_queue.grid_records = -10   # never hand a curve out
         here.record(torch.arange(clients), torch.zeros(clients),
                     GaussianRecord(torch.tensor(zs, dtype=torch.float64), sample_rate=0.1, grid=True))
-    ledger_mod._CURVES.clear()
+    rdp_queue_mod._CURVES.clear()
     assert np.array_equal(ledger.rdp, here.rdp)
     assert head == here.headline().tolist()
 
@@ -115,13 +117,13 @@ def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool,
                 out.append(d)
         return out
 
-    _ready(ledger_mod.curve_pool(), 1)   # started and ready before the run (a slow host starts it late)
+    _ready(rdp_queue_mod.curve_pool(), 1)   # started and ready before the run (a slow host starts it late)
     beside = events()
     pool = curve_workers._POOL.get("pool")
     assert pool is not None and sum(w.sent for w in pool.workers) > 0, "no curve went out"
     monkeypatch.setenv(curve_workers.ACCOUNTING_ENV, "inline")
     monkeypatch.setattr(curve_workers, "_POOL", {})
-    ledger_mod._CURVES.clear()
+    rdp_queue_mod._CURVES.clear()
     rdp_mod._gaussian_rdp_cached.cache_clear()
     assert events() == beside
 

@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from fedcore.accounting import GaussianRecord, Ledger
-from fedcore.accounting import ledger as ledger_mod
+from fedcore.accounting import curve_workers as workers_mod
+from fedcore.accounting import ledger as ledger_mod  # noqa: F401
+from fedcore.accounting import rdp_queue as rdp_queue_mod
 from fedcore.accounting import rdp as rdp_mod
 from fedcore.engine import loop as loop_mod
 
@@ -40,7 +42,7 @@ def _feed(ledger: Ledger, schedule: list, beside: bool) -> list[float]:
 
 
 def _wait_ready() -> None:
-    pool = ledger_mod.curve_pool()
+    pool = rdp_queue_mod.curve_pool()
     if pool is None:
         pytest.skip("no curve worker could start here")
     worker = pool.workers[0]
@@ -54,8 +56,8 @@ def _wait_ready() -> None:
 def inline(monkeypatch):
     """A ledger that computes every curve in the round from scratch (no worker, no cache)."""
     def use():
-        monkeypatch.setattr(ledger_mod, "curve_pool", lambda fill=False: None)
-        monkeypatch.setattr(ledger_mod, "_CURVES", {})
+        monkeypatch.setattr(rdp_queue_mod, "curve_pool", lambda fill=False: None)
+        monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
         monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
         rdp_mod._gaussian_rdp_cached.cache_clear()
     yield use
@@ -63,12 +65,12 @@ def inline(monkeypatch):
 
 
 def test_curves_computed_beside_the_round_are_bitwise_those_computed_in_it(monkeypatch, inline):
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     schedule = _schedule(41_001)
     background = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
-    cpu0 = ledger_mod.background_cpu_seconds()
+    cpu0 = workers_mod.background_cpu_seconds()
     _feed(background, schedule, beside=True)
-    assert ledger_mod.background_cpu_seconds() > cpu0, "rounds 2-4 should have sent their curves to the worker"
+    assert workers_mod.background_cpu_seconds() > cpu0, "rounds 2-4 should have sent their curves to the worker"
     inline()
     here = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
     _feed(here, schedule, beside=False)
@@ -81,7 +83,7 @@ def test_curves_computed_beside_the_round_are_bitwise_those_computed_in_it(monke
 def test_a_round_with_new_curves_costs_its_thread_a_fraction_of_computing_them(monkeypatch, inline):
     """The critical-path share of accounting: this thread's CPU in record + headline + views, rounds 2-4
     (new multipliers every round), against the CPU the same curves cost when computed in the round."""
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     schedule = _schedule(41_002)
     beside = _feed(Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central"), schedule, beside=True)[1:]
     inline()
@@ -94,7 +96,7 @@ def test_a_rounds_snapshot_reads_what_the_ledger_read_then_though_later_rounds_r
     """The loop builds round t's event from the figures round t left (``Ledger.snapshot``) while rounds
     t+1, ... record: once settled, each snapshot's headline, views and basic ε are bitwise those an inline
     ledger read right after round t."""
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     schedule = _schedule(seed=2041, rounds=5)
     beside = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
     snaps = []
@@ -119,14 +121,14 @@ def test_inline_setting_keeps_every_curve_in_the_round(monkeypatch):
     from fedcore.accounting import curve_workers
 
     monkeypatch.setattr(curve_workers, "_POOL", {})
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "inline")
-    assert ledger_mod.curve_pool() is None
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "inline")
+    assert rdp_queue_mod.curve_pool() is None
 
 
 def test_a_pickled_ledger_carries_its_composed_curves(monkeypatch):
     import pickle
 
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     ledger = Ledger(CLIENTS, np.full(CLIENTS, 1e-5), "central")
     _feed(ledger, _schedule(41_003, rounds=2), beside=True)
     copy = pickle.loads(pickle.dumps(ledger))
@@ -215,10 +217,10 @@ def _events(cfg, monkeypatch):
 def test_a_round_whose_curves_are_out_trains_the_next_ones_and_changes_no_number(monkeypatch, inline):
     """eval_every = 3: rounds without evaluation have nothing to hide the curves behind, so the next
     rounds train while they are computed; every event is the same as with inline accounting."""
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     _wait_ready()
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)   # every curve computed: some are out
-    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
     rdp_mod._gaussian_rdp_cached.cache_clear()
     ahead = _events(_dsdp_digits(), monkeypatch)
     inline()
@@ -233,10 +235,10 @@ def test_a_round_whose_curves_are_out_trains_the_next_ones_and_changes_no_number
 def test_no_event_waits_past_the_lag_bound_while_later_rounds_train(monkeypatch, inline):
     """``AHEAD_SECONDS`` bounds how far a live view (and a Stop) trails the training: at 0 every round's
     event leaves before the next round trains, with the same numbers as when rounds go ahead."""
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     _wait_ready()
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
-    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
     rdp_mod._gaussian_rdp_cached.cache_clear()
     monkeypatch.setattr(loop_mod, "AHEAD_SECONDS", 0.0)
     bounded = _events(_dsdp_digits(), monkeypatch)
@@ -266,10 +268,10 @@ def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(mon
                     seen.append(e.round)
         return seen
 
-    monkeypatch.setenv(ledger_mod.ACCOUNTING_ENV, "background")
+    monkeypatch.setenv(workers_mod.ACCOUNTING_ENV, "background")
     _wait_ready()
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
-    monkeypatch.setattr(ledger_mod, "_CURVES", {})
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
     rdp_mod._gaussian_rdp_cached.cache_clear()
     ahead = run()
     inline()

@@ -203,3 +203,36 @@ class Lineages:
 
     def __getstate__(self):        # a pickled ledger (a replay's result) keeps the figures, not the PLDs
         return {**self.__dict__, "_plds": {}, "_eps": {}}
+
+
+PLD_LIMIT = 1e4
+"""Above this headline ε a run's PLD of RDP-composed clients is not computed (:func:`run_pld`: its
+discretised PLD grows with ε, and the gap between two accountants of an ε that large teaches nothing)."""
+
+
+def run_pld(ledger) -> Optional[float]:
+    """The run's ε (largest over clients) with every Gaussian release composed by dp-accounting's PLD
+    (:meth:`Ledger.pld_run <.ledger.Ledger.pld_run>`): the headline itself where no client is composed by
+    RDP; else the RDP clients get the PLD of their tallies (:func:`.pure.gaussian_pld_epsilon`), past
+    :data:`.pure.EXACT_TALLIES` distinct tallies one :func:`.pure.dominating_tally` of them all (an upper
+    bound of their largest ε) at the smallest δ. None where it is not computed: a headline above
+    :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
+    from .pure import EXACT_TALLIES, dominating_tally, gaussian_pld_epsilon
+
+    if ledger.threat_model == "none":
+        return math.inf
+    head = ledger.headline()
+    if not ledger.rdp_only.any() or max(head.tolist(), default=0.0) > PLD_LIMIT:
+        return None if ledger.rdp_only.any() else max(head.tolist(), default=0.0)
+    out = head.copy()
+    gaussian = [c for c in np.flatnonzero(np.isfinite(head) & ledger.rdp_only & ledger.rdp_valid & (ledger.pure == 0))
+                if ledger.tally[c]]
+    tallies = {tuple(sorted(ledger.tally[c].items())) for c in gaussian}
+    if len(tallies) > EXACT_TALLIES:
+        values = [gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(ledger.delta[gaussian].min()))]
+    else:
+        values = [gaussian_pld_epsilon(tuple(sorted(ledger.tally[c].items())), float(ledger.delta[c])) for c in gaussian]
+    if None in values:
+        return None
+    out[gaussian] = values if len(values) == len(gaussian) else values * len(gaussian)
+    return max(out.tolist(), default=0.0)

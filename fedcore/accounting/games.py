@@ -304,3 +304,42 @@ def worst(bounds: Iterable[Bound]) -> Optional[Bound]:
     profile = tuple((max(e for b in bounds for e, d in b.profile if d == delta), delta)
                     for delta in sorted(shared, reverse=True))
     return replace(top, mu=None, profile=profile)
+
+
+def client_bound(ledger, client: int, game: Game, delta: Optional[float] = None) -> Bound:
+    """What ``client``'s releases in ``ledger`` (:class:`~.ledger.Ledger`) prove for ``game``: its latest
+    round's (``releases="round"``) or all of them, at its δ (or ``delta``); infinite where the client
+    released something unbounded (:meth:`Ledger.game_bound <.ledger.Ledger.game_bound>`)."""
+    d = float(ledger.delta[client] if delta is None else delta)
+    if ledger.threat_model == "none" or ledger.exposed[client]:
+        return unbounded(game, d, "nothing noised: no guarantee")
+    if game.releases == "round" and int(client) in ledger.last_round:
+        gaussian, pure = ledger.last_round[int(client)]
+        if not ledger.rdp_valid[client] and not ledger.pure_valid[client]:
+            return unbounded(game, d, "a release without a bound")
+    else:   # the run so far (also a round that spent nothing new: a recalled upload repeats an earlier one)
+        gaussian = ledger.tally[client] if ledger.rdp_valid[client] else {}
+        pure = ledger.pure_releases[client] if ledger.pure_valid[client] else {}
+        if not gaussian and not pure and (ledger.steps[client] or ledger.pure[client]):
+            return unbounded(game, d, "a release without a bound")
+    return bound(game, gaussian, pure, NATIVE_ADJACENCY.get(ledger.threat_model, "add_remove"), d)
+
+
+def run_bound(ledger, game: Game, clients=None) -> Bound:
+    """One :func:`client_bound` that holds for every client of ``ledger`` (of ``clients``): the run's answer
+    to ``game``. Clients with identical releases share one computation; past
+    :data:`.pure.EXACT_TALLIES` distinct Gaussian tallies, one dominating tally bounds them all."""
+    from .pure import EXACT_TALLIES, dominating_tally
+
+    ids = list(range(len(ledger.basic)) if clients is None else clients)
+    keys: dict = {}
+    for c in ids:
+        key = (tuple(sorted(ledger.tally[c].items())), tuple(sorted(ledger.pure_releases[c].items())),
+               float(ledger.delta[c]), bool(ledger.exposed[c]), bool(ledger.rdp_valid[c]), bool(ledger.pure_valid[c]))
+        keys.setdefault(key, c)
+    plain = [k for k in keys if not k[1] and not k[3] and k[4] and k[0]]   # Gaussian releases only
+    if len(plain) > EXACT_TALLIES:   # 1,000 users of distinct multipliers: one tally dominating them all
+        top = bound(game, dict(dominating_tally(sorted(k[0] for k in plain))), {},
+                    NATIVE_ADJACENCY.get(ledger.threat_model, "add_remove"), min(k[2] for k in plain))
+        return worst([top, *(client_bound(ledger, c, game) for k, c in keys.items() if k not in set(plain))])
+    return worst(client_bound(ledger, c, game) for c in keys.values())

@@ -39,20 +39,17 @@ started the ledger does so too.
 from __future__ import annotations
 
 import math
-import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
 
-from .exact import Lineages
-from .games import NATIVE_ADJACENCY, bound, unbounded, worst
+from .exact import Lineages, run_pld
+from .games import client_bound, run_bound
 from .headline import NO_PRIVACY, headline_epsilons, run_headline
 from .pure import compose_pure
-from .curve_workers import (ACCOUNTING_ENV, add_background_cpu, background_cpu_seconds, curve_pool,  # noqa: F401
-                            gather_curve, submit_curve)
-from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, rdp_epsilons, rounded_multiplier
+from .rdp import rdp_epsilons
+from .rdp_queue import RdpQueue
 
 
 @dataclass
@@ -84,9 +81,6 @@ an equal-privacy calibration (:mod:`fedcore.equal_privacy`, 1 % tolerance) can l
 
 PROFILE_DELTAS = (0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10)
 """The δs of :meth:`Ledger.profile`: each gives one (ε, δ) guarantee of the run."""
-PLD_LIMIT = 1e4
-"""Above this headline ε the PLD view is not computed (its discretised PLD grows with ε, and the gap
-between two accountants of an ε that large teaches nothing)."""
 
 
 def _numpy(x) -> np.ndarray:
@@ -96,25 +90,6 @@ def _numpy(x) -> np.ndarray:
 def _ids(x) -> np.ndarray:
     """Client ids (a tensor on any device or a host array) as an int64 array."""
     return (x.cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)).astype(np.int64)
-
-
-_CURVES: dict = {}
-"""``(z, q) -> curve`` met in this process's lifetime, inline or by a worker (a few KB each)."""
-
-
-CURVES_KEPT = 20_000
-"""At most this many curves in :data:`_CURVES` (about 30 MB); past it the memo starts again."""
-
-
-def _remember(pair: tuple, curve: np.ndarray) -> np.ndarray:
-    if len(_CURVES) >= CURVES_KEPT:
-        _CURVES.clear()
-    _CURVES[pair] = curve
-    return curve
-
-
-def _inline_curve(pair: tuple) -> np.ndarray:
-    return _remember(pair, gaussian_rdp(*pair))
 
 
 class Figures:
@@ -210,14 +185,8 @@ class Ledger(Figures):
         self.delta = np.asarray(delta, dtype=np.float64)
         self.threat_model = threat_model
         self.basic = np.zeros(num_clients)
-        self._rdp = np.zeros((num_clients, len(ORDERS)))
-        self._queue: deque = deque()    # (clients, steps, curve or Future), in the order recorded
-        self._queued = self._composed = 0   # units ever queued / composed (the queue's positions)
-        self._marks: deque = deque()        # RoundFigures waiting for the curves up to their position
-        self._grid_records = 0
-        self.wait_s = 0.0
-        """Wall seconds readers spent waiting for curves still out (benchmarks: the round's wait)."""
-        self.rdp_valid = np.ones(num_clients, dtype=bool)     # every release covered by an RDP record
+        self.rdp_queue = RdpQueue(num_clients)                # RDP curves, the slow ones beside the run
+        self.rdp_valid = np.ones(num_clients, dtype=bool)     # every release covered by a Gaussian record
         self.pure = np.zeros(num_clients)                     # summed pure eps (basic composition)
         self.pure_releases: list[dict[float, float]] = [{} for _ in range(num_clients)]
         self.pure_valid = np.ones(num_clients, dtype=bool)    # every release has a pure-eps bound
@@ -225,107 +194,38 @@ class Ledger(Figures):
         self.steps = np.zeros(num_clients)                    # Gaussian steps composed per client
         self.lineages = Lineages(self.delta)                  # each client's Gaussian steps as one PLD (.exact)
         self.rdp_only = np.zeros(num_clients, dtype=bool)     # composed by RDP instead (grid records, failed PLDs)
-        self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps, for the PLD
+        self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps
         self.last_round: dict[int, tuple[dict, dict]] = {}
         """The latest round's releases of each client it touched: ``{client: ({(z, q): steps}, {ε: count})}``
         (the games that read one round, :meth:`game_bound`)."""
         self.claims: dict[str, np.ndarray] = {}
 
-    @property
-    def exact(self) -> np.ndarray:
-        """``[N]`` each client's PLD ε of its Gaussian steps at its own δ (:mod:`.exact`)."""
-        return self.lineages.epsilon
+    exact = property(lambda self: self.lineages.epsilon, doc="``[N]`` each client's PLD ε at its own δ (:mod:`.exact`).")
+    rdp = property(lambda self: self.rdp_queue.curves, doc="``[N, len(ORDERS)]`` each client's composed RDP curve.")
+    wait_s = property(lambda self: self.rdp_queue.wait_s, doc="Wall seconds readers waited for curves still out.")
 
     def exact_at(self, delta: Optional[float]) -> np.ndarray:
         return self.lineages.epsilons(delta)
 
-    @property
-    def rdp(self) -> np.ndarray:
-        """``[N, len(ORDERS)]`` each client's composed RDP curve (every round recorded so far)."""
-        self._drain(wait=True)
-        return self._rdp
-
-    def __getstate__(self):
-        self._drain(wait=True)
-        return {**self.__dict__, "_queue": deque(), "_marks": deque()}
-
-    def _drain(self, wait: bool, upto: Optional[int] = None) -> None:
-        """Compose the queued curves in the order recorded; with ``wait``, all of them (those up to
-        position ``upto``)."""
-        t0 = None
-        while self._queue and (upto is None or self._composed < upto):
-            ids, steps, unit = self._queue[0]
-            if not isinstance(unit, np.ndarray):
-                pair, parts = unit
-                if not all(worker.done(ticket) for worker, ticket, _, _ in parts):
-                    if not wait:
-                        return
-                    t0 = t0 or time.perf_counter()
-                try:
-                    curve, cpu = gather_curve(parts, len(ORDERS))
-                    add_background_cpu(cpu)
-                    unit = _remember(pair, curve)
-                    cache = curve_cache()
-                    if cache is not None:
-                        try:
-                            cache.set(curve_key(cache, *pair), curve.tolist())
-                        except Exception:   # noqa: BLE001
-                            pass
-                except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
-                    unit = _inline_curve(pair)
-            np.add.at(self._rdp, ids, steps[:, None] * unit[None, :])
-            self._queue.popleft()
-            self._composed += 1
-            while self._marks and self._marks[0].position <= self._composed:
-                self._marks.popleft().rdp = self._rdp.copy()
-        if t0 is not None:
-            self.wait_s += time.perf_counter() - t0
-
     def pending(self) -> bool:
-        """Whether curves computed beside the round are still out (a reader would wait for them)."""
-        self._drain(wait=False)
-        return bool(self._queue)
+        """Whether RDP curves computed beside the round are still out (a reader would wait for them)."""
+        return self.rdp_queue.pending()
 
     def snapshot(self) -> RoundFigures:
         """The figures as the rounds recorded so far leave them, for an event built while their curves are
         still out; its ``rdp`` comes when they are composed (:meth:`settle`). Meanwhile later rounds may
         record: the snapshot keeps this point's state."""
-        snap = RoundFigures(self._queued, self.basic.copy(), {k: v.copy() for k, v in self.claims.items()},
+        snap = RoundFigures(self.rdp_queue.queued, self.basic.copy(), {k: v.copy() for k, v in self.claims.items()},
                             self.rdp_valid.copy(), self.pure.copy(),
                             [dict(r) for r in self.pure_releases] if self.pure.any() else None,
                             self.pure_valid.copy(), self.exposed.copy(), self.delta, self.threat_model,
                             self.lineages.epsilons(), self.rdp_only.copy(), self.steps.copy())
-        if self._composed >= snap.position:
-            snap.rdp = self._rdp.copy()
-        else:
-            self._marks.append(snap)
+        self.rdp_queue.mark(snap)
         return snap
 
     def settle(self, snap: RoundFigures, wait: bool = False) -> bool:
-        """Whether ``snap``'s figures are complete (every curve up to its position composed); with
-        ``wait``, after waiting for those curves (not for later ones)."""
-        if snap.rdp is None:
-            self._drain(wait=wait, upto=snap.position if wait else None)
-        return snap.rdp is not None
-
-    def _curve(self, value: float, rate: float):
-        """The curve of ``(value, rate)``: an array, or ``(pair, parts)`` when it is computed beside (in pieces:
-        :func:`.curve_workers.submit_curve`)."""
-        pair = (rounded_multiplier(value), float(rate))
-        if pair in _CURVES:
-            return _CURVES[pair]
-        if self._grid_records > 1:   # round 1 computes inline while the first worker starts
-            pool = curve_pool()
-            if pool is not None and pool.ready:
-                cache = curve_cache()
-                if cache is None or curve_key(cache, *pair) not in cache:
-                    try:
-                        parts = submit_curve(pool, pair)
-                        if parts is not None:
-                            return pair, parts
-                    except Exception:   # noqa: BLE001
-                        pass
-        return _inline_curve(pair)
+        """Whether ``snap``'s figures are complete; with ``wait``, after waiting for their curves."""
+        return self.rdp_queue.settle(snap, wait)
 
     def record(self, clients: "torch.Tensor", spent: Optional["torch.Tensor"],
                gaussian: Optional[GaussianRecord] = None,
@@ -340,16 +240,13 @@ class Ledger(Figures):
         if spent is not None:
             np.add.at(self.basic, ids, _numpy(spent))
         for label, values in (claims or {}).items():
-            arr = self.claims.setdefault(label, np.zeros_like(self.basic))
-            np.add.at(arr, ids, _numpy(values))
+            np.add.at(self.claims.setdefault(label, np.zeros_like(self.basic)), ids, _numpy(values))
         covered = np.zeros(len(self.basic), dtype=bool)
         if gaussian is not None:
             gids = ids if gaussian.clients is None else _ids(gaussian.clients)
             z = np.broadcast_to(_numpy(gaussian.noise_multiplier), gids.shape)
             if gaussian.grid:
-                self._grid_records += 1
-                if self._grid_records == 1:
-                    curve_pool(fill=True)   # start the workers beside round 1: they warm up together
+                self.rdp_queue.note_grid_record()
                 z = np.where(z > 0, GRID ** np.floor(np.log(np.maximum(z, 1e-300)) / np.log(GRID)), z)
             steps = np.broadcast_to(_numpy(gaussian.steps), gids.shape)
             q = np.broadcast_to(_numpy(gaussian.sample_rate), gids.shape)
@@ -376,25 +273,19 @@ class Ledger(Figures):
                  exact: bool = True) -> None:
         """Add ``steps`` steps of the Poisson(sample_rate)-subsampled Gaussian with multiplier ``z`` to
         each client: to its PLD (``exact``, :class:`.exact.Lineages`) or, for a grid record and a client
-        whose PLD could not be built, to its RDP curve (one dp-accounting call per distinct (z, rate))."""
-        # distinct (z rounded to 6 digits, rate), in np.unique's (lexicographic) order; the rounding is
-        # formatted once per distinct z (a round of 1,000 users has a few dozen)
-        uz, zinv = np.unique(np.asarray(z, np.float64), return_inverse=True)
-        zr = np.array([float(f"{v:.6g}") for v in uz])[zinv.reshape(-1)]
-        ur, rinv = np.unique(np.asarray(sample_rate, np.float64), return_inverse=True)
-        uzr, zrinv = np.unique(zr, return_inverse=True)
-        code, cinv = np.unique(zrinv.reshape(-1) * len(ur) + rinv.reshape(-1), return_inverse=True)
-        cinv = cinv.reshape(-1)
-        distinct = np.stack([uzr[code // len(ur)], ur[code % len(ur)]], axis=1) if len(code) else np.zeros((0, 2))
+        whose PLD could not be built, to its RDP curve (:class:`.rdp_queue.RdpQueue`), per distinct
+        (z rounded to 6 digits, rate)."""
+        zr = np.array([float(f"{v:.6g}") for v in np.asarray(z, np.float64).reshape(-1)])
+        pairs = np.stack([zr, np.minimum(1.0, np.asarray(sample_rate, np.float64).reshape(-1))], axis=1)
+        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
         if not exact:
             self.rdp_only[ids] = True
-        for j, (value, rate) in enumerate(distinct):
-            sel = cinv == j
-            key = (float(value), float(min(1.0, rate)))
+        for j, (value, rate) in enumerate(distinct.tolist()):
+            sel = inverse.reshape(-1) == j
+            key = (value, rate)
             np.add.at(self.steps, ids[sel], steps[sel])
             for c, k in zip(ids[sel].tolist(), steps[sel].tolist()):
-                tally = self.tally[c]
-                tally[key] = tally.get(key, 0.0) + float(k)
+                self.tally[c][key] = self.tally[c].get(key, 0.0) + float(k)
                 mine = self.last_round.setdefault(c, ({}, {}))[0]
                 mine[key] = mine.get(key, 0.0) + float(k)
             by_pld = sel & ~self.rdp_only[ids]
@@ -402,90 +293,24 @@ class Ledger(Figures):
                 self.lineages.add(ids[by_pld], key, steps[by_pld])
                 lost = ids[by_pld][self.lineages.failed[ids[by_pld]]]
                 for c in lost.tolist():      # a PLD dp-accounting cannot build: RDP from here on, whole tally
-                    self._rdp[c] += sum(k * gaussian_rdp(*zq) for zq, k in self.tally[c].items())
+                    self.rdp_queue.add_now(c, self.tally[c])
                 self.rdp_only[lost] = True
-            by_rdp = sel & ~by_pld
-            if by_rdp.any():
-                unit = self._curve(value, key[1]) if value > 0 else np.full(len(ORDERS), np.inf)
-                self._queue.append((ids[by_rdp], steps[by_rdp], unit))
-                self._queued += 1
-        self._drain(wait=False)
+            if (sel & ~by_pld).any():
+                self.rdp_queue.add(ids[sel & ~by_pld], steps[sel & ~by_pld], value, rate)
+        self.rdp_queue.drain(wait=False)
 
     def profile(self, deltas: tuple = PROFILE_DELTAS) -> list[tuple[float, float]]:
         """``[(ε, δ)]``: the run's headline (largest over clients) at each δ of ``deltas``, finite
         ones only. Each pair is a guarantee of the same run, so a test between neighbours must
-        respect all of them at once: the attacks' caps take the smallest (``shared/ATTACKS.md`` §4;
-        :func:`fedcore.attacks.caps.membership_cap`)."""
+        respect all of them at once: the attacks' caps take the smallest (``shared/ATTACKS.md`` §4)."""
         if self.threat_model == NO_PRIVACY:
             return []
         pairs = [(run_headline(self.headline(d).tolist()), float(d)) for d in deltas]
         return [(e, d) for e, d in pairs if math.isfinite(e)]
 
-    def game_bound(self, client: int, game, delta: Optional[float] = None):
-        """What ``client``'s releases prove for ``game`` (:class:`~fedcore.accounting.games.Game`): its latest
-        round's (``releases="round"``) or all of them, at its δ (or ``delta``); a
-        :class:`~fedcore.accounting.games.Bound`, infinite where the client released something unbounded."""
-        d = float(self.delta[client] if delta is None else delta)
-        if self.threat_model == NO_PRIVACY or self.exposed[client]:
-            return unbounded(game, d, "nothing noised: no guarantee")
-        if game.releases == "round" and int(client) in self.last_round:
-            gaussian, pure = self.last_round[int(client)]
-            if not self.rdp_valid[client] and not self.pure_valid[client]:
-                return unbounded(game, d, "a release without a bound")
-        else:   # the run so far (also a round that spent nothing new: a recalled upload repeats an earlier one)
-            gaussian = self.tally[client] if self.rdp_valid[client] else {}
-            pure = self.pure_releases[client] if self.pure_valid[client] else {}
-            if not gaussian and not pure and (self.steps[client] or self.pure[client]):
-                return unbounded(game, d, "a release without a bound")
-        return bound(game, gaussian, pure, NATIVE_ADJACENCY.get(self.threat_model, "add_remove"), d)
-
-    def run_bound(self, game, clients=None):
-        """One :meth:`game_bound` that holds for every client (of ``clients``): the run's answer to ``game``.
-        Clients with identical releases share one computation."""
-        from .pure import EXACT_TALLIES, dominating_tally
-
-        ids = list(range(len(self.basic)) if clients is None else clients)
-        keys: dict = {}
-        for c in ids:
-            key = (tuple(sorted(self.tally[c].items())), tuple(sorted(self.pure_releases[c].items())),
-                   float(self.delta[c]), bool(self.exposed[c]), bool(self.rdp_valid[c]), bool(self.pure_valid[c]))
-            keys.setdefault(key, c)
-        plain = [k for k in keys if not k[1] and not k[3] and k[4] and k[0]]   # Gaussian releases only
-        if len(plain) > EXACT_TALLIES:   # 1,000 users of distinct multipliers: one tally dominating them all
-            top = bound(game, dict(dominating_tally(sorted(k[0] for k in plain))), {},
-                        NATIVE_ADJACENCY.get(self.threat_model, "add_remove"), min(k[2] for k in plain))
-            return worst([top, *(self.game_bound(c, game) for k, c in keys.items() if k not in set(plain))])
-        return worst(self.game_bound(c, game) for c in keys.values())
+    game_bound = client_bound
+    run_bound = run_bound
+    pld_run = run_pld
 
     def headline_run(self) -> float:
         return run_headline(self.headline().tolist())
-
-    def pld_run(self) -> Optional[float]:
-        """The run's ε (largest over clients) with every Gaussian release composed by dp-accounting's PLD:
-        the headline itself where no client is composed by RDP (:meth:`accountant` ``"pld"``); else the
-        clients composed by RDP get the PLD of their tallies (:func:`.pure.gaussian_pld_epsilon`), past
-        :data:`.pure.EXACT_TALLIES` distinct tallies one :func:`.pure.dominating_tally` of them all (an upper
-        bound of their largest ε) at the smallest δ. None where it is not computed: a headline above
-        :data:`PLD_LIMIT` or a PLD dp-accounting cannot build."""
-        from .pure import EXACT_TALLIES, dominating_tally, gaussian_pld_epsilon
-
-        head = self.headline()
-        if self.threat_model == NO_PRIVACY:
-            return math.inf
-        if not self.rdp_only.any():
-            return run_headline(head.tolist())
-        if run_headline(head.tolist()) > PLD_LIMIT:
-            return None
-        out = head.copy()
-        gaussian = [c for c in np.flatnonzero(np.isfinite(head) & self.rdp_only & self.rdp_valid & (self.pure == 0))
-                    if self.tally[c]]
-        tallies = {tuple(sorted(self.tally[c].items())) for c in gaussian}
-        if len(tallies) > EXACT_TALLIES:
-            bound = gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(self.delta[gaussian].min()))
-            values = [bound] * len(gaussian)
-        else:
-            values = [gaussian_pld_epsilon(tuple(sorted(self.tally[c].items())), float(self.delta[c])) for c in gaussian]
-        if None in values:
-            return None
-        out[gaussian] = values
-        return run_headline(out.tolist())

@@ -1,0 +1,152 @@
+"""RDP curves composed in the order recorded, the slow ones computed beside the run (issue 41).
+
+A record the ledger composes by RDP (``GaussianRecord.grid``: ULDP-FED's central reading with a
+decaying clip, every user its own multipliers; and a client whose PLD dp-accounting cannot build)
+brings a new curve most rounds, 0.1-0.3 CPU-s each through dp-accounting. :class:`RdpQueue` hands
+those to the pool of :mod:`.curve_workers` (all started at the first such record and warmed while
+round 1 computes its own curves inline) and composes each as soon as it is back, in the order
+recorded; a reader of :attr:`RdpQueue.curves` first waits for what is still out, so a figure is always
+that of every round recorded (bitwise the same as composing inline). A round whose curves are out
+keeps its figures (:meth:`RdpQueue.mark`: the ledger's snapshot) and gets its curves when every curve
+up to its place in the queue is composed (:meth:`RdpQueue.settle`). ``FEDCORE_ACCOUNTING=inline``
+computes every curve in the round; where no process can be started the queue does so too.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Optional
+
+import numpy as np
+
+from .curve_workers import add_background_cpu, curve_pool, gather_curve, submit_curve
+from .rdp import ORDERS, curve_cache, curve_key, gaussian_rdp, rounded_multiplier
+
+_CURVES: dict = {}
+"""``(z, q) -> curve`` met in this process's lifetime, inline or by a worker (a few KB each)."""
+CURVES_KEPT = 20_000
+"""At most this many curves in :data:`_CURVES` (about 30 MB); past it the memo starts again."""
+
+
+def _remember(pair: tuple, curve: np.ndarray) -> np.ndarray:
+    if len(_CURVES) >= CURVES_KEPT:
+        _CURVES.clear()
+    _CURVES[pair] = curve
+    return curve
+
+
+def _inline_curve(pair: tuple) -> np.ndarray:
+    return _remember(pair, gaussian_rdp(*pair))
+
+
+def _keep_on_disk(pair: tuple, curve: np.ndarray) -> None:
+    cache = curve_cache()
+    if cache is not None:
+        try:
+            cache.set(curve_key(cache, *pair), curve.tolist())
+        except Exception:   # noqa: BLE001 -- an unusable cache only costs the speed
+            pass
+
+
+class RdpQueue:
+    """Each of ``num_clients`` clients' composed RDP curve, ``[N, len(ORDERS)]`` (:attr:`curves`)."""
+
+    def __init__(self, num_clients: int):
+        self._rdp = np.zeros((num_clients, len(ORDERS)))
+        self._queue: deque = deque()    # (clients, steps, curve or (pair, parts)), in the order recorded
+        self.queued = self.composed = 0   # units ever queued / composed (the queue's positions)
+        self._marks: deque = deque()      # figures waiting for the curves up to their position
+        self.grid_records = 0
+        self.wait_s = 0.0
+        """Wall seconds readers spent waiting for curves still out (benchmarks: the round's wait)."""
+
+    @property
+    def curves(self) -> np.ndarray:
+        """Every client's curve of every record so far (waits for the curves still out)."""
+        self.drain(wait=True)
+        return self._rdp
+
+    def __getstate__(self):
+        self.drain(wait=True)
+        return {**self.__dict__, "_queue": deque(), "_marks": deque()}
+
+    def note_grid_record(self) -> None:
+        """A grid record arrived: the first starts the workers, to warm up beside round 1."""
+        self.grid_records += 1
+        if self.grid_records == 1:
+            curve_pool(fill=True)
+
+    def add(self, ids: np.ndarray, steps: np.ndarray, value: float, rate: float) -> None:
+        """Clients ``ids`` each took ``steps`` steps at multiplier ``value``, Poisson rate ``rate``."""
+        unit = self._curve(value, rate) if value > 0 else np.full(len(ORDERS), np.inf)
+        self._queue.append((ids, steps, unit))
+        self.queued += 1
+
+    def add_now(self, client: int, tally: dict) -> None:
+        """Client ``client``'s whole ``tally`` ``{(z, q): steps}`` at once (a PLD that could not be built)."""
+        self._rdp[client] += sum(k * gaussian_rdp(*zq) for zq, k in tally.items())
+
+    def drain(self, wait: bool, upto: Optional[int] = None) -> None:
+        """Compose the queued curves in the order recorded; with ``wait``, all of them (those up to
+        position ``upto``)."""
+        t0 = None
+        while self._queue and (upto is None or self.composed < upto):
+            ids, steps, unit = self._queue[0]
+            if not isinstance(unit, np.ndarray):
+                pair, parts = unit
+                if not all(worker.done(ticket) for worker, ticket, _, _ in parts):
+                    if not wait:
+                        return
+                    t0 = t0 or time.perf_counter()
+                try:
+                    curve, cpu = gather_curve(parts, len(ORDERS))
+                    add_background_cpu(cpu)
+                    unit = _remember(pair, curve)
+                    _keep_on_disk(pair, curve)
+                except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
+                    unit = _inline_curve(pair)
+            np.add.at(self._rdp, ids, steps[:, None] * unit[None, :])
+            self._queue.popleft()
+            self.composed += 1
+            while self._marks and self._marks[0].position <= self.composed:
+                self._marks.popleft().rdp = self._rdp.copy()
+        if t0 is not None:
+            self.wait_s += time.perf_counter() - t0
+
+    def pending(self) -> bool:
+        """Whether curves computed beside the round are still out (a reader would wait for them)."""
+        self.drain(wait=False)
+        return bool(self._queue)
+
+    def mark(self, figures) -> None:
+        """``figures`` (with ``position``, the queue's length when they were taken) get their ``rdp`` when
+        every curve up to that position is composed; at once if it is."""
+        if self.composed >= figures.position:
+            figures.rdp = self._rdp.copy()
+        else:
+            self._marks.append(figures)
+
+    def settle(self, figures, wait: bool = False) -> bool:
+        """Whether ``figures`` are complete; with ``wait``, after waiting for their curves (not later ones)."""
+        if figures.rdp is None:
+            self.drain(wait=wait, upto=figures.position if wait else None)
+        return figures.rdp is not None
+
+    def _curve(self, value: float, rate: float):
+        """The curve of ``(value, rate)``: an array, or ``(pair, parts)`` when it is computed beside (in pieces:
+        :func:`.curve_workers.submit_curve`)."""
+        pair = (rounded_multiplier(value), float(rate))
+        if pair in _CURVES:
+            return _CURVES[pair]
+        if self.grid_records > 1:   # round 1 computes inline while the first worker starts
+            pool = curve_pool()
+            if pool is not None and pool.ready:
+                cache = curve_cache()
+                if cache is None or curve_key(cache, *pair) not in cache:
+                    try:
+                        parts = submit_curve(pool, pair)
+                        if parts is not None:
+                            return pair, parts
+                    except Exception:   # noqa: BLE001
+                        pass
+        return _inline_curve(pair)
