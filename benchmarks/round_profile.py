@@ -130,10 +130,12 @@ class Profiler:
                 self.current[f"{parent}_wall"] -= dw
 
     def install(self):
-        """Patch the loop's names; returns a function that undoes it."""
-        from fedcore.engine import loop
+        """Patch the loop's names (its round's, its outbox's); returns a function that undoes it."""
+        from fedcore.engine import local_round, loop, outbox
 
-        saved = {n: getattr(loop, n) for n in ("train_clients", "server_round", "evaluate", "new_ledger", "_fill")}
+        homes = {"train_clients": local_round, "server_round": loop, "evaluate": loop, "new_ledger": loop,
+                 "fill": outbox}
+        saved = {n: getattr(home, n) for n, home in homes.items()}
         prof = self
 
         def wrap(name, fn):
@@ -149,15 +151,15 @@ class Profiler:
                 setattr(ledger, method, wrap("ledger", getattr(ledger, method)))
             return ledger
 
-        loop.train_clients = wrap("train", saved["train_clients"])
+        local_round.train_clients = wrap("train", saved["train_clients"])
         loop.server_round = wrap("server", saved["server_round"])
         loop.evaluate = wrap("eval", saved["evaluate"])
         loop.new_ledger = new_ledger
-        loop._fill = wrap("ledger", saved["_fill"])   # an event's figures: read from the ledger or its round's snapshot
+        outbox.fill = wrap("ledger", saved["fill"])   # an event's figures: read from the ledger or its round's snapshot
 
         def undo():
             for n, fn in saved.items():
-                setattr(loop, n, fn)
+                setattr(homes[n], n, fn)
         return undo
 
 
@@ -194,17 +196,17 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
     CUDA-graph path's steps run eagerly and are counted apart (:func:`_graphs_eager`)."""
     import torch
 
-    from fedcore.engine import iter_run, loop
+    from fedcore.engine import iter_run, local_round, loop
     from fedcore.events import RunFinished
 
     prof = Profiler(count_aten)
     undo = prof.install()
-    saved_chunk, saved_eval = loop.client_chunk, loop.evaluate
-    saved_graphs = loop.StepGraphs, loop.graphs_enabled
+    saved_chunk, saved_eval = local_round.client_chunk, loop.evaluate
+    saved_graphs = local_round.StepGraphs, local_round.graphs_enabled
     if graphs:
-        loop.StepGraphs, loop.graphs_enabled = _graphs_eager(), lambda device: True
+        local_round.StepGraphs, local_round.graphs_enabled = _graphs_eager(), lambda device: True
     if chunk == "gpu":   # as on a GPU: one vmap over all clients, 8,192 test samples per forward
-        loop.client_chunk = lambda *a, **k: None
+        local_round.client_chunk = lambda *a, **k: None
         loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None: saved_eval(model, params, x, y,
                                                                                        chunk or 8192, graphs)
     background0, wait0 = _background_cpu(), 0.0
@@ -250,8 +252,8 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
                 row["aten"] = calls
             prof.rounds.append(row)
     finally:
-        loop.client_chunk, loop.evaluate = saved_chunk, saved_eval
-        loop.StepGraphs, loop.graphs_enabled = saved_graphs
+        local_round.client_chunk, loop.evaluate = saved_chunk, saved_eval
+        local_round.StepGraphs, local_round.graphs_enabled = saved_graphs
         undo()
     return {"rounds": prof.rounds, "finished": finished, "events": prof.events}
 

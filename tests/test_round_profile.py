@@ -14,7 +14,7 @@ from fedcore.accounting import curve_workers as workers_mod
 from fedcore.accounting import ledger as ledger_mod  # noqa: F401
 from fedcore.accounting import rdp_queue as rdp_queue_mod
 from fedcore.accounting import rdp as rdp_mod
-from fedcore.engine import loop as loop_mod
+from fedcore.engine import outbox as loop_mod   # AHEAD_ROUNDS, AHEAD_SECONDS
 
 CLIENTS = 5
 
@@ -199,7 +199,8 @@ def _dsdp_digits(rounds=6, eval_every=3):
 
 def _events(cfg, monkeypatch):
     """The run's round events, each with the number of local trainings done when it was emitted."""
-    from fedcore.engine import iter_run, loop
+    from fedcore.engine import iter_run
+    from fedcore.engine import local_round as loop
     from fedcore.events import RoundEvent, to_dict
 
     calls = []
@@ -249,7 +250,8 @@ def test_no_event_waits_past_the_lag_bound_while_later_rounds_train(monkeypatch,
 
 
 def test_a_failure_in_the_round_trained_ahead_comes_after_the_previous_event(monkeypatch, inline):
-    from fedcore.engine import iter_run, loop
+    from fedcore.engine import iter_run
+    from fedcore.engine import local_round as loop
     from fedcore.events import RoundEvent
 
     def run():

@@ -5,7 +5,7 @@ the budget, or one the blocks cannot give, keeps the dense round."""
 import pytest
 import torch
 
-import fedcore.engine.loop as loop_mod
+import fedcore.engine.local_round as loop_mod   # where a round goes block by block
 import fedcore.engine.stream as stream_mod
 from fedcore.config import LocalConfig, RunConfig
 from fedcore.engine import iter_run
