@@ -37,7 +37,7 @@ TWO_ATTACKERS = ("The bars and the ✓/✗ come from two different attackers. Th
 """With Plain words on: the sentence that says where the bars come from, without its terms of art."""
 
 
-PRESENT_SENTENCE = "image left, the attacker's rebuild right; bars: how often it found it; dark tick: the most ε allows."
+PRESENT_SENTENCE = "image left, the attacker's rebuild right, the client's ε for one upload under them; bars: how often it found it; dark tick: the most ε allows."
 """Presentation's one sentence after who the attacker is (:data:`SHORT_WHO`)."""
 SHORT_WHO = {"server": "The server sees each exact update", "anyone": "Anyone sees each noised upload",
              "outsider": "An outsider sees the noised average", "trusted_server": "The trusted server sees each exact update",
@@ -67,6 +67,18 @@ def beside_accuracy(record: JobRecord, run, key: str) -> None:
     st.markdown(f"**{SHORT_WHO.get(chosen['key'], chosen['who'])}:** {PRESENT_SENTENCE}")
     _images(records[-1], chosen, run.last_round.round, key, record.id, caption=False)
     _success(records, chosen, key, record.id, form.student_mode(), present=True)
+
+
+def epsilon_line(run, spent) -> str:
+    """Presentation: which ε the images carry (one upload's, the game's) against the run's, and the lowest
+    of them as odds (:func:`~fedcore.accounting.words.odds_sentence`)."""
+    records = [r.attack for r in run.rounds if r.attack]
+    stats = {c: s for c, s in per_client(records, records[-1]["attackers"][0]["key"]).items() if s["chance"] < 1}
+    low = min(stats, key=lambda c: stats[c]["epsilon"] if stats[c]["epsilon"] is not None else float("inf"))
+    eps = stats[low]["epsilon"]
+    said = odds_sentence(min(eps, 700.0) if eps is not None else None)   # 700: all but certain (e^ε overflows past 709)
+    return (f"**ε under each image:** that client's, for one upload; **ε spent** ({_eps(spent)}): the whole run's, "
+            f"for the client that spends most. **Client {low}'s ε {_eps(eps)} in odds:** {said}.")
 
 
 def _who(chosen: dict, plain: bool) -> str:

@@ -140,10 +140,20 @@ def is_number(v: Any) -> bool:
 
 
 # --- option forms from Options dataclasses -------------------------------------------------
-def component_options(flat: dict, field: str, cls, key: str, name: str) -> None:
-    """A component's options form editing ``flat[field]`` (unless a lesson link hides it)."""
+def component_options(flat: dict, field: str, cls, key: str, name: str, words: str = "", intro=None) -> None:
+    """A component's options form editing ``flat[field]`` (unless a lesson link hides it). With Plain words on
+    the form, and ``intro`` (the component's own caption, in its paper's symbols), sit behind one *Advanced*
+    button that says in ``words`` what they tune: a student sees no internal name until they ask."""
     def draw(lock: dict) -> None:
-        flat[field] = options_form(cls, flat.get(field) or {}, key, name, disabled=bool(lock))
+        if not student_mode() or not dataclasses.fields(cls.Options):
+            if intro:
+                intro()
+            flat[field] = options_form(cls, flat.get(field) or {}, key, name, disabled=bool(lock))
+            return
+        with st.popover(f"Advanced: {words or 'its settings'}", icon=":material/tune:", width="stretch"):
+            if intro:
+                intro()
+            flat[field] = options_form(cls, flat.get(field) or {}, key, name, disabled=bool(lock))
 
     lesson_drawn(field, draw)
 

@@ -276,11 +276,16 @@ def _fmt(value, spec: str = ".3f") -> str:
     return "–" if value is None or value != value else format(float(value), spec)
 
 
-def accuracy_chart(record: JobRecord, run: RunState, key: str, large: bool = False) -> None:
-    """Test accuracy and loss per round."""
+def accuracy_chart(record: JobRecord, run: RunState, key: str, large: bool = False,
+                   height: Optional[int] = None) -> None:
+    """Test accuracy and loss per round (``height``: presentation's, when sentences sit below it)."""
     fig = pacing.figure(record, run, "acc", lambda: charts.accuracy_loss(
         rounds_table(run), record.total or 1, f"{key}-{record.id}"), key)
-    plot.chart(presentation.enlarge(fig) if large else fig, f"{key}-acc", width="stretch")
+    if large:
+        fig = presentation.enlarge(fig)
+        if height:
+            fig.update_layout(height=height)
+    plot.chart(fig, f"{key}-acc", width="stretch")
 
 
 def side_by_side(record: JobRecord, run: RunState, key: str) -> None:
@@ -288,14 +293,34 @@ def side_by_side(record: JobRecord, run: RunState, key: str) -> None:
     success chart to draw: :func:`.attack_view.shown`) or else the privacy spent, all above the fold."""
     from . import attack_view
 
+    attack = attack_view.shown(run)
     left, right = st.columns(2)
     with left:
-        accuracy_chart(record, run, key, large=True)
+        accuracy_chart(record, run, key, large=True, height=presentation.LESSON_CHART_HEIGHT if attack else None)
+        present_lesson(record, run, attack)
     with right:
-        if attack_view.shown(run):
+        if attack:
             attack_view.beside_accuracy(record, run, key)
         else:
             privacy_chart(record, run, key, large=True)
+
+
+def present_lesson(record: JobRecord, run: RunState, attack: bool) -> None:
+    """Presentation, under the accuracy chart at the projector's type size: a model no better than a blind
+    guess said so, and which ε the class sees (the clients' one-upload ε beside the run's) as odds."""
+    lines = []
+    end = run.end
+    if end is not None and end.final_accuracy is not None:
+        cfg = record.config
+        lines.append(guess_note(end.final_accuracy, cfg.get("dataset", "digits"), cfg.get("test_size") or 0) or "")
+    if attack:
+        from . import attack_view
+        lines.append(attack_view.epsilon_line(run, privacy_summary(run)["headline"]))
+    else:
+        spent = privacy_summary(run)["headline"]
+        if odds_sentence(spent):
+            lines.append(f"**ε spent over the whole run, {people(spent)}, in odds:** {odds_sentence(spent)}.")
+    st.markdown("  \n".join(line for line in lines if line))
 
 
 def privacy_chart(record: JobRecord, run: RunState, key: str, large: bool = False) -> None:

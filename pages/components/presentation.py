@@ -14,6 +14,8 @@ from .form import keyed
 
 CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
+LESSON_CHART_HEIGHT = 200
+"""Height of the accuracy chart beside the attack view: the lesson's sentences sit under it (1,024x768)."""
 ATTACK_CHART_HEIGHT = 165
 """Height of the attack view's success chart beside the accuracy chart (its images sit above it)."""
 FONT_SIZE = 16

@@ -193,7 +193,8 @@ def partition(flat: dict) -> None:
     if not hides("partition.kind"):
         entry_caption(PARTITIONERS, kind)
     if kind in PARTITIONERS:
-        component_options(flat, "partition.options", PARTITIONERS.get(kind), f"popt.{kind}", kind)
+        component_options(flat, "partition.options", PARTITIONERS.get(kind), f"popt.{kind}", kind,
+                          "how the data is split among the clients")
 
 
 def local_training(flat: dict) -> None:
@@ -237,13 +238,13 @@ def _mark_custom(field: str, options_field: str):
 
 
 def mechanism_and_aggregator(flat: dict) -> None:
-    for name, label, registry, prefix in (("mechanism", "Mechanism (client side)", MECHANISMS, "mopt"),
-                                          ("aggregator", "Aggregator (server side)", AGGREGATORS, "aopt")):
+    for name, label, registry, prefix, words in (
+            ("mechanism", "Mechanism (client side)", MECHANISMS, "mopt", "how each client adds its noise"),
+            ("aggregator", "Aggregator (server side)", AGGREGATORS, "aopt", "how the server combines the uploads")):
         field, options = f"privacy.{name}", f"privacy.{name}_options"
         picked = bind(st.selectbox, flat, field, label, options=registry.names(), on_change=_mark_custom(field, options))
-        if not hides(field):
-            entry_caption(registry, picked)
-        component_options(flat, options, registry.get(picked), f"{prefix}.{picked}", picked)
+        intro = None if hides(field) else (lambda r=registry, p=picked: entry_caption(r, p))
+        component_options(flat, options, registry.get(picked), f"{prefix}.{picked}", picked, words, intro)
         if name == "mechanism" and not hides(field):
             threat_caption(picked, flat.get(options) or {})
 
