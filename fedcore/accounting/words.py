@@ -122,7 +122,8 @@ def attacker_certainty(epsilon: Optional[float], delta: float = 0.0) -> float:
     ``(e^ε + δ) / (1 + e^ε)`` (module doc), at most 1. None or ∞: 1."""
     if epsilon is None or math.isinf(epsilon):
         return 1.0
-    return min(1.0, 1.0 / (1.0 + math.exp(-float(epsilon))) + float(delta) / (1.0 + math.exp(float(epsilon))))
+    p = 1.0 / (1.0 + math.exp(-float(epsilon)))          # e^ε / (1 + e^ε), no overflow at any ε >= 0
+    return min(1.0, p + float(delta) * (1.0 - p))         # + δ / (1 + e^ε)
 
 
 CERTAIN_GAP = 1e-6
