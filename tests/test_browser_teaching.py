@@ -128,3 +128,32 @@ def test_presentation_shows_the_attack_view_within_1280x720(browser, server):
             for part in parts:
                 assert part["y"] >= 0 and part["y"] + part["height"] <= 720, (moment, part, "below the fold at 1280x720")
             assert abs(parts[0]["y"] + parts[0]["height"] - parts[1]["y"] - parts[1]["height"]) < 200   # level with it
+
+
+@pytest.mark.parametrize("preset", ["attack_digits", "attack_lesson"])
+def test_presentation_carries_the_lessons_sentences_within_1024x768(browser, server, preset):
+    """Issue 54 §1: on an older projector, after Run, the accuracy chart, the attack view, the odds sentence
+    and the line saying which ε each image carries, all without scrolling (attack_digits also says its
+    model is no better than a blind guess)."""
+    url, _ = server
+    with fresh_page(browser, 1024, 768) as pg:
+        pg.set_default_timeout(240_000)
+        pg.goto(url + f"/?preset={preset}&present=1")
+        pg.get_by_role("button", name="Run").click()
+        pg.get_by_text(" · finished", exact=False).wait_for()
+        line = pg.get_by_text("ε under each image:", exact=False).last
+        odds = pg.get_by_text("beforehand is right at most", exact=False).last
+        success = pg.locator("[data-testid=stPlotlyChart]").filter(has=pg.locator(".bars")).first
+        accuracy = pg.locator("[data-testid=stPlotlyChart]").first
+        parts = [accuracy, success, pg.locator("[data-testid=stImage]").nth(5), line, odds]
+        if preset == "attack_digits":
+            parts.append(pg.get_by_text("no better than a blind guess", exact=False).last)
+
+        def boxes():
+            found = [p.bounding_box() for p in parts]
+            return found if all(found) else None
+
+        found = wait_until(boxes, 30, "the lesson's parts did not settle")
+        shoot(pg, f"presentation-lesson-{preset}-1024")
+        for part in found:
+            assert part["y"] >= 0 and part["y"] + part["height"] <= 768, (preset, part, "below the fold at 1024x768")

@@ -16,7 +16,7 @@ CHART_HEIGHT = 270
 """Height of each of the two side-by-side charts (pixels)."""
 LESSON_CHART_HEIGHT = 200
 """Height of the accuracy chart beside the attack view: the lesson's sentences sit under it (1,024x768)."""
-ATTACK_CHART_HEIGHT = 165
+ATTACK_CHART_HEIGHT = 150
 """Height of the attack view's success chart beside the accuracy chart (its images sit above it)."""
 FONT_SIZE = 16
 """Plotly text size in presentation (the dashboard's default is 12)."""
