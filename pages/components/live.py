@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 import streamlit as st
 
+from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.accounting.words import (EMPTY_RUN_TEXT, epsilon_unit, odds_sentence, people, plain_threat_text,
@@ -293,13 +294,21 @@ def side_by_side(record: JobRecord, run: RunState, key: str) -> None:
     success chart to draw: :func:`.attack_view.shown`) or else the privacy spent, all above the fold."""
     from . import attack_view
 
-    attack = attack_view.shown(run)
+    from . import membership_roc
+
+    cfg = RunConfig.from_dict(record.config) if record.status == "finished" else None
+    membership = cfg is not None and membership_roc.wanted(cfg, state.current_preset())
+    attack = not membership and attack_view.shown(run)
     left, right = st.columns(2)
     with left:
         accuracy_chart(record, run, key, large=True, height=presentation.LESSON_CHART_HEIGHT if attack else None)
         present_lesson(record, run, attack)
+        if cfg is not None and not membership:
+            membership_roc.start_button(cfg, state.current_preset())
     with right:
-        if attack:
+        if membership:
+            membership_roc.beside_accuracy(cfg, state.current_preset())
+        elif attack:
             attack_view.beside_accuracy(record, run, key)
         else:
             privacy_chart(record, run, key, large=True)

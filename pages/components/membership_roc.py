@@ -224,3 +224,87 @@ def _job_state(cfg, shadows: int, key: str, plain: bool) -> None:
         st.info("The membership attack was stopped before it finished.", icon=":material/stop_circle:")
         return
     roc_section(done, f"{key}-roc", plain)
+
+
+def wanted(cfg, preset: str) -> bool:
+    """Presentation: whether membership takes the place beside accuracy: on a preset made for it
+    (:data:`~fedcore.runner.membership.PRESET_SHADOWS`), or once someone started it on this recipe."""
+    from fedcore.runner.membership import PRESET_SHADOWS, membership_id, membership_result, shadows_for
+
+    from .host import manager
+
+    shadows = shadows_for(preset)
+    return (preset in PRESET_SHADOWS or membership_result(manager().store_dir, cfg, shadows) is not None
+            or manager().job(membership_id(cfg, shadows)) is not None)
+
+
+def start_button(cfg, preset: str, key: str = "pg-mia-present") -> None:
+    """Presentation: one large button that starts the membership attack on a finished run's recipe
+    (a preset made for it starts at once, without a click)."""
+    from fedcore.errors import FedcoreError
+    from fedcore.runner.membership import PRESET_SHADOWS, shadows_for, start_membership
+
+    from .host import manager, viewer
+
+    if preset in PRESET_SHADOWS or pressed(st, "Who was in the training data? Attack membership", key=f"{key}-go",
+                                           type="primary", icon=":material/person_search:", width="stretch"):
+        try:
+            start_membership(manager(), cfg, shadows_for(preset), owner=viewer().owner)
+            st.rerun()
+        except FedcoreError as exc:
+            st.error(plain_text(exc), icon=":material/hourglass_top:")
+
+
+def beside_accuracy(cfg, preset: str, key: str = "pg-mia-present") -> None:
+    """Presentation, level with the accuracy chart: the membership ROC, enlarged, and its two numbers (members
+    caught at 1 in 1,000 and 1 in 100 wrongly accused), or where its job stands, or the button that starts it."""
+    from fedcore.runner.membership import membership_id, membership_result, shadows_for
+
+    from .form import student_mode
+    from .host import manager
+
+    shadows = shadows_for(preset)
+    if membership_result(manager().store_dir, cfg, shadows) is None and manager().job(membership_id(cfg, shadows)) is None:
+        st.markdown("**Who was in the training data?** An attacker trains look-alike models on random halves of the "
+                    "images and tells the ones used to train this model from the others.")
+        start_button(cfg, preset, key)
+        return
+    pacing.polling_fragment(_present_state, pacing.poll_seconds(2.0))(cfg, shadows, key, student_mode())
+
+
+def _present_state(cfg, shadows: int, key: str, plain: bool) -> None:
+    from fedcore.runner.membership import membership_id, membership_result
+
+    from .host import keep_alive, manager
+    from .live import queue_text
+    from .presentation import enlarge
+
+    done = membership_result(manager().store_dir, cfg, shadows)
+    if done is None:
+        job = manager().job(membership_id(cfg, shadows))
+        if job is not None and job.status in ("queued", "running"):
+            keep_alive(job)
+            queue = manager().queue_info(job.id)
+            st.info(queue_text(queue) if queue else f"**Who was in the training data?** Training {shadows + 1} "
+                    "look-alike runs in the background…", icon=":material/hourglass_top:")
+        else:
+            st.info("The membership attack was stopped before it finished.", icon=":material/stop_circle:")
+        return
+    if done.get("error"):
+        st.warning(f"The membership attack could not run: {plain_text(done['error'], 400)}")
+        return
+    fig = enlarge(roc_figure(done, plain)).update_layout(showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    plot.chart(fig, f"{key}-roc", width="stretch", config={"displayModeBar": False})
+    st.markdown(two_numbers(done, plain))
+
+
+def two_numbers(result: dict, plain: bool) -> str:
+    """The ROC's two numbers in one line: each attack's TPR at 0.1 % FPR, and the most ε allows there."""
+    blocks = {k: result[k] for k in ATTACKS if result.get(k)}
+    caught = ", ".join(f"{ATTACKS[k][1].split(':')[0] if plain else ATTACKS[k][0]} "
+                       f"{_pct(b.get('tpr_at_0_1pct_fpr'))}" for k, b in blocks.items())
+    cap = _pct(next(iter(blocks.values()), {}).get("dp_cap_tpr_at_0_1pct_fpr"))
+    if plain:
+        return (f"**Members caught while 1 in 1,000 others are wrongly accused:** {caught} (a blind guess: 0.1 %; "
+                f"the most ε allows: {cap}).")
+    return f"**TPR at 0.1 % FPR:** {caught} (chance 0.1 %; cap {cap})."
