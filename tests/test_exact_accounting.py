@@ -83,3 +83,22 @@ def test_replace_one_never_costs_less_than_add_remove():
         ledger.record(torch.tensor([0]), None, GaussianRecord(np.array([z]), sample_rate=q, steps=float(k)))
         replace = ledger.run_bound(Game("record", "replace", "run", "secret"))
         assert replace.epsilon >= ledger.headline_run() * (1 - 1e-9)
+
+
+def test_the_gdp_shown_beside_agrees_with_the_headline_without_sampling():
+    """Unsampled Gaussian steps are exactly μ-GDP (Dong, Roth & Su 2019): the μ-GDP bound of the replace-one
+    game and the headline agree with their closed forms. Local DP's multiplier is already relative to any
+    two inputs (μ = √k / z, the headline's own); record-level DP's is add/remove, so replacing a record
+    doubles it (μ = 2√k / z). The headline is an upper bound within the PLD's discretisation."""
+    from fedcore.accounting.games import _gdp_epsilon
+
+    z, k, delta = 3.0, 4, 1e-5
+    for threat, factor in (("local", 1), ("record", 2)):
+        ledger = Ledger(1, np.array([delta]), threat_model=threat)
+        for _ in range(k):
+            ledger.record(torch.tensor([0]), None, GaussianRecord(np.array([z])))
+        exact = _gdp_epsilon(np.sqrt(k) / z, delta)
+        assert exact <= ledger.headline_run() <= exact * (1 + 2e-3)
+        replace = ledger.run_bound(Game("user" if threat == "local" else "record", "replace", "run", "secret"))
+        assert replace.mu == pytest.approx(factor * np.sqrt(k) / z, rel=1e-4)
+        assert replace.epsilon >= ledger.headline_run() * (1 - 2e-3)

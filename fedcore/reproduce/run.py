@@ -109,7 +109,7 @@ def _train(cfg) -> dict:
     return {"rounds": [r.round for r in run.rounds], "accuracy": [r.accuracy for r in run.rounds],
             "final": run.final_accuracy, "seconds": time.perf_counter() - t0, "load_average": _load_average(),
             "nice": _nice(), "threat_model": run.threat_model, "caveat": run.caveat,
-            "epsilon": last.epsilon_headline_run if last else None,
+            "epsilon": last.epsilon_headline_run if last else None, "accountant": last.accountant if last else "",
             "signals": {name: sum(values) / len(values) for name, values in seen.items() if values}}
 
 
