@@ -15,7 +15,8 @@ import pytest
 from dashboard_server import load_scaled, wait_until  # scripts/ (tests/conftest.py puts it on the path)
 from fedcore.events import RoundEvent, RunFinished, RunStarted, event_from_dict, summarize, to_dict
 from fedcore.resolve import preset_config
-from fedcore.runner import Jobs, RunStore
+from fedcore.runner import Jobs, JobStore
+from fedcore.runner.record import CacheKey
 from fedcore.runner import worker as worker_mod
 from fedcore.budgets import tiered_epsilons
 from fedcore.tables import epsilon_matrix, mean_band, rounds_table
@@ -63,7 +64,7 @@ def test_same_config_twice_is_a_cache_hit_without_a_new_process(manager):
     again = manager.start(cfg)
     assert again == first
     assert manager.active_count() == 0 and not manager.is_alive(again)  # nothing queued, no worker started
-    assert len([r for r in manager.store.list_runs() if r["config_hash"] == cfg.config_hash()]) == 1
+    assert len([r for r in manager.store.list_job_dicts("run") if r["config_hash"] == cfg.config_hash()]) == 1
 
 
 def test_reuse_false_trains_again(manager):
@@ -75,12 +76,11 @@ def test_reuse_false_trains_again(manager):
     assert manager.wait(second, timeout=120)["status"] == "finished"
 
 
-def test_stop_ends_the_worker_process_and_keeps_its_rounds(manager):
+def test_stop_ends_the_run_in_its_worker_and_keeps_its_rounds(manager):
     run_id = manager.start(DEMO.replace(rounds=5000, seed=11))
     wait_for(lambda: rounds_stored(manager.store, run_id, 2))
-    proc = manager.process(run_id)
     manager.stop(run_id)
-    wait_for(lambda: not proc.is_alive(), timeout=8)
+    wait_for(lambda: not manager.is_alive(run_id), timeout=8)   # a warm worker lives on, back in the pool
     assert manager.status(run_id) == "stopped"
     events = manager.store.read_events(run_id)
     assert events[-1]["type"] == "end" and events[-1]["status"] == "stopped"
@@ -93,11 +93,11 @@ def test_a_killed_worker_is_marked_failed_with_its_exit_code_and_rounds_kept(man
     wait_for(lambda: rounds_stored(manager.store, run_id, 2))
     os.kill(manager.process(run_id).pid, signal.SIGKILL)
     wait_for(lambda: manager.status(run_id) == "failed", timeout=10)
-    record = manager.store.get_run(run_id)
+    record = manager.store.get_job_dict(run_id)
     assert "SIGKILL" in record["error"]
     rounds = [e for e in manager.store.read_events(run_id) if e["type"] == "round"]
     assert len(rounds) >= 2 and record["rounds_done"] == len(rounds)
-    assert manager.store.find_finished(record["config_hash"]) is None
+    assert manager.store.find_finished(CacheKey(record["config_hash"])) is None
 
 
 def test_an_exception_in_training_fails_the_run_with_one_line_and_keeps_rounds(tmp_path, monkeypatch):
@@ -112,11 +112,11 @@ def test_an_exception_in_training_fails_the_run_with_one_line_and_keeps_rounds(t
             yield event
 
     monkeypatch.setattr(fedcore.engine, "iter_run", crashing)
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(rounds=10)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
     assert worker_mod.run_job(str(tmp_path), run_id) == "failed"
-    record = store.get_run(run_id)
+    record = store.get_job_dict(run_id)
     assert record["status"] == "failed"
     assert record["error"] == "RuntimeError: simulated crash in round 3"
     assert record["rounds_done"] == 2
@@ -124,24 +124,24 @@ def test_an_exception_in_training_fails_the_run_with_one_line_and_keeps_rounds(t
 
 
 def test_an_impossible_config_fails_naming_the_field(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(num_clients=5000)  # digits has 1437 training samples
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
     worker_mod.run_job(str(tmp_path), run_id)
-    record = store.get_run(run_id)
+    record = store.get_job_dict(run_id)
     assert record["status"] == "failed"
     assert record["error"].startswith("num_clients: got 5000")
 
 
 def test_heartbeat_timeout_stops_an_orphan(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDCORE_HEARTBEAT_TIMEOUT", "0.5")
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(rounds=100_000)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
     t0 = time.monotonic()
     assert worker_mod.run_job(str(tmp_path), run_id) == "stopped"  # nobody reads its events
     assert time.monotonic() - t0 < load_scaled(20)                   # soon: not at the end of 100,000 rounds
-    record = store.get_run(run_id)
+    record = store.get_job_dict(run_id)
     assert record["status"] == "stopped" and "heartbeat" in record["reason"]
 
 
@@ -150,14 +150,14 @@ def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
     cfg = DEMO.replace(rounds=100_000)
     script = textwrap.dedent(f"""
         import json, multiprocessing, os, time
-        from fedcore.runner.store import RunStore
+        from fedcore.runner.store import JobStore
         from fedcore.runner.worker import job_main
         if __name__ == "__main__":
-            store = RunStore({str(tmp_path)!r})
+            store = JobStore({str(tmp_path)!r})
             run_id = store.create_run(json.loads({cfg.to_json()!r}), {cfg.config_hash()!r})["id"]
             proc = multiprocessing.get_context("spawn").Process(target=job_main, args=({str(tmp_path)!r}, run_id))
             proc.start()
-            while store.get_run(run_id)["rounds_done"] < 1:
+            while store.get_job_dict(run_id)["rounds_done"] < 1:
                 store.touch(run_id); time.sleep(0.05)
             print(run_id, proc.pid, flush=True)
             os._exit(0)  # no cleanup, no stop flag
@@ -166,9 +166,9 @@ def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     run_id, pid = out.stdout.split()
-    store = RunStore(tmp_path)
-    wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=15)
-    assert "exited" in store.get_run(run_id)["reason"]
+    store = JobStore(tmp_path)
+    wait_for(lambda: store.get_job_dict(run_id)["status"] == "stopped", timeout=15)
+    assert "exited" in store.get_job_dict(run_id)["reason"]
     wait_for(lambda: not _running(int(pid)), timeout=10)
 
 
@@ -184,18 +184,18 @@ def a_round(number: int, accuracy=None, **fields) -> RoundEvent:
 
 
 def test_store_reads_from_an_offset_and_deletes(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     run = store.create_run({"rounds": 2}, "h1", label="x")
     for k in range(3):
         store.append_event(run["id"], a_round(k + 1, 0.1 * k))
     assert [e["round"] for e in store.read_events(run["id"], 1)] == [2, 3]
     assert store.read_events(run["id"], 3) == []
     store.append_event(run["id"], RunFinished("finished", 3, 1.0))
-    assert store.find_finished("h1") == run["id"]
+    assert store.find_finished(CacheKey("h1")) == run["id"]
     store.append_event(run["id"], a_round(4))  # after the end: dropped
     assert store.num_events(run["id"]) == 4
-    assert store.delete(run["id"]) and store.get_run(run["id"]) is None
-    assert store.find_finished("h1") is None and store.list_runs() == []
+    assert store.delete(run["id"]) and store.get_job_dict(run["id"]) is None
+    assert store.find_finished(CacheKey("h1")) is None and store.list_job_dicts("run") == []
     assert (Path(tmp_path) / "cache.db").exists()
 
 
@@ -221,7 +221,7 @@ def test_sigterm_stops_the_worker_and_records_the_stop(manager):
     proc = manager.process(run_id)
     proc.terminate()  # what multiprocessing does to daemon workers when the dashboard exits
     wait_for(lambda: not proc.is_alive(), timeout=10)
-    record = manager.store.get_run(run_id)
+    record = manager.store.get_job_dict(run_id)
     assert record["status"] == "stopped" and "terminated" in record["reason"]
 
 
@@ -249,7 +249,7 @@ def _ended_runs(store, n=2):
         store.append_event(run["id"], a_round(1, 0.5 + k / 10))
         store.append_event(run["id"], RunFinished("finished" if k == 0 else "stopped", 1, 1.0, 0.5))
         ended.append(run["id"])
-    store.update_run(ended[-1], reason="stopped by the user")
+    store.update_job(ended[-1], reason="stopped by the user")
     queued = store.create_run({"rounds": 2}, "hq")["id"]
     return ended, queued
 
@@ -263,16 +263,16 @@ def _ended_jobs(store) -> dict:
     """An ended sweep, audit and reproduction (:data:`OTHER_KINDS`); their records by id."""
     for job_id, (kind, status) in OTHER_KINDS.items():
         store.create_job(job_id, kind, owner="visitor:a", label=kind, entry="x:y", done=1, total=3)
-        store.update_run(job_id, status=status, error="boom" if status == "failed" else None)
+        store.update_job(job_id, status=status, error="boom" if status == "failed" else None)
     return {job_id: store.get_job(job_id) for job_id in OTHER_KINDS}
 
 
 @pytest.mark.parametrize("damage", ["header", "pages"])
 def test_runs_that_ended_survive_a_damaged_store(tmp_path, damage):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     ended, queued = _ended_runs(store)
     jobs = _ended_jobs(store)
-    before = {i: (store.get_run(i), store.read_events(i, touch=False)) for i in ended}
+    before = {i: (store.get_job_dict(i), store.read_events(i, touch=False)) for i in ended}
     store.close()
     db = tmp_path / "cache.db"
     with open(db, "r+b") as f:  # at rest: the header, or every page after the first
@@ -282,11 +282,11 @@ def test_runs_that_ended_survive_a_damaged_store(tmp_path, damage):
     manager = Jobs(tmp_path, check_store=True)  # what the dashboard starts with
     try:
         fresh = manager.store
-        assert [r["id"] for r in fresh.list_runs()] == ended[::-1]  # newest first, as before
+        assert [r["id"] for r in fresh.list_job_dicts("run")] == ended[::-1]  # newest first, as before
         for run_id, (record, events) in before.items():
-            assert fresh.get_run(run_id) == record and fresh.read_events(run_id, touch=False) == events
-        assert fresh.get_run(queued) is None  # it had not ended: not archived
-        assert fresh.find_finished("h0") == ended[0]  # the result cache is back too
+            assert fresh.get_job_dict(run_id) == record and fresh.read_events(run_id, touch=False) == events
+        assert fresh.get_job_dict(queued) is None  # it had not ended: not archived
+        assert fresh.find_finished(CacheKey("h0")) == ended[0]  # the result cache is back too
         assert {j.id: j for j in fresh.list_jobs() if j.id in OTHER_KINDS} == jobs   # every kind was archived
         assert {j.kind: j.status for j in jobs.values()} == {"sweep": "finished", "audit": "failed",
                                                                "reproduction": "stopped"}
@@ -302,17 +302,17 @@ def test_a_deleted_database_is_rebuilt_from_the_archives(tmp_path, monkeypatch):
     from fedcore.runner import store as store_mod
 
     monkeypatch.setattr(store_mod, "EXISTENCE_CHECK_S", 0.0)
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     ended, _ = _ended_runs(store, 1)
     for side in tmp_path.glob("cache.db*"):
         side.unlink()
-    assert [r["id"] for r in store.list_runs()] == ended and "restored" in store.problem
+    assert [r["id"] for r in store.list_job_dicts("run")] == ended and "restored" in store.problem
     archive = tmp_path / "archive" / f"{ended[0]}.json"
     assert oct(archive.stat().st_mode & 0o777) == "0o600"
     archive.write_text("{not json")  # a damaged archive loses only its own run
     for side in tmp_path.glob("cache.db*"):
         side.unlink()
-    assert store.list_runs() == []
+    assert store.list_job_dicts("run") == []
 
 
 def test_a_worker_whose_record_is_gone_stops_itself_within_seconds(tmp_path):
@@ -320,21 +320,21 @@ def test_a_worker_whose_record_is_gone_stops_itself_within_seconds(tmp_path):
     import shutil
 
     folder = tmp_path / "runs"
-    store = RunStore(folder)
+    store = JobStore(folder)
     cfg = DEMO.replace(rounds=100_000)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash())["id"]
     proc = multiprocessing.get_context("spawn").Process(target=worker_mod.job_main, args=(str(folder), run_id))
     proc.start()
     try:
-        wait_for(lambda: (store.touch(run_id), store.get_run(run_id)["rounds_done"] >= 1)[1], timeout=120)
+        wait_for(lambda: (store.touch(run_id), store.get_job_dict(run_id)["rounds_done"] >= 1)[1], timeout=120)
         store.close()
         shutil.rmtree(folder)  # the store deleted during the run; the server recreates it
-        store = RunStore(folder)
+        store = JobStore(folder)
         store.create_run({"rounds": 1}, "other")
         t0 = time.monotonic()
         wait_for(lambda: not proc.is_alive(), timeout=15)
         assert time.monotonic() - t0 < load_scaled(8.0)
-        assert store.get_run(run_id) is None and len(store.list_runs()) == 1  # it wrote nothing back
+        assert store.get_job_dict(run_id) is None and len(store.list_job_dicts("run")) == 1  # it wrote nothing back
     finally:
         if proc.is_alive():
             proc.kill()
@@ -344,11 +344,11 @@ def test_a_worker_whose_record_is_gone_stops_itself_within_seconds(tmp_path):
 def test_runs_that_ended_before_archives_existed_are_archived_at_start(tmp_path):
     import shutil
 
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     ended, _ = _ended_runs(store)
     store.close()
     shutil.rmtree(tmp_path / "archive")  # a store written by an older version
-    RunStore(tmp_path, check=True).close()  # the dashboard's start-up
+    JobStore(tmp_path, check=True).close()  # the dashboard's start-up
     assert sorted(p.stem for p in (tmp_path / "archive").glob("*.json")) == sorted(ended)
 
 
@@ -359,10 +359,10 @@ def test_a_visitor_still_finds_their_finished_runs_in_history_after_the_store_wa
 
     folder = tmp_path / "runs"
     owner, code = Identities(folder / "owners.db").issue()
-    store = RunStore(folder)
+    store = JobStore(folder)
     ended, _ = _ended_runs(store)
     for run_id in ended:
-        store.update_run(run_id, owner=owner)
+        store.update_job(run_id, owner=owner)
     store.close()
     with open(folder / "cache.db", "r+b") as f:
         f.write(os.urandom(8192))  # damaged at rest, before the server starts

@@ -5,7 +5,7 @@ positions (:meth:`~Jobs.queue_info`, estimates capped by ``max_run_seconds`` and
 by the load), one set of host limits (:class:`~fedcore.runner.limits.HostLimits`, checked at
 submission: a :class:`~fedcore.runner.limits.LimitError` names the limit, whatever the kind),
 one owner model (:mod:`fedcore.runner.owners`), one :meth:`~Jobs.stop`, one
-:meth:`~Jobs.status`. Every job is a record in the :class:`~fedcore.runner.store.RunStore`,
+:meth:`~Jobs.status`. Every job is a record in the :class:`~fedcore.runner.store.JobStore`,
 ``queued`` -> ``running`` -> ``finished`` | ``stopped`` | ``failed``, which its worker keeps up
 to date. A run (:meth:`~Jobs.start`) is one more job: it also writes its events there, a
 config that already finished is not trained again (the result cache), and its record's
@@ -19,7 +19,8 @@ Every job takes one worker slot (``max_running``) while it trains, in the order 
 :mod:`fedcore.runner.policy`; a worker that dies without saying so is marked ``failed`` by
 :meth:`~Jobs.poll`, which a thread calls twice a second. A restart keeps the store's jobs:
 queued ones wait again in their order, ones whose worker still lives are watched again.
-Start-up latency: ONE warm worker has imported torch and waits for the next run.
+Start-up latency: warm workers, up to ``max_running``, have imported torch and take runs one after
+another (:mod:`fedcore.runner.warm`): no run waits for a fresh interpreter once the pool is full.
 
 >>> manager = Jobs("/tmp/fl-runs")          # doctest: +SKIP
 >>> run_id = manager.start(preset_config("demo"))  # doctest: +SKIP
@@ -44,7 +45,7 @@ from .limits import CPUS, HostLimits, LimitError, check_submission
 from .owners import Viewer, require_control
 from .policy import fixed_cap, lifetime_over, next_move
 from .queueing import estimate_starts, load_factor, seconds_per_round
-from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, EqualPrivacy, JobRecord, RunStore, cache_key
+from .store import ACTIVE, QUEUED, RUNNING, TERMINAL, CacheKey, EqualPrivacy, JobRecord, JobStore
 from .warm import WarmWorker
 from .worker import job_main
 
@@ -96,14 +97,14 @@ class _Slot:
 
 
 class Jobs:
-    """Runs configs in worker processes and records them in a :class:`RunStore`.
+    """Runs configs in worker processes and records them in a :class:`JobStore`.
 
     Parameters
     ----------
     store_dir : path, optional
         The store's folder (default ``$FEDCORE_STORE`` or the per-user cache folder).
     warm : bool
-        Keep one pre-started worker ready (default True).
+        Keep pre-started workers ready, up to ``max_running``, reused run after run (default True).
     max_running : int
         Runs training at once; more wait as ``queued`` (default: ``limits.max_running``,
         else the CPU count, at least 1).
@@ -111,13 +112,13 @@ class Jobs:
         Host limits checked at :meth:`start` (None: no limits, what scripts and the CLI use).
     check_store : bool
         Check the store's database on start-up and replace it when damaged
-        (:attr:`RunStore.problem` then says so).
+        (:attr:`JobStore.problem` then says so).
     """
 
     def __init__(self, store_dir: Union[str, Path, None] = None, *, warm: bool = True,
                  max_running: Optional[int] = None, limits: Optional[HostLimits] = None,
                  check_store: bool = False):
-        self.store = RunStore(store_dir, check=check_store)
+        self.store = JobStore(store_dir, check=check_store)
         self.store_dir = str(self.store.directory)
         self.limits = limits
         host = limits or HostLimits()
@@ -128,7 +129,7 @@ class Jobs:
         self._turns = 0
         self._closed = False
         self._recover()
-        self._warm = WarmWorker(self.store_dir, self._priority, enabled=warm)
+        self._warm = WarmWorker(self.store_dir, self._priority, enabled=warm, size=self.max_running)
         self._monitor = threading.Thread(target=self._watch, name="fedcore-jobs", daemon=True)
         self._monitor.start()
 
@@ -172,7 +173,7 @@ class Jobs:
 
         ``owner`` is recorded with the run (see :mod:`fedcore.runner.owners`). A run that
         is not a ``background`` job is stopped once nobody refreshed its heartbeat
-        (:meth:`RunStore.touch`, done by the owner's page) for ``limits.owner_grace_s``
+        (:meth:`JobStore.touch`, done by the owner's page) for ``limits.owner_grace_s``
         seconds while it trains; a queued run is never stopped for waiting.
 
         Raises :class:`~fedcore.runner.limits.LimitError` /
@@ -182,16 +183,16 @@ class Jobs:
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
         exact = EqualPrivacy(float(max(cfg.privacy.epsilons(cfg.num_clients)))) \
             if match and cfg.privacy.mechanism != "none" else None
-        digest = cache_key({"config_hash": cfg.config_hash(), "match": exact})
+        digest = CacheKey(cfg.config_hash(), spend_exactly=bool(exact))
         if self.limits is not None:
             check_submission(cfg, self.limits)
         with self._lock:
             if reuse:
                 hit = self.store.find_owned(digest, owner) or self._live_twin(cfg, exact, owner)
                 if hit is None and self.store.find_finished(digest):
-                    hit = self.store.copy_run(self.store.find_finished(digest), owner=owner)
+                    hit = self.store.copy_job(self.store.find_finished(digest), owner=owner)
                 if hit:
-                    self.store.update_run(hit, last_opened=time.time())
+                    self.store.update_job(hit, last_opened=time.time())
                     return hit
             self.capacity_left(owner, refuse=True)
             extra = {"owner": owner, "background": background, **self._lifetime(background)}
@@ -209,7 +210,7 @@ class Jobs:
         with self._lock:
             mine = [i for i, s in self._jobs.items() if s.owner == owner]
         for job_id in mine:
-            record = self.store.get_run(job_id)
+            record = self.store.get_job_dict(job_id)
             if not record or not record.get("events") or bool(record.get("match")) != bool(exact):
                 continue
             try:
@@ -291,7 +292,7 @@ class Jobs:
             if run_id not in waiting:
                 return None
             queued = [*self._paused(), *waiting]
-        records = {i: self.store.get_run(i) for i in queued + running}
+        records = {i: self.store.get_job_dict(i) for i in queued + running}
         history = self._recent_finished()
         now, load = time.time(), load_factor()
 
@@ -320,8 +321,8 @@ class Jobs:
         now = time.monotonic()
         cached = getattr(self, "_history", None)
         if cached is None or now - cached[0] > HISTORY_TTL:
-            ids = self.store.run_ids()[-HISTORY_RUNS:]
-            records = [self.store.get_run(i) for i in ids]
+            ids = self.store.job_ids()[-HISTORY_RUNS:]
+            records = [self.store.get_job_dict(i) for i in ids]
             cached = (now, [r for r in records if r is not None and r["status"] == "finished"])
             self._history = cached
         return cached[1]
@@ -389,7 +390,7 @@ class Jobs:
     def status(self, run_id: str) -> Optional[str]:
         """The run's status after checking that its worker is still alive."""
         self.poll()
-        record = self.store.get_run(run_id)
+        record = self.store.get_job_dict(run_id)
         return record["status"] if record else None
 
     def is_alive(self, run_id: str) -> bool:
@@ -409,7 +410,7 @@ class Jobs:
             if touch:
                 self.store.touch(run_id)
             self.poll()
-            record = self.store.get_run(run_id)
+            record = self.store.get_job_dict(run_id)
             if record is None or record["status"] in TERMINAL or time.monotonic() > deadline:
                 return record
             time.sleep(0.05)
@@ -464,11 +465,11 @@ class Jobs:
         for job_id, launcher in self._workers():
             if getattr(launcher, "watches_lifetime", False) or self._jobs[job_id].stopping is not None:
                 continue
-            record = self.store.get_run(job_id)
+            record = self.store.get_job_dict(job_id)
             why = record and lifetime_over(record, self.store.last_beat(job_id), now)
             if why:
                 self._jobs[job_id].reason = why
-                self.store.update_run(job_id, reason=why)  # its worker may record the stop itself
+                self.store.update_job(job_id, reason=why)  # its worker may record the stop itself
                 self.stop(job_id)
 
     def _dispatch(self) -> None:
@@ -520,11 +521,11 @@ class Jobs:
             return
         self._take_slot(record["id"], launcher)
         if getattr(launcher, "watches_lifetime", False):  # its worker records its own start
-            self.store.update_run(record["id"], pid=launcher.pid)
+            self.store.update_job(record["id"], pid=launcher.pid)
         else:
-            self.store.update_run(record["id"], status=RUNNING, pid=launcher.pid, started=time.time())
+            self.store.update_job(record["id"], status=RUNNING, pid=launcher.pid, started=time.time())
 
-    def _run_worker(self, store: RunStore, record: dict) -> Launcher:
+    def _run_worker(self, store: JobStore, record: dict) -> Launcher:
         """A run's launcher (entry :data:`RUN_ENTRY`): the warm worker when one is ready, else a
         worker spawned now; the worker records its start and checks its own lifetime
         (:class:`~fedcore.runner.worker.Watchdog`)."""
@@ -532,7 +533,8 @@ class Jobs:
         warm = self._warm.take(run_id)
         proc = warm.process if warm else spawn(job_main, self.store_dir, run_id, *self._priority,
                                                name=f"fedcore-run-{run_id}")
-        return ProcessLauncher(proc, partial(store.request_stop, run_id), keep=warm, watches_lifetime=True)
+        return ProcessLauncher(proc, partial(store.request_stop, run_id), keep=warm, watches_lifetime=True,
+                               done=warm.idle if warm else None)
 
     def warm_state(self) -> str:
         """The warm worker's :meth:`~fedcore.runner.warm.WarmWorker.state`."""
@@ -559,7 +561,7 @@ class Jobs:
         is gone ends ``failed``."""
         from .tempo import preempt
 
-        for record in reversed(self.store.list_runs(kind=None)):  # oldest first
+        for record in reversed(self.store.list_job_dicts(kind=None)):  # oldest first
             job_id = record["id"]
             if record["status"] not in ACTIVE:
                 continue

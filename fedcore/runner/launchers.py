@@ -39,15 +39,17 @@ class Launcher(Protocol):
 class ProcessLauncher:
     """A job's worker process. ``stop`` asks it to end soon (it reads the store's stop flag),
     None: the job cannot stop early, :meth:`request_stop` terminates it. ``keep``: what must
-    live as long as the process (a warm worker's job queue)."""
+    live as long as the job (a warm worker's job queue); ``done``: an event its process sets when the job
+    ended and it lives on (a warm worker's, idle again)."""
 
     def __init__(self, process: multiprocessing.Process, stop: Optional[Callable[[], None]] = None,
-                 keep: object = None, watches_lifetime: bool = False):
-        self.process, self.stop, self.keep = process, stop, keep
+                 keep: object = None, watches_lifetime: bool = False, done: object = None):
+        self.process, self.stop, self.keep, self.done = process, stop, keep, done
         self.pid, self.watches_lifetime = process.pid, watches_lifetime
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        """The process lives and (a warm worker's, ``done``: its idle event) has not ended the job."""
+        return self.process.is_alive() and not (self.done is not None and self.done.is_set())
 
     def request_stop(self) -> None:
         (self.stop or self.terminate)()

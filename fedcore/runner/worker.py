@@ -1,10 +1,10 @@
 """The training side of a job: code that runs inside a worker process.
 
-A worker process runs exactly one job: it reads the run's config from the store,
+A worker process runs one job at a time: it reads the run's config from the store,
 iterates :func:`fedcore.engine.iter_run` and appends every event to the store. It stops
 at the next round boundary when
 
-- somebody set the run's stop flag (:meth:`RunStore.request_stop`),
+- somebody set the run's stop flag (:meth:`JobStore.request_stop`),
 - its parent process (the dashboard or the script that started it) is gone, or
 - nobody refreshed its heartbeat (the owner's page does) for the run's ``grace_s``
   seconds (the host's ``owner_grace_s``; runs without one: ``FEDCORE_HEARTBEAT_TIMEOUT``,
@@ -133,7 +133,7 @@ class Watchdog:
         from .store import StoreError
 
         try:
-            return self.store.get_run(self.run_id) is None
+            return self.store.get_job_dict(self.run_id) is None
         except StoreError:
             return False
 
@@ -162,13 +162,13 @@ class Watchdog:
 
 def run_job(store_dir: str, run_id: str) -> str:
     """Train run ``run_id`` of the store at ``store_dir``; returns its final status."""
-    from .store import RunStore
+    from .store import JobStore
 
-    store = RunStore(store_dir)
-    record = store.get_run(run_id)
+    store = JobStore(store_dir)
+    record = store.get_job_dict(run_id)
     if record is None:
         return "missing"
-    store.update_run(run_id, pid=os.getpid(), status="running", started=time.time())
+    store.update_job(run_id, pid=os.getpid(), status="running", started=time.time())
     store.touch(run_id)  # the grace period starts now, not when the run was queued
     timeout = record["grace_s"] if "grace_s" in record else heartbeat_timeout()
     watchdog = Watchdog(store, run_id, timeout, record.get("max_seconds")).start()
@@ -193,7 +193,7 @@ def run_job(store_dir: str, run_id: str) -> str:
                     event = dataclasses.replace(event, held_s=round(held, 3))
                 status = event.status
                 if status == "stopped":  # the reason lands before the status: readers see both
-                    store.update_run(run_id, reason=watchdog.reason)
+                    store.update_job(run_id, reason=watchdog.reason)
             store.append_event(run_id, event)
             if isinstance(event, RoundEvent) and event.round < total:  # pause / step / slow motion
                 held += between_rounds(store, run_id, watchdog.should_stop)
@@ -243,15 +243,19 @@ def warm_up(dataset: str = "digits") -> None:
         pass
 
 
-def warm_worker_main(store_dir: str, jobs, ready, nice: int = 0, threads: int = 0) -> None:
-    """Entry point of a warm worker process: warm up, then run the first job handed over.
+def warm_worker_main(store_dir: str, jobs, ready, nice: int = 0, threads: int = 0, idle=None,
+                     max_runs: int = 1) -> None:
+    """Entry point of a warm worker process: warm up, then run the jobs handed over, one at a time.
 
-    ``jobs`` is this worker's own queue (a run id, or None to exit); ``ready`` an event
-    set once warmed up. Exits without a job when its parent is gone.
+    ``jobs`` is this worker's own queue (a run id, or None to exit); ``ready`` an event set once
+    warmed up; ``idle`` (:mod:`~fedcore.runner.warm`'s pool) an event set again when a run ended, so
+    the worker takes the next, up to ``max_runs`` runs (without it: one). Exits without a job when its
+    parent is gone.
     """
     lower_priority(nice, threads)
     warm_up()
     ready.set()
+    runs = 0
     while True:
         try:
             run_id = jobs.get(timeout=WATCH_INTERVAL)
@@ -259,6 +263,10 @@ def warm_worker_main(store_dir: str, jobs, ready, nice: int = 0, threads: int = 
             if not parent_alive():
                 return
             continue
-        if run_id is not None:
-            run_job(store_dir, run_id)
-        return
+        if run_id is None:
+            return
+        run_job(store_dir, run_id)
+        runs += 1
+        if idle is None or runs >= max_runs:
+            return
+        idle.set()
