@@ -19,12 +19,16 @@ waits until every session shows its own finished run. Meanwhile a probe process 
 - queue wait: the run's creation -> a worker took it (from the run store);
 - lost results: sessions that never showed their own finished run, and sessions whose
   page raised an uncaught error (a dead page: see ``pages/components/pacing.py``);
+- click -> done per session (median, p95) beside the ideal: one run's CPU seconds (trained here after the
+  burst) times the sessions, over the cores; and how soon each page showed its place (its queue position or
+  its run's round counter) after its click;
 - first click -> last finish, the CPU seconds the server process itself used meanwhile
   (a figure that other load on the machine does not inflate), and the load average.
 
 Bounded: at most 32 sessions and 900 s; never leaves the machine::
 
     python benchmarks/load_test.py --sessions 20 [--rounds 60] [--timeout 600]
+    python benchmarks/load_test.py --sessions 30 --rounds 20 --spread 10   # a class arriving within 10 s
 
 ``--shots DIR`` keeps a screenshot and the console log of every session without a result
 (and the server's log); ``--trace`` adds every websocket message, one line each.
@@ -56,11 +60,12 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
                 "--disable-component-update", "--disable-sync", "--no-first-run", "--mute-audio"]
 
 ARM_JS = """(at) => {
-  window.__lt = {click: null, first: null, finished: null, queued: false, status: ''};
+  window.__lt = {click: null, first: null, finished: null, queued: false, placed: null, status: ''};
   const tick = () => {
     const lt = window.__lt;
     const text = document.body.innerText;
     if (!lt.queued && text.includes('Queued: position')) lt.queued = true;
+    if (lt.placed === null && /Queued: position \d+|Round \d+ \/ \d+/.test(text)) lt.placed = Date.now();
     if (lt.first === null && document.querySelector('[data-testid=stPlotlyChart] .scatterlayer .trace .points path'))
       lt.first = Date.now();
     if (lt.finished === null && /Finished \\d+ rounds/.test(text)) lt.finished = Date.now();
@@ -78,6 +83,8 @@ ARM_JS = """(at) => {
   };
   setTimeout(press, at - Date.now());
 }"""
+"""Armed in each page with the moment to press Run; ``placed``: when the page first showed its place
+(``Queued: position k of n``, or its run's ``Round i / n``)."""
 """Press Run at the epoch time ``at`` (ms), then watch the page: every session's click is
 armed first, so the twenty clicks land together however slowly the niced browsers answer."""
 
@@ -293,8 +300,9 @@ def check_loopback(url: str) -> None:
 
 
 def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, shots=None,
-          trace: bool = False) -> dict:
-    """Open the sessions, press Run in each, wait for every finish; returns per-session data."""
+          trace: bool = False, spread: float = 0.0) -> dict:
+    """Open the sessions, press Run in each (together, or one after another over ``spread`` s: a class
+    arriving), wait for every finish; returns per-session data."""
     from playwright.sync_api import sync_playwright
 
     out = {"sessions": []}
@@ -316,8 +324,8 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, shots
         pid = server_pid(url)
         cpu0 = cpu_seconds(pid)
         t_first_click = time.time() + 3 + 0.25 * sessions
-        for pg in pages:
-            pg.evaluate(ARM_JS, t_first_click * 1000)
+        for i, pg in enumerate(pages):
+            pg.evaluate(ARM_JS, (t_first_click + spread * i / max(1, sessions - 1)) * 1000)
         nice_processes(nice, browsers=False)  # the harness and its driver from now on
         time.sleep(max(0.0, t_first_click - time.time()))
         deadline = time.monotonic() + timeout
@@ -349,9 +357,9 @@ def drive(url: str, sessions: int, rounds: int, timeout: float, nice: int, shots
 
 
 def summarise(data: dict, health: list, store_dir: Path) -> dict:
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    store = RunStore(store_dir)
+    store = JobStore(store_dir)
     t0 = data["first_click"]
     finishes = [s["finished"] / 1000 for s in data["sessions"] if s["finished"]]
     t_end = max(finishes) if finishes else time.time()
@@ -359,9 +367,11 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
     lat = [x for x, _ in during]
     firsts = [(s["first"] - s["click"]) / 1000 for s in data["sessions"] if s["first"] and s["click"]]
     clicks = [s["click"] / 1000 for s in data["sessions"] if s["click"]]
+    placed = [(s["placed"] - s["click"]) / 1000 for s in data["sessions"] if s.get("placed") and s["click"]]
+    done = [(s["finished"] - s["click"]) / 1000 for s in data["sessions"] if s["finished"] and s["click"]]
     waits, stored, lost = [], [], []
     for s in data["sessions"]:
-        record = store.get_run(s["run"]) if s["run"] else None
+        record = store.get_job_dict(s["run"]) if s["run"] else None
         ok = (s["finished"] is not None and record is not None and record["status"] == "finished"
               and record["config"]["seed"] == s["seed"])
         if not ok:
@@ -392,6 +402,13 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
         "queue_wait_max_s": round(max(waits), 2) if waits else None,
         "first_click_to_last_finish_s": round(t_end - t0, 1),
         "clicks_within_s": round(max(clicks) - min(clicks), 2) if clicks else None,
+        "placed_max_s": round(max(placed), 2) if placed else None,
+        "placed_missing": len(data["sessions"]) - len(placed),
+        "click_to_done_median_s": round(statistics.median(done), 1) if done else None,
+        "click_to_done_p95_s": round(percentile(done, 0.95), 1) if done else None,
+        "run_cpu_s": data.get("run_cpu_s"),
+        "ideal_s": (round(data["run_cpu_s"] * len(data["sessions"]) / (os.cpu_count() or 1), 1)
+                    if data.get("run_cpu_s") else None),
         "server_cpu_s": round(data["server_cpu_s"], 1) if data.get("server_cpu_s") is not None else None,
         "server_cpu_share": (round(data["server_cpu_s"] / data["server_wall_s"], 2)
                              if data.get("server_cpu_s") is not None else None),
@@ -402,8 +419,25 @@ def summarise(data: dict, health: list, store_dir: Path) -> dict:
     }
 
 
+def run_cpu_seconds(rounds: int) -> float:
+    """CPU seconds of one session's run trained here, as a worker trains it (the live attack watch on):
+    the burst's ideal is the sessions' runs' CPU over the cores."""
+    from fedcore.attacks.watch import live_watch
+    from fedcore.engine import iter_run
+    from fedcore.resolve import preset_config
+
+    cfg = preset_config("demo").replace(rounds=rounds, seed=999)
+    for _ in iter_run(cfg.replace(rounds=1), watch=live_watch):   # imports and data loaded, as in a warm worker
+        pass
+    start = time.process_time()
+    for _ in iter_run(cfg, watch=live_watch):
+        pass
+    return round(time.process_time() - start, 2)
+
+
 def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nice: int = 19,
-                  url: str | None = None, shots: str | None = None, trace: bool = False) -> dict:
+                  url: str | None = None, shots: str | None = None, trace: bool = False,
+                  spread: float = 0.0) -> dict:
     """Drive ``sessions`` browsers against a fresh server (or ``url``); returns the summary.
 
     ``shots``: a folder for a screenshot and the console log of every session that showed
@@ -418,15 +452,17 @@ def run_load_test(sessions: int = 4, rounds: int = 60, timeout: float = 300, nic
             check_loopback(url)
             probe = HealthProbe(url)
             probe.start()
-            data = drive(url, sessions, rounds, timeout, nice, shots, trace)
+            data = drive(url, sessions, rounds, timeout, nice, shots, trace, spread)
             probe.stop()
+            data["run_cpu_s"] = run_cpu_seconds(rounds)
             store = Path(os.environ.get("FEDCORE_STORE", store))
             return summarise(data, probe.samples, store)
         with dashboard_server(store, tmp) as local:
             probe = HealthProbe(local)
             probe.start()
             try:
-                data = drive(local, sessions, rounds, timeout, nice, shots, trace)
+                data = drive(local, sessions, rounds, timeout, nice, shots, trace, spread)
+                data["run_cpu_s"] = run_cpu_seconds(rounds)
             finally:
                 probe.stop()
                 if shots:
@@ -445,12 +481,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shots", help="save a screenshot and the console log of every session that showed no "
                                    "result (and the server's log) in this folder")
     p.add_argument("--trace", action="store_true", help="with --shots: log every session's websocket messages")
+    p.add_argument("--spread", type=float, default=0.0,
+                   help="press Run one session after another over this many seconds (a class arriving; 0: together)")
     args = p.parse_args(argv)
     if args.trace and not args.shots:
         p.error("--trace needs --shots (the folder for the logs)")
     if args.shots:
         Path(args.shots).mkdir(parents=True, exist_ok=True)
-    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url, args.shots, args.trace)
+    summary = run_load_test(args.sessions, args.rounds, args.timeout, args.nice, args.url, args.shots, args.trace,
+                            args.spread)
     lines = [
         f"sessions {summary['sessions']}, load average {summary['load_average']}, "
         f"browser processes niced: {summary['browser_processes_niced']}",
@@ -466,6 +505,10 @@ def main(argv: list[str] | None = None) -> int:
         f"first click -> last finish: {summary['first_click_to_last_finish_s']} s (the clicks within "
         f"{summary['clicks_within_s']} s); server process CPU "
         f"{summary['server_cpu_s']} s ({summary['server_cpu_share']} of one core)",
+        f"click -> done: median {summary['click_to_done_median_s']} s, p95 {summary['click_to_done_p95_s']} s; "
+        f"ideal {summary['ideal_s']} s (one run's {summary['run_cpu_s']} CPU-s x {summary['sessions']} over "
+        f"{os.cpu_count()} cores); each page showed its place within {summary['placed_max_s']} s of its click "
+        f"({summary['placed_missing']} never)",
         f"lost results: {summary['lost_results']}" + (f" {summary['lost']}" if summary["lost"] else "")
         + f"; sessions with a page error: {summary['page_errors']}",
     ]
