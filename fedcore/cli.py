@@ -6,7 +6,6 @@ Exit codes: 0 success, 2 invalid configuration or unavailable data (one-line mes
 from __future__ import annotations
 
 import argparse
-import os
 import json
 import sys
 from pathlib import Path
@@ -75,30 +74,15 @@ def cmd_bench(args) -> int:
     return run(args)
 
 
-SMALL_MODELS = ("logreg", "mlp")
-"""Models whose steps are too small for torch's threads to pay: on a busy host more threads only
-wait on one another (one client's reconstruction 1.39 s on the default threads against 0.124 s on
-one, LiRA 11.7 against 4.8 CPU-s; docs/benchmarks.md)."""
-
-
-def chosen_threads(args) -> int:
-    """Torch threads for this command (0: torch's default). ``--threads N`` is N; ``auto`` (the
-    default) is 1 for a command whose configuration trains one of :data:`SMALL_MODELS` (the dashboard's
-    workers use 1 too) and torch's default otherwise, or when ``OMP_NUM_THREADS`` says otherwise."""
-    value = getattr(args, "threads", "auto")
-    if value != "auto":
-        if not str(value).isdigit():
-            raise FedcoreError(f"--threads {value}: must be a whole number of threads (0: torch's default) or auto")
-        return int(value)
-    if os.environ.get("OMP_NUM_THREADS") or not hasattr(args, "preset"):
-        return 0
-    from .layering import build_config
-
-    try:
-        cfg = build_config(args.preset, getattr(args, "config", None), list(getattr(args, "set", None) or ()))
-    except (FedcoreError, KeyError, OSError, ValueError):
-        return 0     # the command reports its own bad input
-    return 1 if cfg.model in SMALL_MODELS else 0
+def pinned_threads(args):
+    """``--threads N`` as N (0: torch's default), None for ``auto`` (the default): the one policy
+    chooses then, where the engine first uses torch (:mod:`fedcore.threads`)."""
+    value = str(getattr(args, "threads", "auto")).strip().lower()
+    if value == "auto":
+        return None
+    if not value.isdigit():
+        raise FedcoreError(f"--threads {value}: must be a whole number of threads (0: torch's default) or auto")
+    return int(value)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -112,8 +96,8 @@ class OneLineParser(argparse.ArgumentParser):
 def make_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m fedcore", description=__doc__.splitlines()[0])
     p.add_argument("--threads", default="auto",
-                   help="torch threads: N, 0 for torch's default, or auto (default: 1 for small models, "
-                        "logreg and mlp, where more threads only slow a busy host down)")
+                   help="torch threads: N, 0 for torch's default, or auto (default: one thread for a model "
+                        "without convolutions or on a busy host, a convolution's measured best otherwise)")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train one configuration headlessly")
     run.add_argument("--preset", help="start from a named preset (see `list`)")
@@ -148,11 +132,11 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
-        threads = chosen_threads(args) if argv is None else 0   # a process's own command, not a caller's
-        if threads:
-            from .runner.worker import lower_priority
+        threads = pinned_threads(args)
+        if threads is not None and argv is None:   # a process's own command, not a caller's
+            from .threads import pin
 
-            lower_priority(threads=threads)
+            pin(threads)
         return args.func(args)
     except (FedcoreError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

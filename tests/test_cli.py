@@ -170,21 +170,3 @@ def test_a_profiled_command_writes_its_profile(tmp_path):
                            "--set", "rounds=1"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1000:]
     assert pstats.Stats(str(out)).total_calls > 1000
-
-
-def test_threads_follow_the_work_size(monkeypatch):
-    """``--threads auto``: one thread for the small models (3.2x less CPU for the demo's attack on a busy
-    host, docs/benchmarks.md), torch's default for a CNN, N when given, one line for nonsense."""
-    from fedcore.cli import chosen_threads, make_parser
-    from fedcore.errors import FedcoreError
-
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    parse = make_parser().parse_args
-    assert chosen_threads(parse(["run", "--preset", "demo"])) == 1
-    assert chosen_threads(parse(["run", "--preset", "demo", "--set", "dataset=mnist", "--set", "model=cnn_uldp"])) == 0
-    assert chosen_threads(parse(["--threads", "3", "run", "--preset", "demo"])) == 3
-    assert chosen_threads(parse(["list"])) == 0
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert chosen_threads(parse(["run", "--preset", "demo"])) == 0       # the environment's choice stands
-    with pytest.raises(FedcoreError, match="--threads many"):
-        chosen_threads(parse(["--threads", "many", "run"]))

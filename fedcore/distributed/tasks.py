@@ -9,7 +9,8 @@ gives on the cluster the accuracy it gives on this machine. With ``batched=False
 every point is its own task and trains alone with ``iter_run``; its full event stream
 then comes back too, for the run store.
 
-A task asks Ray for ``cpus`` CPUs (torch uses that many threads inside it) and for one
+A task asks Ray for ``cpus`` CPUs (torch uses at most that many threads inside it, as the one
+thread policy chooses, :mod:`fedcore.threads`) and for one
 GPU when its runs train on CUDA (``device = cuda``, or ``auto`` on a cluster with GPUs):
 one task per GPU. Ray sets ``CUDA_VISIBLE_DEVICES`` for the task, so ``auto`` resolves to
 the GPU it was given, and to the CPU in a task that asked for none.
@@ -38,10 +39,11 @@ class Job:
 
 
 def bound_threads(threads: int) -> None:
-    """Torch uses ``threads`` threads inside the task (what the task asked Ray for)."""
-    import torch
+    """At most ``threads`` torch threads inside the task (what it asked Ray for); the one thread
+    policy chooses within them when the task prepares its runs (:func:`fedcore.threads.limit`)."""
+    from ..threads import limit
 
-    torch.set_num_threads(max(1, int(threads)))
+    limit(threads)
 
 
 def wants_gpu(cfg, cluster_gpus: float) -> bool:

@@ -19,6 +19,7 @@ from ..errors import ConfigError
 from ..mechanisms import MECHANISMS, Mechanism
 from ..models import build_model, has_batch_norm
 from ..partition import Partition
+from ..threads import apply_policy
 from .device import resolve_device, start_device
 from .flat import layer_slices
 from .plan import pad_client_indices
@@ -44,7 +45,8 @@ class RunSetup:
 
 
 def prepare(cfg: RunConfig) -> RunSetup:
-    """Load data onto the device, split it, build the model and the components."""
+    """Load data onto the device, split it, build the model and the components; set this
+    process's torch threads for that model (:func:`fedcore.threads.apply_policy`, the one policy)."""
     device = resolve_device(cfg.device)
     starting = start_device(device)   # CUDA starts beside the parse
     data = load_dataset(cfg.dataset, device=device)
@@ -58,6 +60,7 @@ def prepare(cfg: RunConfig) -> RunSetup:
     padded, counts = pad_client_indices(partition.indices, device)
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.model, tuple(data.input_shape), data.num_classes).to(device)
+    apply_policy(cfg, model, x_train, y_train, device)   # this process's torch threads (fedcore.threads)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
     base = RunContext(
         num_clients=cfg.num_clients, client_sizes=counts.to(torch.float32), epsilon=None, delta=None,

@@ -1,0 +1,242 @@
+"""One thread policy: how many torch threads a process trains with (issue 55).
+
+Every process that trains reaches :func:`fedcore.engine.setup.prepare` before its first step
+(the CLI, the dashboard's run workers, the Frontier's sweep worker, reproductions, Ray tasks and
+any Python caller of :func:`fedcore.run` or of the engine), and ``prepare`` calls :func:`apply_policy`
+with the model it built. That is the one place the choice is made:
+
+- **pinned**: ``FEDCORE_THREADS=N`` (what ``python -m fedcore --threads N`` sets; 0: torch's
+  default), or a caller that set ``torch.set_num_threads`` itself, keeps its count;
+- **no convolution** (``logreg``, ``mlp``, any model without a convolution): 1 thread. Their steps
+  are too small for a second thread to pay: on a busy host it only waits on the first (one client's
+  reconstruction 1.39 s on torch's 2 threads against 0.124 s on one; the Frontier worker 1.21x the
+  CLI's CPU-s while it kept torch's 2; docs/benchmarks.md);
+- **a convolution on a busy host** (1-minute load average at least the cores this process may use):
+  1 thread (``mnist_cnn_100`` cut down: 8.58 CPU-s on 2 threads against 2.39 on one);
+- **a convolution otherwise: measured**. :func:`measure` times the model's forward and backward on a
+  batch of the run's size, interleaved on 1 thread and on every core, and the cores are kept only
+  when they make the step at least :data:`GAIN` times faster (idle, 2 threads trained ``mnist_cnn_100``
+  in 7.7 s against 12.9 s: 1.68x). A GPU run keeps torch's default.
+
+The ceiling is what the process may use: its CPU affinity, ``OMP_NUM_THREADS`` when set (the
+dashboard's host setting ``worker_threads`` sets it in its workers) and ``FEDCORE_MAX_THREADS`` (a Ray
+task's CPUs, :func:`limit`). The choice is never above it. :func:`last_choice` says what was chosen
+and why.
+
+>>> from fedcore.threads import decide
+>>> decide(has_convolution=False, device="cpu", ceiling=2, load=0.1).threads
+1
+>>> decide(has_convolution=True, device="cpu", ceiling=2, load=5.0).reason
+'a convolution on a busy host (load 5.0 >= 2 cores): 1 thread'
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+ENV = "FEDCORE_THREADS"
+"""A pinned count (``python -m fedcore --threads N``); inherited by the processes it starts."""
+MAX_ENV = "FEDCORE_MAX_THREADS"
+"""A ceiling (a Ray task's CPUs): the policy chooses at most this many."""
+GAIN = 1.3
+"""How much faster every core must make a convolution's step to be kept over one thread: 1.3x
+means the extra threads' CPU is at least 65 % useful on a 2-core host."""
+PROBE_REPEATS = 3
+REMEASURE_S = 300.0
+"""A measured choice is kept this long in a process (a warm worker's next run measures again)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The policy's answer: ``threads`` (0: torch's default, left as it is) and why, in words;
+    ``wall_1`` / ``wall_n``: the measured seconds of one step on 1 and on ``ceiling`` threads."""
+
+    threads: int
+    reason: str
+    ceiling: int
+    wall_1: Optional[float] = None
+    wall_n: Optional[float] = None
+
+
+_last: Optional[Choice] = None
+_applied: Optional[int] = None       # the count this module last set (so a caller's own is told apart)
+_measured: dict = {}                 # (model key, ceiling) -> (monotonic time, Choice)
+
+
+def last_choice() -> Optional[Choice]:
+    """The choice :func:`apply_policy` made last in this process (None before any)."""
+    return _last
+
+
+def ceiling() -> int:
+    """Threads this process may use: its CPUs, at most ``OMP_NUM_THREADS`` and ``FEDCORE_MAX_THREADS``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    for var in ("OMP_NUM_THREADS", MAX_ENV):
+        raw = os.environ.get(var, "").strip()
+        if raw.isdigit() and int(raw) > 0:
+            cores = min(cores, int(raw))
+    return max(1, cores)
+
+
+def pinned() -> Optional[int]:
+    """``FEDCORE_THREADS`` as a count (0 = torch's default), None when unset or ``auto``."""
+    raw = os.environ.get(ENV, "").strip().lower()
+    if raw in ("", "auto"):
+        return None
+    if not raw.isdigit():
+        from .errors import FedcoreError
+
+        raise FedcoreError(f"{ENV}={raw}: must be a whole number of threads (0: torch's default) or auto")
+    return int(raw)
+
+
+def set_threads(threads: int, *, inherited: bool = False) -> None:
+    """``threads`` torch threads in this process (0: leave as is); ``inherited``: the OpenMP, MKL
+    and OpenBLAS variables too, so the processes it starts begin with that many."""
+    global _applied
+    if threads <= 0:
+        return
+    if inherited:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        torch.set_num_interop_threads(threads)
+    except RuntimeError:  # already set, or parallel work already ran
+        pass
+    _applied = threads
+
+
+def pin(threads: int) -> None:
+    """Pin this process, and the processes it starts, to ``threads`` (0: torch's default): the
+    policy then keeps that count (``python -m fedcore --threads N``)."""
+    os.environ[ENV] = str(int(threads))
+    set_threads(int(threads), inherited=True)
+
+
+def limit(threads: float) -> None:
+    """At most ``threads`` threads here (a Ray task's CPUs); the policy chooses within them."""
+    n = max(1, int(threads))
+    os.environ[MAX_ENV] = str(n)
+    import torch
+
+    if torch.get_num_threads() > n:
+        torch.set_num_threads(n)
+
+
+def caller_chose() -> Optional[int]:
+    """The count a caller set with ``torch.set_num_threads`` itself (not this module, not torch's
+    start-up default), else None."""
+    import torch
+
+    now = torch.get_num_threads()
+    if _applied is not None:
+        return None if now == _applied else now
+    return None if now >= ceiling() else now
+
+
+def decide(*, has_convolution: bool, device: str, ceiling: int, load: float,
+           measure: Optional[Callable[[int], tuple[float, float]]] = None) -> Choice:
+    """The policy as a pure function of the model, the device, the cores and the host's load.
+    ``measure(n)`` returns the seconds of one step on 1 and on ``n`` threads (only asked for a
+    convolution on a CPU that is not busy)."""
+    if device != "cpu":
+        return Choice(0, f"a {device} run: torch's default", ceiling)
+    if not has_convolution:
+        return Choice(1, "no convolution: 1 thread", ceiling)
+    if ceiling <= 1:
+        return Choice(1, "one core: 1 thread", ceiling)
+    if load >= ceiling:
+        return Choice(1, f"a convolution on a busy host (load {load:.1f} >= {ceiling} cores): 1 thread", ceiling)
+    if measure is None:
+        return Choice(0, "a convolution, not measured: torch's default", ceiling)
+    wall_1, wall_n = measure(ceiling)
+    if wall_1 >= GAIN * wall_n:
+        return Choice(ceiling, f"a convolution, measured {wall_1 / wall_n:.2f}x faster on {ceiling} threads: "
+                               f"{ceiling} threads", ceiling, wall_1, wall_n)
+    return Choice(1, f"a convolution, measured only {wall_1 / wall_n:.2f}x faster on {ceiling} threads: 1 thread",
+                  ceiling, wall_1, wall_n)
+
+
+def has_convolution(model) -> bool:
+    """Whether ``model`` has a convolution layer."""
+    from torch import nn
+
+    return any(isinstance(m, nn.modules.conv._ConvNd) for m in model.modules())
+
+
+def step_timer(model, x, y) -> Callable[[int], tuple[float, float]]:
+    """``measure(n)`` for :func:`decide`: the best of :data:`PROBE_REPEATS` forward-and-backward
+    steps of ``model`` on ``(x, y)``, on 1 thread and on ``n``, interleaved (so a change in the
+    host's load falls on both). It trains a copy, under a forked random state: the run's model and
+    draws are those it would have had without the measurement."""
+    import copy
+
+    import torch
+
+    model = copy.deepcopy(model)
+
+    def one_step(threads: int) -> float:
+        torch.set_num_threads(threads)
+        model.zero_grad(set_to_none=True)
+        t0 = time.perf_counter()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        return time.perf_counter() - t0
+
+    def measure(n: int) -> tuple[float, float]:
+        before = torch.get_num_threads()
+        with torch.random.fork_rng(devices=[]):
+            try:
+                one_step(n)                  # warm-up: the first call allocates
+                ones, ns = [], []
+                for _ in range(PROBE_REPEATS):
+                    ones.append(one_step(1))
+                    ns.append(one_step(n))
+            finally:
+                torch.set_num_threads(before)
+        return min(ones), min(ns)
+
+    return measure
+
+
+def probe_batch(cfg, x_train, y_train):
+    """A batch as the engine trains it: ``local.batch_size`` examples of up to 8 clients at once
+    (it vmaps the clients), at most 256 and at most the training set."""
+    size = max(1, min(len(x_train), 256, int(cfg.local.batch_size) * min(int(cfg.num_clients), 8)))
+    return x_train[:size], y_train[:size]
+
+
+def apply_policy(cfg, model, x_train, y_train, device) -> Choice:
+    """Choose this process's threads for training ``model`` of ``cfg`` and set them (module doc)."""
+    global _last
+    fixed = pinned()
+    if fixed is not None:
+        set_threads(fixed)
+        _last = Choice(fixed, f"pinned by {ENV}={fixed}", ceiling())
+        return _last
+    theirs = caller_chose()
+    if theirs is not None:
+        _last = Choice(theirs, f"the caller's torch.set_num_threads({theirs})", ceiling())
+        return _last
+    cores, conv, kind = ceiling(), has_convolution(model), getattr(device, "type", str(device))
+    key = (cfg.model, tuple(x_train.shape[1:]), cores, kind)
+    kept = _measured.get(key)
+    if conv and kind == "cpu" and kept and time.monotonic() - kept[0] < REMEASURE_S:
+        choice = kept[1]
+    else:
+        timer = None
+        if conv and kind == "cpu":
+            timer = step_timer(model, *probe_batch(cfg, x_train, y_train))
+        choice = decide(has_convolution=conv, device=kind, ceiling=cores, load=os.getloadavg()[0], measure=timer)
+        if choice.wall_1 is not None:
+            _measured[key] = (time.monotonic(), choice)
+    set_threads(choice.threads)
+    _last = choice
+    return choice
