@@ -15,7 +15,7 @@ True
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from .config import RunConfig, json_or_raw, flatten, unflatten  # noqa: F401  (the one dotted-name codec)
 from .errors import ConfigError
@@ -65,8 +65,16 @@ def config_to_params(cfg: RunConfig, preset: str = "demo") -> dict[str, str]:
     return params
 
 
-def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") -> RunConfig:
-    """Rebuild the config of :func:`config_to_params`; unknown names raise ``ConfigError``."""
+def config_from_params(params: Mapping[str, Any], default_preset: str = "demo",
+                       dropped: Optional[list] = None) -> RunConfig:
+    """Rebuild the config of :func:`config_to_params`. A name that is no field (nor an option of the
+    component the link picks) raises ``ConfigError``; with a ``dropped`` list it is left out instead and
+    appended there as ``name=value``, and the rest of the link is kept.
+
+    >>> gone = []
+    >>> config_from_params({"preset": "demo", "rounds": "30", "colour": "red"}, dropped=gone).rounds, gone
+    (30, ['colour=red'])
+    """
     from .methods import consistent_method
     from .resolve import preset_config
     from .resolve import resolve
@@ -77,11 +85,16 @@ def config_from_params(params: Mapping[str, Any], default_preset: str = "demo") 
         if key in RESERVED:
             continue
         overrides[key] = json_or_raw(raw) if isinstance(raw, str) else raw  # bare: dataset=mnist
-    if not overrides:
-        return preset_config(preset)
     method = overrides.get("method")
     cfg = link_base(preset, method) if isinstance(method, str) else preset_config(preset)
-    return resolve(consistent_method(cfg.with_overrides(overrides)))
+    while True:
+        try:
+            return resolve(consistent_method(cfg.with_overrides(overrides))) if overrides else cfg
+        except ConfigError as exc:
+            if dropped is None or exc.field not in overrides or "unknown" not in str(exc):
+                raise
+            dropped.append(f"{exc.field}={params[exc.field]}")
+            del overrides[exc.field]
 
 
 def cli_command(cfg: RunConfig, preset: str = "demo") -> str:

@@ -38,6 +38,9 @@ host.store_banner()
 url_error = state.flashed("pg.url_error")
 if url_error:
     host.link_warning("Showing the previous settings: the link's settings could not be loaded —", url_error)
+url_dropped = state.flashed("pg.url_dropped")
+if url_dropped:
+    host.link_warning("The rest of the link is loaded; ignored, since no setting has that name here:", url_dropped)
 
 run_id = state.shown_run()
 record = manager.store.get_job(run_id) if run_id else None

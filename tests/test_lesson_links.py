@@ -95,7 +95,7 @@ def test_the_run_a_lesson_link_starts_has_the_links_config(lesson, store_dir):
 
     by_label(lesson.button, "Run").click().run()
     assert not lesson.exception, [e.value for e in lesson.exception]
-    record = state.manager().store.get_run(qp(lesson, "run"))
+    record = state.manager().store.get_job_dict(qp(lesson, "run"))
     linked = config_from_params(LINK)
     assert record["config_hash"] == linked.config_hash() and linked.seed == 7
     assert record["requested"]["seed"] == 7
@@ -154,3 +154,37 @@ def test_every_name_the_warning_offers_stands_for_settings():
     lesson = form.read_lesson(("data_split",), ("method",))
     assert lesson.hide == frozenset({"partition.kind", "partition.options"})
     assert lesson.locks("privacy.aggregator") and not lesson.locks("privacy.epsilon")
+
+
+def test_a_preset_change_keeps_the_seed_without_a_lock(store_dir):
+    """Issue 54 §5: picking another preset replaces the experiment, not the seed a link set."""
+    at = open_link({"preset": "demo", "seed": "7"})
+    preset = by_label(at.selectbox, "Preset")
+    preset.select(next(o for o in preset.options if o.startswith("attack_digits"))).run()
+    assert not at.exception
+    assert by_label(at.number_input, "Seed").value == 7 and qp(at, "seed") == "7"
+
+
+def test_a_locked_method_on_another_preset_brings_none_of_the_old_presets_options(store_dir):
+    at = open_link({"preset": "attack_digits", "lock": "method"})
+    preset = by_label(at.selectbox, "Preset")
+    preset.select(next(o for o in preset.options if o.startswith("demo "))).run()
+    assert not at.exception and by_label(at.selectbox, "Method (one-click recipe)").value == "dp_fedavg"
+    assert not any(k.startswith("privacy.mechanism_options") and "local" in qp(at, k) for k in at.query_params)
+
+
+def test_an_unknown_field_in_a_link_is_named_and_ignored_and_the_rest_is_kept(store_dir):
+    at = open_link({"preset": "demo", "rounds": "7", "seed": "3", "colour": "red"})
+    assert not at.exception
+    assert by_label(at.slider, "Rounds").value == 7 and qp(at, "seed") == "3"
+    assert "colour=red" in texts(at) and "ignored" in texts(at)
+    assert "colour" not in at.query_params
+
+
+def test_a_link_drops_an_option_its_mechanism_does_not_have_and_keeps_the_rest():
+    gone = []
+    cfg = config_from_params({"preset": "demo", "method": "dp_fedavg", "rounds": "4",
+                              "privacy.mechanism_options.zzz": "1"}, dropped=gone)
+    assert cfg.rounds == 4 and cfg.method == "dp_fedavg" and gone == ["privacy.mechanism_options.zzz=1"]
+    with pytest.raises(Exception, match="unknown"):
+        config_from_params({"preset": "demo", "colour": "red"})

@@ -380,6 +380,15 @@ def hold_lesson(flat: dict) -> None:
     replaced it (a preset or a method picked, which rewrite many fields): what the link fixes,
     a student's other clicks cannot change. The widgets then re-read the config."""
     lesson, link = current_lesson(), state.lesson().get("link") or {}
+    preset = state.current_preset()
+    if link.get("method") and "method" in lesson.hide | lesson.lock and preset != state.lesson().get("preset", preset):
+        # the locked method as it reads on this preset: none of the old preset's tuning of its options
+        from fedcore.links import flatten
+        from fedcore.methods import apply_method
+        from fedcore.resolve import preset_config
+
+        recipe = flatten(apply_method(preset_config(preset), link["method"], preset=preset).to_dict())
+        link = {**link, **{f: recipe.get(f, {} if f.endswith("_options") else "") for f in RECIPE}}
     changed = {f: link[f] for f in lesson.hide | lesson.lock if f in link and flat.get(f) != link[f]}
     if changed:
         flat.update(copy.deepcopy(changed))

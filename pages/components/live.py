@@ -227,7 +227,8 @@ def epsilon_explained(record: JobRecord, spent) -> None:
     elif note:
         text = (f"**Both numbers are for the whole run.** You asked for ε = {people(note.target)} in total; "
                 f"Run set this method's own budget to {people(note.knob)} ({epsilon_unit(mech)}) so that the "
-                f"finished run spends at most that.")
+                f"finished run spends at most your ε = {people(note.target)}"
+                + (f": it spends {people(note.headline)}." if note.headline is not None else "."))
         if note.reached is False:
             text += f" Even its largest budget spends only {people(note.headline)}."
         text += per_client_line(note)

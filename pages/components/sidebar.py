@@ -73,7 +73,8 @@ def preset_picker(disabled: bool = False) -> None:
     def load_preset():
         name = st.session_state["pg.preset_pick"]
         try:
-            state.load_config(preset_config(name), name)
+            seed = st.session_state["pg.flat"].get("seed", 0)   # another preset, the same seed
+            state.load_config(preset_config(name).replace(seed=seed), name)
         except (FedcoreError, KeyError) as exc:
             flash("pg.url_error", f"preset {name!r} could not be loaded: {exc}")
             return

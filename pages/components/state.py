@@ -52,6 +52,7 @@ def playground_flat() -> dict:
     lesson = st.session_state.get("pg.lesson")
     if lesson is not None and "link" not in lesson:  # the config the lesson link opened, whichever way it loaded
         lesson["link"] = copy.deepcopy(st.session_state["pg.flat"])
+        lesson["preset"] = current_preset()
     return st.session_state["pg.flat"]
 
 
@@ -133,8 +134,9 @@ def sync_from_url() -> None:
             flash("pg.url_error", f"the linked run's settings could not be loaded ({exc})")
         show_run(params["run"])  # the page says so when no such run is here
         return
+    dropped: list[str] = []
     try:
-        cfg = config_from_params(params, DEFAULT_PRESET)
+        cfg = config_from_params(params, DEFAULT_PRESET, dropped)
     except Exception as exc:  # noqa: BLE001  (anything a link can trigger becomes a warning)
         if not isinstance(exc, (FedcoreError, KeyError)):
             from .host import LOG
@@ -143,6 +145,8 @@ def sync_from_url() -> None:
         flash("pg.url_error", str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
         return
     load_config(cfg, params.get("preset", DEFAULT_PRESET))
+    if dropped:
+        flash("pg.url_dropped", ", ".join(dropped))
     if params.get("run"):
         show_run(params["run"])
 
