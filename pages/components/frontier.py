@@ -200,6 +200,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
     lower bound (:func:`_audit_traces`)."""
     from plotly.subplots import make_subplots
 
+    from .form import student_mode
+
     panels = facets(rows) or ["local"]
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=[facet_title(t) for t in panels])
@@ -213,7 +215,8 @@ def figure(rows: list[dict], paper: list[dict], revision: str) -> go.Figure:
                 continue
             _method_traces(fig, rows, stats, m, COLORS[i % len(COLORS)], x_low * 1.25, col)
         fig.update_xaxes(type="log", range=[math.log10(x_low), math.log10(x_high)], row=1, col=col,
-                         title_text=f"headline ε spent (log; {AXIS_ACCOUNTANT[accountant_of(mine)]})")
+                         title_text=PLAIN_AXIS if student_mode() else
+                         f"headline ε spent (log; {AXIS_ACCOUNTANT[accountant_of(mine)]})")
     _paper_traces(fig, paper)
     if audited_points(rows):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", name=AUDIT_LEGEND, legendgroup="audit-key",
@@ -292,6 +295,8 @@ def _method_traces(fig: go.Figure, rows: list[dict], stats: list[dict], m: str, 
                 hovertemplate=f"{m}, {label}: accuracy {ref['accuracy_mean']:.3f}<extra></extra>"), **where)
 
 
+PLAIN_AXIS = "ε spent over the whole run (log; smaller = more private)"
+"""The ε axis's title with Plain words on: which ε it is, no accountant named (the table names it)."""
 AXIS_ACCOUNTANT = {"pld": "exact PLD accountant", "rdp": "RDP accountant",
                    "pld+rdp": "PLD; RDP where the hover says so: not comparable"}
 """The accountant of a panel's headline ε, on its axis (:func:`fedcore.sweep.rows.accountant_of`)."""
