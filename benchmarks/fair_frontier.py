@@ -53,11 +53,11 @@ def cli(spec, out: Path) -> dict:
 
 
 def page_worker(spec, folder: Path) -> dict:
-    from fedcore.runner.store import RunStore
+    from fedcore.runner.store import JobStore
     from fedcore.sweep.job import rows_path, spec_key, sweep_fields, sweep_id
 
     key = spec_key(spec)
-    store = RunStore(folder)
+    store = JobStore(folder)
     store.create_job(sweep_id(key), "sweep", **sweep_fields(spec))
     code = ("from fedcore.sweep.job import sweep_main; "
             f"sweep_main({str(folder)!r}, {sweep_id(key)!r})")
@@ -70,7 +70,7 @@ def page_worker(spec, folder: Path) -> dict:
             first = time.perf_counter() - t0
         time.sleep(0.05)
     wall = time.perf_counter() - t0
-    status = store.get_run(sweep_id(key))
+    status = store.get_job_dict(sweep_id(key))
     return {"system": "Frontier page worker", "command": "fedcore.sweep.job.sweep_main (the page's Train)",
             "wall_s": wall, "cpu_s": _children_cpu() - c0, "first_row_s": first, "load_before": load,
             "load_after": _load(), "rows": len(json.loads(rows_file.read_text())["rows"]),

@@ -1,7 +1,7 @@
 """Turn a run's event stream into tables: what the dashboard plots and exports.
 
 Pure functions of a run's :class:`~fedcore.events.RunState` (its events folded, as the
-dashboard reads them from :class:`~fedcore.runner.store.RunStore`): nothing here trains,
+dashboard reads them from :class:`~fedcore.runner.store.JobStore`): nothing here trains,
 reads files or draws. ``BASIC`` names the basic-composition ledger
 (``RoundEvent.epsilon_spent``); other views are the labelled ``epsilon_accountant``
 entries (``"rdp"``, a paper's claimed figure, ...).

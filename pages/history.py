@@ -52,7 +52,7 @@ if actions.button("Delete", icon=":material/delete:", width="content", disabled=
 run = state.run(run_id)
 actions.download_button("CSV (per round)", export_csv(run), file_name=f"{run_id}.csv", mime="text/csv",
                         icon=":material/table:", width="content")
-stored = store.get_run(run_id) or {}  # the download carries the record as stored (its JSON), not the typed one
+stored = store.get_job_dict(run_id) or {}  # the download carries the record as stored (its JSON), not the typed one
 actions.download_button("JSON (config + events)", export_json(stored, run), file_name=f"{run_id}.json",
                         mime="application/json", icon=":material/data_object:", width="content")
 

@@ -152,12 +152,12 @@ def stop_active_runs(store, wait_s: float = 30) -> None:
     """Ask every queued or training job of ``store`` (runs, sweeps, audits) to stop, and wait (at most
     ``wait_s``) until none trains: what a test leaves training must not hold the next test's worker
     slot. A queued one is not waited for (it stops at its first round, if it ever starts)."""
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    runs = RunStore(store)
+    runs = JobStore(store)
     deadline = time.monotonic() + wait_s
     while True:
-        active = [r for r in runs.list_runs(kind=None) if r["status"] in ("queued", "running")]
+        active = [r for r in runs.list_job_dicts(kind=None) if r["status"] in ("queued", "running")]
         for r in active:
             runs.request_stop(r["id"])
         if not any(r["status"] == "running" for r in active) or time.monotonic() > deadline:

@@ -234,7 +234,7 @@ def copy_ending(finished_run, store_dir, keep: int, end: RunFinished, name: str)
 
     store = server.job_manager(str(store_dir)).store
     source = at_run_id(finished_run)
-    record = store.get_run(source)
+    record = store.get_job_dict(source)
     copy = store.create_run(record["config"], f"{name}-copy", label=f"copy: {name}")["id"]
     for e in store.read_events(source)[:keep]:
         store.append_event(copy, event_from_dict(e))
@@ -434,14 +434,14 @@ def test_the_papers_page_and_its_records_show_no_server_path_or_exception_text(s
 
 def test_a_replays_download_carries_neither_the_original_run_id_nor_a_server_path(tmp_path):
     from fedcore.tables import export_json
-    from fedcore.runner.store import RunStore
+    from fedcore.runner.store import JobStore
 
-    store = RunStore(tmp_path / "store")
+    store = JobStore(tmp_path / "store")
     try:
         original = store.create_run({"rounds": 1}, "hash-1", label="demo", owner="browser:alice")["id"]
-        store.update_run(original, error="dataset 'mnist' is not available under /srv/private/data: OSError")
-        copy = store.copy_run(original, owner="browser:bob")
-        record = store.get_run(copy)
+        store.update_job(original, error="dataset 'mnist' is not available under /srv/private/data: OSError")
+        copy = store.copy_job(original, owner="browser:bob")
+        record = store.get_job_dict(copy)
         assert record["replayed_from"] == original                  # the store knows; the download does not
         text = export_json(record, replay(store.read_events(copy)))
         assert original not in text and "replayed_from" not in text and "alice" not in text and "bob" not in text

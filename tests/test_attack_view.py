@@ -131,4 +131,4 @@ def test_the_readme_presentation_and_lesson_links_keep_their_values_and_spend_a_
     lesson = re.search(r"http://localhost:8501/\?(preset=demo&method=\w+&seed=7&[^\s.]+)", readme).group(1)
     at = app(**dict(part.split("=") for part in lesson.split("&")))
     by_label(at.button, "Run").click().run()
-    assert state.manager().store.get_run(qp(at, "run"))["config"]["seed"] == 7
+    assert state.manager().store.get_job_dict(qp(at, "run"))["config"]["seed"] == 7

@@ -142,9 +142,9 @@ def test_demo_trains_live_stops_and_reopens_from_history(page, server):
     settle(pg, 1.5)
     shoot(pg, "papers")
 
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    events = RunStore(store).read_events(run_id, touch=False)
+    events = JobStore(store).read_events(run_id, touch=False)
     rounds = [e for e in events if e["type"] == "round"]
     trained_rate = (len(rounds) - 1) / (rounds[-1]["elapsed"] - rounds[0]["elapsed"])
     timings = {"run_to_first_chart_point_s": round(first_point, 3),

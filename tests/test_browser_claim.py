@@ -34,9 +34,9 @@ def enabled_controls(pg) -> list[str]:
 
 
 def store_status(store, run_id) -> str:
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    return RunStore(store).get_run(run_id)["status"]
+    return JobStore(store).get_job_dict(run_id)["status"]
 
 
 def test_a_claim_takes_the_controls_from_the_old_page_within_one_heartbeat(browser, shared_server):

@@ -100,7 +100,7 @@ def test_the_default_view_is_the_fair_frontier_in_three_panels(browser, server):
 
 
 def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path_factory):
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
     url, store = server
     pg = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
@@ -112,9 +112,9 @@ def test_a_small_frontier_trains_and_its_points_appear(browser, server, tmp_path
         pg.get_by_text("20 runs: 2 method(s)").wait_for(timeout=scaled_ms(240))
         settle(pg)
         assert curve_points(pg) == 0
-        before = {r["id"] for r in RunStore(store).list_runs(kind="sweep")}
+        before = {r["id"] for r in JobStore(store).list_job_dicts(kind="sweep")}
         press_until(pg.get_by_role("button", name="Train frontier"),
-                    lambda: {r["id"] for r in RunStore(store).list_runs(kind="sweep")} - before,
+                    lambda: {r["id"] for r in JobStore(store).list_job_dicts(kind="sweep")} - before,
                     "Train frontier started no sweep")
         seen = []
         deadline = time.monotonic() + 480
@@ -171,14 +171,14 @@ def test_an_audited_frontier_draws_its_lower_bounds_and_links_their_meaning(brow
     opens the Mechanisms page's section."""
     from fedcore.sweep import SweepSpec
     from fedcore.sweep.audit import DEFAULT_TRIALS
-    from fedcore.runner.store import RunStore
+    from fedcore.runner.store import JobStore
     from fedcore.sweep.job import sweep_fields, sweep_id, sweep_main
 
     url, store = server
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(1.0, 3.0), seeds=1, match="target")
     fields = sweep_fields(spec, audit=DEFAULT_TRIALS)   # the page's job, trained here into the server's store
     job_id = sweep_id(fields["key"])
-    RunStore(store).create_job(job_id, "sweep", owner=None, entry="fedcore.sweep.job:launch", **fields)
+    JobStore(store).create_job(job_id, "sweep", owner=None, entry="fedcore.sweep.job:launch", **fields)
     sweep_main(str(store), job_id)
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     try:

@@ -68,9 +68,9 @@ def new_page(context):
 
 
 def store_record(store, run_id):
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    return RunStore(store).get_run(run_id)
+    return JobStore(store).get_job_dict(run_id)
 
 
 def controls(pg) -> list[str]:
@@ -191,10 +191,10 @@ def test_a_reload_and_a_second_tab_are_the_same_visitor(browser, shared_server, 
     assert "keep-" not in other.locator("#jar").inner_text()
     assert other.evaluate("Object.keys(window.localStorage)") == []
     other.close()
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
     for rid in (run_id, second):
-        RunStore(store).request_stop(rid)
+        JobStore(store).request_stop(rid)
     ctx.close()
 
 

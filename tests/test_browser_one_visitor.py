@@ -26,9 +26,9 @@ pytestmark = [pytest.mark.slow,
 def _what_each_tab_shows(tabs, store, since, shots: Path) -> str:
     """Why a tab shows no round: the runs since the test began (status, owner) and each tab's
     progress text and Run/Stop states, with a screenshot of each tab under ``shots``."""
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    runs = [(r["id"], r["status"], r["owner"]) for r in RunStore(store).list_runs(kind=None)
+    runs = [(r["id"], r["status"], r["owner"]) for r in JobStore(store).list_job_dicts(kind=None)
             if r["created"] >= since - 600]
     lines = [f"runs: {runs}"]
     for i, tab in enumerate(tabs):
@@ -42,11 +42,11 @@ def _what_each_tab_shows(tabs, store, since, shots: Path) -> str:
 
 
 def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, shared_server, tmp_path):
-    from fedcore.runner import ACTIVE, RunStore
+    from fedcore.runner import ACTIVE, JobStore
 
     url, store = shared_server
     stop_active_runs(store)  # the one worker slot free: what this test waits for is its own run's rounds
-    wait_until(lambda: not [r for r in RunStore(store).list_runs(kind=None) if r["status"] in ACTIVE], 120,
+    wait_until(lambda: not [r for r in JobStore(store).list_job_dicts(kind=None) if r["status"] in ACTIVE], 120,
                "an earlier module's job still holds the shared server's one worker slot")
     since = time.time()
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -59,7 +59,7 @@ def test_three_tabs_of_a_fresh_browser_pressed_at_once_are_one_visitor(browser, 
             tab.get_by_role("button", name="Run", exact=True).click()   # waits until it is enabled
         wait_until(lambda: all(round_counter(tab) >= 1 for tab in tabs), 120,
                    lambda: _what_each_tab_shows(tabs, store, since, tmp_path))
-        runs = [r for r in RunStore(store).list_runs() if r["created"] >= since]
+        runs = [r for r in JobStore(store).list_job_dicts("run") if r["created"] >= since]
         assert len({r["owner"] for r in runs}) == 1, [(r["id"], r["owner"]) for r in runs]
         assert len(runs) == 1                                # one visitor's press of the config it trains opens it
         for tab in tabs:                                     # and every tab may stop it: it is theirs

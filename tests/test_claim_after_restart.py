@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fedcore.runner.owners import Identities
-from fedcore.runner.store import RunStore
+from fedcore.runner.store import JobStore
 from pages.components import host
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +40,14 @@ def test_a_saved_code_claimed_after_a_restart_brings_every_run(tmp_path, monkeyp
     ids = Identities(store_dir / "owners.db")
     owner, code = ids.issue()                         # the visitor of the saved code, from before the restart
     _, browser_code = ids.issue()                     # the code this browser holds now (a visit since)
-    store = RunStore(store_dir)
+    store = JobStore(store_dir)
     runs = set()
     for seed in (1, 2, 3):
         run = store.create_run({"rounds": 2, "seed": seed}, f"hash{seed}", label=f"run {seed}", owner=owner)
         store.finish(run["id"], "finished")
         runs.add(run["id"])
     store.create_job("sweep:k", "sweep", owner=owner, label="a sweep")
-    store.update_run("sweep:k", status="stopped")
+    store.update_job("sweep:k", status="stopped")
     st.cache_resource.clear()                          # the server restarted: nothing of it is remembered
     reports = []                                       # the browser's component: its reports are set below
     monkeypatch.setattr(host, "_BROWSER", lambda **kw: reports.append(kw))
@@ -66,4 +66,4 @@ def test_a_saved_code_claimed_after_a_restart_brings_every_run(tmp_path, monkeyp
     new_code = at.session_state[host.IDENTITY_KEY][1]
     at.session_state[host.BROWSER_KEY] = new_code       # the browser stored the claimed code
     assert history(at) == runs and host.CLAIMED_KEY not in at.session_state
-    assert RunStore(store_dir).get_run("sweep:k")["owner"] == owner   # the sweep is the same visitor's
+    assert JobStore(store_dir).get_job_dict("sweep:k")["owner"] == owner   # the sweep is the same visitor's

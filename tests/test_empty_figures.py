@@ -11,7 +11,7 @@ import plotly.tools
 from plotly.subplots import make_subplots
 from streamlit.testing.v1 import AppTest
 
-from fedcore.runner.store import RunStore
+from fedcore.runner.store import JobStore
 from fedcore.sweep.attack import DEFAULT_SHADOWS, stored_rows
 from fedcore.sweep.rows import dumps_frontier
 from fedcore.sweep.job import rows_path, sweep_fields, sweep_id
@@ -63,9 +63,9 @@ def test_the_frontier_page_of_an_attack_sweep_at_its_first_row_raises_nothing(st
                      scenario="iid")
     fields = sweep_fields(spec, attack=DEFAULT_SHADOWS)
     first = next(r for r in stored_rows() if r["method"] == "ldp_fl" and r["reference"] == "no_privacy")
-    store = RunStore(store_dir)
+    store = JobStore(store_dir)
     store.create_job(sweep_id(fields["key"]), "sweep", **{**fields, "done": 1})
-    store.update_run(sweep_id(fields["key"]), status="running", started=time.time())
+    store.update_job(sweep_id(fields["key"]), status="running", started=time.time())
     rows_path(store_dir, fields["key"]).write_text(dumps_frontier([first]))
     try:
         at.run()
@@ -74,4 +74,4 @@ def test_the_frontier_page_of_an_attack_sweep_at_its_first_row_raises_nothing(st
         charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
         assert charts and any(a.get("text") == plot.EMPTY_TEXT for c in charts for a in c["layout"].get("annotations", []))
     finally:
-        store.update_run(sweep_id(fields["key"]), status="stopped")
+        store.update_job(sweep_id(fields["key"]), status="stopped")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from fedcore.events import RoundEvent, RunFinished, RunStarted, RunState, fold, replay, summarize, to_dict
-from fedcore.runner import RunStore
+from fedcore.runner import JobStore
+from fedcore.runner.record import CacheKey
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,14 +82,14 @@ def test_record_fields_event_by_event_equal_the_fold_of_the_whole_stream():
 
 
 def test_the_store_record_is_the_fold_of_its_events(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     run_id = store.create_run({"rounds": 3}, "h")["id"]
     for k, event in enumerate(STREAM):
         store.append_event(run_id, event)
-        record, run = store.get_run(run_id), replay(store.read_events(run_id, touch=False))
+        record, run = store.get_job_dict(run_id), replay(store.read_events(run_id, touch=False))
         assert run == summarize(STREAM[:k + 1])
         assert {f: record[f] for f in run.record()} == run.record()
-    assert store.get_run(run_id)["status"] == "stopped" and store.find_finished("h") is None
+    assert store.get_job_dict(run_id)["status"] == "stopped" and store.find_finished(CacheKey("h")) is None
     store.close()
 
 
@@ -149,7 +150,7 @@ def test_a_sweep_point_gives_the_same_row_from_its_run_and_from_its_stored_event
     points = SweepSpec(preset="demo", methods="ldp_fl", epsilons="1", seeds=1, sets=("rounds=2", "num_clients=4"))
     clip_only = next(p for p in points.points() if p.reference == "clip_only")
     trained = train_alone(clip_only)
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     run_id = store.create_run(clip_only.config.to_dict(), clip_only.config.config_hash())["id"]
     for event in trained["events"]:
         store.append_event(run_id, event_from_dict(event))

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedcore.sweep import SweepSpec
-from fedcore.runner.store import RunStore
+from fedcore.runner.store import JobStore
 from fedcore.sweep.job import rows_path, spec_key, sweep_fields, sweep_id, sweep_main
 from pages.components import narrow
 
@@ -72,11 +72,11 @@ def test_a_bad_link_is_named_not_a_traceback(store_dir, query, name):
 
 def train_here(store_dir, spec: SweepSpec, audit: int = 0) -> dict:
     """Train ``spec`` in this process as the page's sweep job does; returns its final record."""
-    store = RunStore(store_dir)
+    store = JobStore(store_dir)
     fields = sweep_fields(spec, audit=audit)
     store.create_job(sweep_id(fields["key"]), "sweep", **fields)
     sweep_main(str(store_dir), sweep_id(fields["key"]))
-    return store.get_run(sweep_id(fields["key"]))
+    return store.get_job_dict(sweep_id(fields["key"]))
 
 
 def test_a_finished_frontier_reopens_with_chart_table_and_exports(store_dir):
@@ -193,9 +193,9 @@ def test_another_visitors_sweep_is_read_only_and_its_owner_can_stop_it(store_dir
 
     spec = SweepSpec(preset="demo", methods=("pldp_b",), epsilons=(0.3, 1.0), seeds=1, match="target")
     worker = subprocess.Popen(["sleep", "60"])  # the sweep's worker, in another dashboard's hands
-    store, job_id = RunStore(store_dir), sweep_id(spec_key(spec))
+    store, job_id = JobStore(store_dir), sweep_id(spec_key(spec))
     store.create_job(job_id, "sweep", owner="session:a", **{**sweep_fields(spec), "done": 1})
-    store.update_run(job_id, status="running", pid=worker.pid)
+    store.update_job(job_id, status="running", pid=worker.pid)
     query = dict(methods="pldp_b", eps="0.3,1", seeds="1", match="target")
     at = frontier_page(**query)
     assert not at.exception

@@ -13,7 +13,7 @@ import pytest
 from fedcore.errors import FedcoreError
 from fedcore.events import replay
 from fedcore.resolve import preset_config
-from fedcore.runner import Jobs, RunStore
+from fedcore.runner import Jobs, JobStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.limits import (SHARED_DEFAULTS, HostLimits, HostUnavailable, LimitError, check_host,
                                    check_limits, dashboard_limits)
@@ -152,7 +152,7 @@ def test_the_manager_refuses_beyond_the_owner_and_server_caps(limited):
 def test_an_over_limit_config_is_refused_before_it_is_stored(limited):
     with pytest.raises(LimitError, match="max_rounds"):
         limited.start(DEMO.replace(rounds=60_000), owner="session:a")
-    assert limited.store.list_runs() == []
+    assert limited.store.list_job_dicts("run") == []
 
 
 def test_another_owners_finished_run_is_replayed_as_a_copy_the_new_owner_controls(tmp_path):
@@ -163,7 +163,7 @@ def test_another_owners_finished_run_is_replayed_as_a_copy_the_new_owner_control
         assert m.wait(first, timeout=120)["status"] == "finished"
         copy = m.start(cfg, owner="session:b")
         assert copy != first
-        record = m.store.get_run(copy)
+        record = m.store.get_job_dict(copy)
         assert record["owner"] == "session:b" and record["status"] == "finished"
         assert record["replayed_from"] == first
         assert m.store.read_events(copy, touch=False) == m.store.read_events(first, touch=False)
@@ -188,22 +188,22 @@ def test_queue_estimates_follow_slots_and_pace():
 
 # --- workers ------------------------------------------------------------------------------
 def test_a_run_past_its_wall_clock_limit_is_stopped_naming_the_limit(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(rounds=100_000)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash(), max_seconds=1.0, grace_s=None)["id"]
     t0 = time.monotonic()
     assert worker_mod.run_job(str(tmp_path), run_id) == "stopped"  # nobody watches: grace None keeps it
     assert time.monotonic() - t0 < 30
-    assert "max_run_seconds" in store.get_run(run_id)["reason"]
+    assert "max_run_seconds" in store.get_job_dict(run_id)["reason"]
 
 
 def test_a_closed_owner_page_stops_its_run_after_the_grace_period(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(rounds=100_000)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash(), grace_s=0.6)["id"]
     store.cache.set(f"beat:{run_id}", time.time() - 3600)  # queued for an hour: does not count
     assert worker_mod.run_job(str(tmp_path), run_id) == "stopped"
-    record = store.get_run(run_id)
+    record = store.get_job_dict(run_id)
     assert record["rounds_done"] >= 1 and "owner's page was closed" in record["reason"]
 
 
@@ -212,13 +212,13 @@ def test_queued_runs_of_an_owner_who_left_never_start(tmp_path):
     try:
         busy = m.start(DEMO.replace(rounds=40_000, seed=1), owner="session:a", background=True)
         waiting = m.start(DEMO.replace(rounds=5, seed=2), owner="session:b")
-        assert m.store.get_run(busy)["grace_s"] is None and m.store.get_run(waiting)["grace_s"] == 0.5
+        assert m.store.get_job_dict(busy)["grace_s"] is None and m.store.get_job_dict(waiting)["grace_s"] == 0.5
         time.sleep(1.0)  # b's page is gone: nobody touches its heartbeat
         m.stop(busy)
         deadline = time.monotonic() + 30
-        while m.store.get_run(waiting)["status"] == "queued" and time.monotonic() < deadline:
+        while m.store.get_job_dict(waiting)["status"] == "queued" and time.monotonic() < deadline:
             time.sleep(0.1)
-        record = m.store.get_run(waiting)
+        record = m.store.get_job_dict(waiting)
         assert record["status"] == "stopped" and "owner left before it started" in record["reason"]
     finally:
         m.close()
@@ -229,7 +229,7 @@ def test_workers_run_niced_with_one_torch_thread(tmp_path):
     try:
         run_id = m.start(DEMO.replace(rounds=100_000), owner="session:a", background=True)
         deadline = time.monotonic() + 90
-        while m.store.get_run(run_id)["rounds_done"] < 1:
+        while m.store.get_job_dict(run_id)["rounds_done"] < 1:
             assert time.monotonic() < deadline
             time.sleep(0.1)
         pid = m.process(run_id).pid
@@ -242,11 +242,11 @@ def test_workers_run_niced_with_one_torch_thread(tmp_path):
 
 
 def test_a_failed_run_keeps_its_traceback_out_of_the_record_and_the_download(tmp_path, capfd):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     cfg = DEMO.replace(num_clients=5000)
     run_id = store.create_run(cfg.to_dict(), cfg.config_hash(), owner="session:a")["id"]
     worker_mod.run_job(str(tmp_path), run_id)
-    record = store.get_run(run_id)
+    record = store.get_job_dict(run_id)
     assert record["status"] == "failed" and "traceback" not in record
     doc = json.loads(export_json({**record, "traceback": "Traceback (most recent call last): /srv/x.py"},
                                  replay(store.read_events(run_id, touch=False))))
@@ -258,7 +258,7 @@ def test_a_failed_run_keeps_its_traceback_out_of_the_record_and_the_download(tmp
 def test_the_store_folder_is_private(tmp_path):
     folder = tmp_path / "runs"
     folder.mkdir(mode=0o755)
-    RunStore(folder)
+    JobStore(folder)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
@@ -268,26 +268,26 @@ def test_a_deleted_store_folder_is_recreated_with_a_note(tmp_path, monkeypatch):
     from fedcore.runner import store as store_mod
 
     monkeypatch.setattr(store_mod, "EXISTENCE_CHECK_S", 0.0)
-    store = RunStore(tmp_path / "runs")
+    store = JobStore(tmp_path / "runs")
     store.create_run({"rounds": 1}, "h")
     shutil.rmtree(tmp_path / "runs")
-    assert store.list_runs() == []
+    assert store.list_job_dicts("run") == []
     assert "missing and has been recreated" in store.problem
     store.create_run({"rounds": 1}, "h2")
-    assert len(store.list_runs()) == 1 and (tmp_path / "runs" / "cache.db").exists()
+    assert len(store.list_job_dicts("run")) == 1 and (tmp_path / "runs" / "cache.db").exists()
 
 
 def test_a_damaged_store_is_moved_aside_and_reported(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     store.create_run({"rounds": 1}, "h")
     store.close()
     db = tmp_path / "cache.db"
     with open(db, "r+b") as f:
         f.write(os.urandom(8192))
     with pytest.raises(FedcoreError, match="cannot be opened"):
-        RunStore(tmp_path)  # a worker (no check) fails with one line
-    fresh = RunStore(tmp_path, check=True)
-    assert fresh.list_runs() == [] and "damaged" in fresh.problem
+        JobStore(tmp_path)  # a worker (no check) fails with one line
+    fresh = JobStore(tmp_path, check=True)
+    assert fresh.list_job_dicts("run") == [] and "damaged" in fresh.problem
     assert list(tmp_path.glob("cache.db.damaged-*"))
 
 

@@ -120,7 +120,7 @@ def test_a_sweep_trains_as_a_job_and_its_owner_stops_it(tmp_path):
             m.poll()
             time.sleep(0.2)
         assert sweep_status(m, key).status in ("stopped", "finished")
-        assert m.store.get_run(f"sweep:{key}")["owner"] == A.owner
+        assert m.store.get_job_dict(f"sweep:{key}")["owner"] == A.owner
     finally:
         m.close()
 
@@ -174,16 +174,16 @@ def test_fair_share_b_starts_within_one_round_of_a(tmp_path):
         long = DEMO.replace(rounds=100_000)
         a1 = m.start(long.replace(seed=1), owner=A.owner, background=True)
         a2 = m.start(long.replace(seed=2), owner=A.owner, background=True)
-        wait_for(lambda: all((m.store.get_run(r) or {}).get("rounds_done", 0) >= 1 for r in (a1, a2)))
+        wait_for(lambda: all((m.store.get_job_dict(r) or {}).get("rounds_done", 0) >= 1 for r in (a1, a2)))
         b = m.start(DEMO.replace(rounds=2), owner=B.owner, background=True)
         assert m.queue_info(b) is None and m.is_alive(b)  # handed to a worker at once, not queued
         assert read_tempo(m.store, a2)["preempted"] and not read_tempo(m.store, a1).get("preempted")
         wait_for(lambda: read_tempo(m.store, a2)["holding"])  # A's youngest pauses between rounds ...
-        held_at = m.store.get_run(a2)["rounds_done"]
+        held_at = m.store.get_job_dict(a2)["rounds_done"]
         assert m.wait(b, timeout=180)["status"] == "finished"
         wait_for(lambda: not read_tempo(m.store, a2)["preempted"])  # ... and resumes when B's slot frees
-        wait_for(lambda: m.store.get_run(a2)["rounds_done"] > held_at)
-        assert m.store.get_run(a2)["status"] == "running"
+        wait_for(lambda: m.store.get_job_dict(a2)["rounds_done"] > held_at)
+        assert m.store.get_job_dict(a2)["status"] == "running"
     finally:
         m.close()
 
@@ -221,13 +221,13 @@ def test_a_queued_run_stopped_through_the_store_ends_stopped_when_its_turn_comes
     slot frees, the run is not started and its record says so, not 'queued' for ever."""
     block = blocker(manager)
     run_id = manager.start(DEMO.replace(seed=77), owner=A.owner)
-    assert manager.store.get_run(run_id)["status"] == "queued"
+    assert manager.store.get_job_dict(run_id)["status"] == "queued"
     manager.store.request_stop(run_id)
     manager.stop(block)
     deadline = time.monotonic() + 30
-    while manager.store.get_run(run_id)["status"] == "queued" and time.monotonic() < deadline:
+    while manager.store.get_job_dict(run_id)["status"] == "queued" and time.monotonic() < deadline:
         time.sleep(0.1)
-    record = manager.store.get_run(run_id)
+    record = manager.store.get_job_dict(run_id)
     assert record["status"] == "stopped" and record["reason"] == "stopped before it started"
 
 
@@ -240,13 +240,13 @@ def test_spend_exactly_epsilon_is_solved_by_the_worker_not_the_page(manager):
 
     cfg = apply_method(DEMO, "ldp_fl", {"rounds": 3, "privacy.epsilon": [10.0]}, preset="demo")
     run_id = manager.start(cfg, owner=A.owner, match=True)
-    record = manager.store.get_run(run_id)
+    record = manager.store.get_job_dict(run_id)
     assert record["match"] == {"target": 10.0} and record["config_hash"] == cfg.config_hash()
     assert record["config"] == record["requested"] == cfg.to_dict()   # not solved at the request
     deadline = time.monotonic() + 120
-    while manager.store.get_run(run_id)["status"] in ("queued", "running") and time.monotonic() < deadline:
+    while manager.store.get_job_dict(run_id)["status"] in ("queued", "running") and time.monotonic() < deadline:
         time.sleep(0.1)
-    record = manager.store.get_run(run_id)
+    record = manager.store.get_job_dict(run_id)
     assert record["status"] == "finished", record
     note = record["match"]
     assert note["reached"] and 9.9 <= note["headline"] <= 10.0
@@ -274,23 +274,23 @@ def test_sweeps_yield_to_another_visitor_and_stop_when_their_owner_leaves(tmp_pa
         def page_open():  # A's Frontier page polls: it refreshes the sweeps' heartbeats
             for s in sweeps:
                 m.store.touch(s)
-            return all(m.store.get_run(s)["status"] == "running" for s in sweeps)
+            return all(m.store.get_job_dict(s)["status"] == "running" for s in sweeps)
 
         wait_for(page_open)
         b = m.start(DEMO.replace(rounds=2), owner=B.owner, background=True)
         assert m.queue_info(b) is None and m.is_alive(b)  # a slot at once: A's youngest sweep yields
         assert read_tempo(m.store, sweeps[1])["preempted"]
         deadline = time.monotonic() + 180
-        while m.store.get_run(b)["status"] != "finished":
+        while m.store.get_job_dict(b)["status"] != "finished":
             assert time.monotonic() < deadline, "B's run did not finish while A's sweeps were paused"
             page_open()
             time.sleep(0.2)
         wait_for(lambda: page_open() or not read_tempo(m.store, sweeps[1])["preempted"])  # it resumes
         left = time.monotonic()  # A closes the page: nobody refreshes the heartbeats any more
-        wait_for(lambda: all(m.store.get_run(s)["status"] == "stopped" for s in sweeps), timeout=grace + 90)
+        wait_for(lambda: all(m.store.get_job_dict(s)["status"] == "stopped" for s in sweeps), timeout=grace + 90)
         assert time.monotonic() - left < grace + 90
         for s in sweeps:
-            assert "owner's page was closed" in (m.store.get_run(s).get("reason") or ""), m.store.get_run(s)
+            assert "owner's page was closed" in (m.store.get_job_dict(s).get("reason") or ""), m.store.get_job_dict(s)
     finally:
         m.close()
 

@@ -64,9 +64,9 @@ def test_the_manager_refuses_another_visitors_stop_and_delete(tmp_path):
             m.stop(run_id, by=B)
         with pytest.raises(NotYourRun):
             m.delete(run_id, by=B)
-        assert not m.store.stop_requested(run_id) and m.store.get_run(run_id) is not None
+        assert not m.store.stop_requested(run_id) and m.store.get_job_dict(run_id) is not None
         m.stop(run_id, by=A)
         assert m.store.stop_requested(run_id)
-        assert m.delete(run_id, by=ADMIN) and m.store.get_run(run_id) is None
+        assert m.delete(run_id, by=ADMIN) and m.store.get_job_dict(run_id) is None
     finally:
         m.close()

@@ -50,9 +50,9 @@ def slow_server(tmp_path_factory):
 
 
 def the_run(store) -> dict:
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
 
-    runs = RunStore(store).list_runs()
+    runs = JobStore(store).list_job_dicts("run")
     return runs[0] if runs else {"status": "none"}
 
 

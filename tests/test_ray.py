@@ -128,7 +128,8 @@ def test_rerun_skips_finished_points(ray_frontier):
 
 
 def test_killed_worker_is_retried_and_nothing_is_lost(local_ray, tmp_path):
-    from fedcore.runner import RunStore
+    from fedcore.runner import JobStore
+    from fedcore.runner.record import CacheKey
 
     marks = str(tmp_path / "marks")
     os.mkdir(marks)
@@ -141,7 +142,7 @@ def test_killed_worker_is_retried_and_nothing_is_lost(local_ray, tmp_path):
         return train_sweep_batch(items, batched, threads)
 
     points = _small_points(reference=False)
-    store = RunStore(tmp_path / "store")
+    store = JobStore(tmp_path / "store")
     sweep = RaySweep(points, out=tmp_path / "f.json", batched=False, store=store, task=dies_on_first_attempt)
     events = list(sweep.run())
     assert len(os.listdir(marks)) == 2  # both tasks died once
@@ -152,7 +153,7 @@ def test_killed_worker_is_retried_and_nothing_is_lost(local_ray, tmp_path):
     assert [(r["epsilon"], r["accuracy"]) for r in rows] == [(r["epsilon"], r["accuracy"]) for r in local]
     # points trained alone come back with their event stream: finished runs in the store
     for point in points:
-        run_id = store.find_finished(point.config.config_hash())
+        run_id = store.find_finished(CacheKey(point.config.config_hash()))
         assert run_id is not None
         kinds = [e["type"] for e in store.read_events(run_id, 0, touch=False)]
         assert kinds[0] == "start" and kinds.count("round") == 2 and kinds[-1] == "end"

@@ -76,7 +76,7 @@ def test_a_host_limit_refuses_it_by_name(offline, tmp_path):
         manager.limits = HostLimits(max_run_seconds=0.5)
         with pytest.raises(LimitError, match=r"would take about .* on this machine now.*host limit max_run_seconds"):
             start_reproduction(manager, "pldp")
-        assert manager.store.list_runs(kind=None) == []           # nothing was queued
+        assert manager.store.list_job_dicts(kind=None) == []           # nothing was queued
     finally:
         manager.close()
 
@@ -86,9 +86,9 @@ def test_a_host_limit_refuses_it_by_name(offline, tmp_path):
 def worker_here(tmp_path, monkeypatch):
     """``run(tables, stop=False) -> record``: the job's worker in this process (not niced)."""
     from fedcore.reproduce.job import plan, reproduction_fields, reproduction_id, reproduction_main
-    from fedcore.runner.store import RunStore
+    from fedcore.runner.store import JobStore
 
-    store = RunStore(tmp_path / "store")
+    store = JobStore(tmp_path / "store")
 
     def run(p, stop: bool = False) -> dict:
         fields = reproduction_fields(p, "k")
@@ -96,7 +96,7 @@ def worker_here(tmp_path, monkeypatch):
         if stop:
             store.request_stop(reproduction_id("k"))
         reproduction_main(str(tmp_path / "store"), reproduction_id("k"))
-        return store.get_run(reproduction_id("k"))
+        return store.get_job_dict(reproduction_id("k"))
     yield run, plan
     store.close()
 
@@ -213,15 +213,15 @@ def test_the_button_trains_the_quick_reproduction_and_shows_its_record(digits_on
 def test_another_visitor_watches_the_reproduction_but_cannot_stop_it(digits_only, monkeypatch):
     from fedcore.reproduce.job import plan, reproduction_fields, reproduction_id
     from fedcore.runner.owners import NotYourRun, Viewer
-    from fedcore.runner.store import RunStore
+    from fedcore.runner.store import JobStore
     from pages.components import host, server
 
     worker = subprocess.Popen(["sleep", "60"])  # the reproduction's worker, in another dashboard's hands
-    store, job_id = RunStore(digits_only), reproduction_id("ldp_fl")
+    store, job_id = JobStore(digits_only), reproduction_id("ldp_fl")
     p = plan("pldp", tables=["digits_iid"], seeds=1)
     store.create_job(job_id, "reproduce", owner="session:a", **{**reproduction_fields(p, "ldp_fl"), "paper": "ldp_fl",
                                                                 "done": 2})
-    store.update_run(job_id, status="running", pid=worker.pid)
+    store.update_job(job_id, status="running", pid=worker.pid)
     try:
         at = papers_page()
         assert not [b for b in at.button if b.key == "papers.ldp_fl.stop"]
@@ -230,7 +230,7 @@ def test_another_visitor_watches_the_reproduction_but_cannot_stop_it(digits_only
         assert at.button(key="papers.ldp_fl.reproduce").disabled
         with pytest.raises(NotYourRun):
             server.manager().stop(job_id, by=Viewer("session:b"))
-        assert store.get_run(job_id)["status"] == "running"
+        assert store.get_job_dict(job_id)["status"] == "running"
         monkeypatch.setattr(host, "viewer", lambda: Viewer("session:a"))
         at = papers_page()
         assert [b for b in at.button if b.key == "papers.ldp_fl.stop"]

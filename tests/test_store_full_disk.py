@@ -16,7 +16,7 @@ import pytest
 
 from fedcore.events import RunFinished, RunStarted
 from fedcore.runner import Jobs
-from fedcore.runner.store import RunStore, damaged, unusable
+from fedcore.runner.store import CacheKey, JobStore, damaged, unusable
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {"sweep:k1": ("sweep", "finished"), "audit:k2": ("audit", "failed"),
@@ -25,7 +25,7 @@ KINDS = {"sweep:k1": ("sweep", "finished"), "audit:k2": ("audit", "failed"),
 
 def _ended_jobs(folder: Path) -> list[str]:
     """Two runs that ended (finished, stopped), a sweep, an audit and a reproduction; their ids."""
-    store = RunStore(folder)
+    store = JobStore(folder)
     ids = []
     for k, status in enumerate(("finished", "stopped")):
         run = store.create_run({"rounds": 2, "seed": k, "pad": "x" * 4000}, f"h{k}", label=f"run {k}")
@@ -34,7 +34,7 @@ def _ended_jobs(folder: Path) -> list[str]:
         ids.append(run["id"])
     for job_id, (kind, status) in KINDS.items():
         store.create_job(job_id, kind, label=kind, entry="x:y", done=1, total=3)
-        store.update_run(job_id, status=status)
+        store.update_job(job_id, status=status)
     store.create_run({"rounds": 2}, "queued")  # not ended: never archived
     store.close()
     return ids + list(KINDS)
@@ -132,14 +132,14 @@ print(json.dumps(seen))
         assert "The run store cannot be used" in text and "the disk is full" in text and "nothing is lost" in text
         assert "redacted" not in text and str(tmp_path) not in text  # a banner, never a crashed page
     assert db.stat().st_ino == inode and not list(folder.glob("cache.db.damaged-*"))
-    assert {j.id for j in RunStore(folder, check=True).list_jobs()} >= set(ended)
+    assert {j.id for j in JobStore(folder, check=True).list_jobs()} >= set(ended)
 
 
 def test_a_full_disk_is_said_by_the_store_itself(tmp_path):
     folder = tmp_path / "runs"
     _ended_jobs(folder)
-    done = _limited("from fedcore.runner.store import RunStore, StoreError\n"
-                    f"for _ in range(3):\n    try:\n        RunStore({str(folder)!r}, check=True)\n"
+    done = _limited("from fedcore.runner.store import JobStore, StoreError\n"
+                    f"for _ in range(3):\n    try:\n        JobStore({str(folder)!r}, check=True)\n"
                     "    except StoreError as exc:\n        print(exc)\n", (folder / "cache.db").stat().st_size // 2)
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 3 and all("the disk is full" in line for line in lines), done.stdout + done.stderr
@@ -163,10 +163,10 @@ def test_an_empty_database_beside_its_archives_restores_every_ended_job(tmp_path
                                                                   "reproduction": "stopped"}
         assert f"{len(ended)} jobs that had ended were restored" in store.problem
         assert ("empty file" if how == "empty file" else "missing") in store.problem
-        assert store.find_finished("h0") == ended[0]  # the result cache is back too
+        assert store.find_finished(CacheKey("h0")) == ended[0]  # the result cache is back too
     finally:
         manager.close()
-    assert RunStore(folder, check=True).problem is None  # restored once: the next start has nothing to say
+    assert JobStore(folder, check=True).problem is None  # restored once: the next start has nothing to say
 
 
 def test_history_shows_the_restore_banner_after_an_empty_database(tmp_path, monkeypatch):
@@ -190,8 +190,8 @@ def test_history_shows_the_restore_banner_after_an_empty_database(tmp_path, monk
 def test_a_worker_on_a_full_disk_fails_in_one_line(tmp_path):
     folder = tmp_path / "runs"
     _ended_jobs(folder)
-    done = _limited("from fedcore.runner.store import RunStore\n"
-                    f"s = RunStore({str(folder)!r})\ns.create_run({{'pad': 'y' * 100000}}, 'big')\n",
+    done = _limited("from fedcore.runner.store import JobStore\n"
+                    f"s = JobStore({str(folder)!r})\ns.create_run({{'pad': 'y' * 100000}}, 'big')\n",
                     (folder / "cache.db").stat().st_size + 4096)
     assert done.returncode != 0 and "StoreError" in done.stderr and "the disk is full" in done.stderr
 
@@ -203,11 +203,11 @@ def test_a_damaged_store_is_moved_aside_once_and_never_over_an_earlier_copy(tmp_
         for side in folder.glob("cache.db-*"):
             side.unlink()
         (folder / "cache.db").write_bytes(b"not a database, copy %d" % k + bytes(8192))
-        store = RunStore(folder, check=True)
+        store = JobStore(folder, check=True)
         assert "damaged" in store.problem and {j.id for j in store.list_jobs()} == set(ended)
         store.close()
     copies = sorted(p.name for p in folder.glob("cache.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
     assert len(copies) == 2 and {(folder / c).read_bytes()[:22] for c in copies} == {b"not a database, copy 0",
                                                                                      b"not a database, copy 1"}
-    again = RunStore(folder, check=True)  # the rebuilt store is healthy: nothing more is moved
+    again = JobStore(folder, check=True)  # the rebuilt store is healthy: nothing more is moved
     assert again.problem is None and len(list(folder.glob("cache.db.damaged-*"))) == 2

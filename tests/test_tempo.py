@@ -7,7 +7,7 @@ import time
 import pytest
 
 from fedcore.resolve import preset_config
-from fedcore.runner import RunStore
+from fedcore.runner import JobStore
 from fedcore.runner import worker as worker_mod
 from fedcore.runner.owners import NotYourRun, Viewer
 from fedcore.runner.tempo import read_tempo, set_tempo, step
@@ -36,7 +36,7 @@ def start(store, tmp_path, cfg=DEMO, owner="a"):
 
 
 def test_pause_holds_the_run_between_rounds_step_trains_one_and_resume_finishes_the_same_numbers(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     plain_id, thread, _ = start(store, tmp_path, DEMO.replace(seed=3))
     thread.run()  # unpaused, in this thread
     run_id, thread, result = start(store, tmp_path, DEMO.replace(seed=3), owner="b")
@@ -44,7 +44,7 @@ def test_pause_holds_the_run_between_rounds_step_trains_one_and_resume_finishes_
     thread.start()
     wait_for(lambda: read_tempo(store, run_id)["holding"])  # the worker holds after round 1
     time.sleep(1.0)
-    assert rounds(store, run_id) == 1 and store.get_run(run_id)["status"] == "running"
+    assert rounds(store, run_id) == 1 and store.get_job_dict(run_id)["status"] == "running"
     step(store, run_id)
     wait_for(lambda: rounds(store, run_id) == 2)
     time.sleep(1.0)
@@ -58,7 +58,7 @@ def test_pause_holds_the_run_between_rounds_step_trains_one_and_resume_finishes_
 
 
 def test_slow_motion_waits_after_each_round_and_stop_works_while_paused(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     run_id, thread, result = start(store, tmp_path, DEMO.replace(rounds=3))
     set_tempo(store, run_id, delay=1.0)
     t0 = time.monotonic()
@@ -76,11 +76,11 @@ def test_slow_motion_waits_after_each_round_and_stop_works_while_paused(tmp_path
     wait_for(lambda: rounds(store, run_id) == 1)
     store.request_stop(run_id)
     thread.join(10)
-    assert result["status"] == "stopped" and store.get_run(run_id)["reason"] == "stopped by the user"
+    assert result["status"] == "stopped" and store.get_job_dict(run_id)["reason"] == "stopped by the user"
 
 
 def test_only_the_owner_or_an_admin_changes_the_tempo_and_bad_delays_are_refused(tmp_path):
-    store = RunStore(tmp_path)
+    store = JobStore(tmp_path)
     run_id = store.create_run(DEMO.to_dict(), DEMO.config_hash(), owner="alice")["id"]
     with pytest.raises(NotYourRun, match="can pause it"):
         set_tempo(store, run_id, by=Viewer("bob"), paused=True)

@@ -47,7 +47,7 @@ class RaySweepLauncher(threading.Thread):
 
         def report(**fields) -> None:
             p = self.sweep.progress() if self.sweep else {"done": 0, "total": spec.count()}
-            self.store.update_run(job_id, address=address, done=p["done"], total=p["total"],
+            self.store.update_job(job_id, address=address, done=p["done"], total=p["total"],
                                   **({"cluster": p["cluster"], "failed": p["failed"], "skipped": p["skipped"]}
                                      if self.sweep else {}), **fields)
 

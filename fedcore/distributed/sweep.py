@@ -3,7 +3,7 @@
 :class:`RaySweep` cuts the points into tasks (:func:`~fedcore.distributed.tasks.sweep_batches`:
 one per lockstep batch), sends them to the cluster and, as each task ends, appends its
 rows to ``out`` (written atomically after every task, like the local sweep, so finished
-points are never lost) and, when a :class:`~fedcore.runner.store.RunStore` is given,
+points are never lost) and, when a :class:`~fedcore.runner.store.JobStore` is given,
 records runs that came back with their event stream (points trained alone) as finished
 runs there, where the dashboard's History and Compare pages find them.
 
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence, Union
 
+from ..runner.record import CacheKey
 from .cluster import check_address, cluster_resources, connect
 from .driver import Dispatcher
 from .tasks import sweep_batches, sweep_job, train_sweep_batch
@@ -89,7 +90,7 @@ class RaySweep:
                     self.dropped += 1
         if self.store is not None:
             for h, point in by_hash.items():
-                run_id = None if h in self.rows else self.store.find_finished(h)
+                run_id = None if h in self.rows else self.store.find_finished(CacheKey(h))
                 row = row_from_stored_run(point, self.store, run_id) if run_id else None
                 if row is not None:
                     self.rows[h] = row

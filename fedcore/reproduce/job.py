@@ -167,7 +167,7 @@ class Progress(dict):
 
     def __setitem__(self, key, value) -> None:
         super().__setitem__(key, value)
-        self.store.update_run(self.job_id, done=len(self))
+        self.store.update_job(self.job_id, done=len(self))
 
 
 def reproduction_main(store_dir: str, job_id: str) -> None:
@@ -175,14 +175,14 @@ def reproduction_main(store_dir: str, job_id: str) -> None:
     :func:`record_dir` after every row and its progress after every run; ``stopped`` when
     asked, ``failed`` with a readable error when nothing could train (e.g. its dataset failed
     to load) or on any error."""
-    from ..runner.store import FAILED, FINISHED, STOPPED, RunStore
+    from ..runner.store import FAILED, FINISHED, STOPPED, JobStore
     from ..runner.worker import lower_priority
     from ..sweep.job import NICE
     from .run import paper_named, reproduce
 
     lower_priority(NICE)  # as a sweep's worker: the page's runs stay responsive
-    store = RunStore(store_dir)
-    record = store.get_run(job_id)
+    store = JobStore(store_dir)
+    record = store.get_job_dict(job_id)
     try:
         paper = paper_named(record["paper"])   # the paper's defaults as None: its command reads as the CLI's
         tables = None if record["tables"] == [t.key for t in paper.tables if t.in_quick] else record["tables"]
@@ -191,16 +191,16 @@ def reproduction_main(store_dir: str, job_id: str) -> None:
                          out=record_dir(store_dir, record["key"]), log=lambda line: None, memo=Progress(store, job_id))
         ran = [t for t in done["tables"] if t["status"] == "ran"]
         if ran:
-            store.update_run(job_id, status=FINISHED, finished=time.time())
+            store.update_job(job_id, status=FINISHED, finished=time.time())
         else:
-            store.update_run(job_id, status=FAILED, finished=time.time(),
+            store.update_job(job_id, status=FAILED, finished=time.time(),
                              error="; ".join(f"{t['title']}: {t['status']}" for t in done["tables"]))
     except Stopped:
-        store.update_run(job_id, status=STOPPED, finished=time.time(), reason="stopped by the user")
+        store.update_job(job_id, status=STOPPED, finished=time.time(), reason="stopped by the user")
     except Exception as exc:  # noqa: BLE001  (the page shows it; the worker must say why it ended)
         from ..data.root import public_message
 
-        store.update_run(job_id, status=FAILED, error=public_message(exc) if isinstance(exc, FedcoreError)
+        store.update_job(job_id, status=FAILED, error=public_message(exc) if isinstance(exc, FedcoreError)
                          else f"{type(exc).__name__}: {public_message(exc)}", finished=time.time())
     finally:
         store.close()

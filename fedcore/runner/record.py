@@ -1,16 +1,16 @@
 """One job record type for every kind (issue 38 §1): a run is one more job.
 
-:class:`JobRecord` is what the store hands out (:meth:`~fedcore.runner.store.RunStore.get_job`,
-:meth:`~fedcore.runner.store.RunStore.list_jobs`): frozen, every kind's common fields typed, and
+:class:`JobRecord` is what the store hands out (:meth:`~fedcore.runner.store.JobStore.get_job`,
+:meth:`~fedcore.runner.store.JobStore.list_jobs`): frozen, every kind's common fields typed, and
 the kind's own (a sweep's spec, a launcher's entry, ...) in :attr:`JobRecord.fields`. What a job
 *does* is said by its traits, never by its kind: ``pausable`` (it yields its worker slot between
 rounds or points), ``events`` (it writes an event stream: a run's rounds), ``cache_key`` (its result
-is cached: a finished run is replayed). :func:`normalized` reads a record of an older store once
+is cached, under a :class:`CacheKey`: a finished run is replayed). :func:`normalized` reads a record of an older store once
 (a record without ``kind`` was a run's, then the only kind).
 
 >>> r = JobRecord.from_dict({"id": "a", "config_hash": "h", "status": "finished", "rounds": 3})
 >>> r.kind, r.pausable, r.events, r.cache_key, r.total
-('run', True, True, 'h', 3)
+('run', True, True, CacheKey(config_hash='h', spend_exactly=False), 3)
 >>> JobRecord.from_dict({"id": "sweep:k", "kind": "sweep", "status": "stopped", "done": 2, "total": 5}).events
 False
 """
@@ -95,7 +95,7 @@ class JobRecord:
     config: Optional[dict] = None
     """The config it trains: ``requested``, or with the budget solved for ``match``."""
     match: Optional[EqualPrivacy] = None
-    cache_key: Optional[str] = None
+    cache_key: Optional["CacheKey"] = None
     pausable: bool = False
     events: bool = False
     fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -110,7 +110,7 @@ class JobRecord:
                   "done": (r.get("rounds_done") if events else r.get("done")) or 0,
                   "total": r.get("rounds") if events else r.get("total"),
                   "requested": r.get("requested"), "config": r.get("config"), "match": EqualPrivacy.read(r.get("match")),
-                  "cache_key": cache_key(r) if r.get("config_hash") else None,
+                  "cache_key": CacheKey.of(r) if r.get("config_hash") else None,
                   "pausable": bool(r.get("pausable")), "events": events}
         taken = {f.name for f in fields(cls)} | {"rounds_done", "rounds", "config_hash"}
         rest = {k: v for k, v in r.items() if k not in taken}
@@ -121,6 +121,18 @@ class JobRecord:
         return self.fields.get(name, default)
 
 
-def cache_key(record: dict) -> str:
-    """The result cache's key of a run: its requested config's hash, marked when it spends exactly ε."""
-    return record["config_hash"] + (" spend exactly" if record.get("match") else "")
+@dataclass(frozen=True)
+class CacheKey:
+    """The result cache's key of a run: its requested config's hash, and whether it spends exactly ε
+    (stored as ``done:<str(key)>``, the hash or the hash marked ``" spend exactly"``)."""
+
+    config_hash: str
+    spend_exactly: bool = False
+
+    def __str__(self) -> str:
+        return self.config_hash + (" spend exactly" if self.spend_exactly else "")
+
+    @classmethod
+    def of(cls, record: dict) -> "CacheKey":
+        """The key of a run's record (a dict, as stored)."""
+        return cls(record["config_hash"], bool(record.get("match")))

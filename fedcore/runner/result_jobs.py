@@ -45,12 +45,12 @@ def compute_and_store(store_dir: str, job_id: str, compute: Callable[[RunConfig,
     ended. ``what`` names the job in that line ("the audit")."""
     from ..errors import FedcoreError
     from ..files import write_atomic
-    from .store import FAILED, FINISHED, RunStore
+    from .store import FAILED, FINISHED, JobStore
     from .worker import lower_priority
 
     lower_priority(10, 1)
-    store = RunStore(store_dir)
-    record = store.get_run(job_id)
+    store = JobStore(store_dir)
+    record = store.get_job_dict(job_id)
     cfg = RunConfig.from_dict(record["config"])
     try:
         out = compute(cfg, record)
@@ -62,6 +62,6 @@ def compute_and_store(store_dir: str, job_id: str, compute: Callable[[RunConfig,
         logging.getLogger(logger).exception("%s failed", what)
         out = {"error": f"{what} failed ({type(exc).__name__})"}
     write_atomic(path_of(cfg, record), json.dumps(out, allow_nan=False))
-    store.update_run(job_id, status=FAILED if "error" in out else FINISHED, error=out.get("error"), done=1,
+    store.update_job(job_id, status=FAILED if "error" in out else FINISHED, error=out.get("error"), done=1,
                      finished=time.time())
     store.close()

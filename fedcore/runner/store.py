@@ -1,11 +1,12 @@
-"""The run store: the record of every job (runs, sweeps, audits, ...) and every run's event
+"""The job store: the record of every job (runs, sweeps, audits, ...) and every run's event
 stream, on disk as JSON.
 
-One :class:`RunStore` wraps a ``diskcache.Cache(directory, disk=diskcache.JSONDisk)``
+One :class:`JobStore` wraps a ``diskcache.Cache(directory, disk=diskcache.JSONDisk)``
 (values are JSON, never pickles, so a store can be read by any tool and cannot execute
-code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is one call:
+code). Layout, all keys tagged with their job id so :meth:`JobStore.delete` is one call:
 
-- ``run:<id>``    the job record (:meth:`RunStore.create_job`), whatever its kind: id,
+- ``run:<id>``    the job record (:meth:`JobStore.create_job`), whatever its kind (the prefix of a store
+  from when a run was the only kind, kept so that every store opens): id,
   ``kind`` (``run``, ``sweep``, ``audit``; an attack is one more), owner, label, created,
   ``status`` (:data:`ACTIVE` or :data:`TERMINAL`), progress (a run's ``rounds_done`` of ``rounds``,
   another kind's ``done`` of ``total``), error, pid, and the kind's own fields. A run keeps
@@ -18,8 +19,8 @@ code). Layout, all keys tagged with their job id so :meth:`RunStore.delete` is o
   :func:`fedcore.events.replay`);
 - ``stop:<id>``   set when someone asked the job to stop;
 - ``beat:<id>``   time of the last read of the run's events (the worker's heartbeat);
-- ``index``       ids of all runs in creation order;
-- ``done:<key>``  id of the finished run of a :func:`cache_key` (the result cache).
+- ``index``       ids of all jobs in creation order;
+- ``done:<key>``  id of the finished run of a :class:`CacheKey` (the result cache).
 
 Beside the database, every job that ended (finished, stopped or failed), whatever its kind, is
 archived as one JSON file, ``archive/<id>.json`` (its record and every event, written atomically
@@ -29,30 +30,30 @@ rebuilt from: ended runs, sweeps, audits and reproductions survive a damaged or 
 Safety: the folder is created (and kept) private, mode 0700: diskcache still unpickles
 rows that a writer marked as pickles, so nobody else may write there. A store folder
 deleted while the server runs is recreated on the next access (its earlier runs are
-gone, and :attr:`RunStore.problem` says so); a damaged ``cache.db`` found when the store
+gone, and :attr:`JobStore.problem` says so); a damaged ``cache.db`` found when the store
 is opened with ``check=True`` is moved aside to ``cache.db.damaged-<time>`` and a fresh
 store is started from the archives (every run that had ended is listed again; runs that
 were queued or training are lost). Damaged means what SQLite calls malformed or not a database
 (:func:`damaged`): a full disk, an I/O error, a read-only file or a lock is never moved aside, it is a
 :class:`StoreError` saying so (:func:`unusable`: "the disk is full: ... nothing is lost"). And with
 ``check=True``, whatever the check says, every ended job whose archive the database lacks (an empty
-``cache.db``, a missing one) is restored, and :attr:`RunStore.problem` says how many and why. A ``cache.db`` deleted or replaced under a process
+``cache.db``, a missing one) is restored, and :attr:`JobStore.problem` says how many and why. A ``cache.db`` deleted or replaced under a process
 (another inode at the same path) is noticed within :data:`EXISTENCE_CHECK_S` and reopened;
-a worker whose run record is then gone stops itself (:mod:`fedcore.runner.worker`). Either way the dashboard shows :attr:`RunStore.problem` as a banner,
+a worker whose run record is then gone stops itself (:mod:`fedcore.runner.worker`). Either way the dashboard shows :attr:`JobStore.problem` as a banner,
 and a failure that persists raises :class:`StoreError` (one readable line).
 
 Concurrency: one writer process per run appends events (an event is written before the
 counter that makes it visible, so a reader never sees a half-written stream); any number
-of readers poll with :meth:`RunStore.read_events` from an offset. Read-modify-write of a
+of readers poll with :meth:`JobStore.read_events` from an offset. Read-modify-write of a
 record runs inside a SQLite transaction (``Cache.transact``).
 
 >>> import tempfile
->>> store = RunStore(tempfile.mkdtemp())
+>>> store = JobStore(tempfile.mkdtemp())
 >>> run = store.create_run({"rounds": 2}, "abc123", label="demo")
 >>> from fedcore.events import RunFinished, replay
 >>> store.append_event(run["id"], RunFinished("stopped", 0, 0.5))
 1
->>> replay(store.read_events(run["id"], 0)).status, store.get_run(run["id"])["status"]
+>>> replay(store.read_events(run["id"], 0)).status, store.get_job(run["id"]).status
 ('stopped', 'stopped')
 """
 from __future__ import annotations
@@ -75,7 +76,7 @@ import diskcache
 from ..errors import FedcoreError
 from ..files import write_atomic
 from ..events import Event, RunFinished, RunState, fold, replay, to_dict
-from .record import RUN, EqualPrivacy, JobRecord, cache_key, normalized  # noqa: F401  (re-exported)
+from .record import RUN, CacheKey, EqualPrivacy, JobRecord, normalized  # noqa: F401  (re-exported)
 
 STORE_ENV = "FEDCORE_STORE"
 QUEUED, RUNNING, FINISHED, STOPPED, FAILED = "queued", "running", "finished", "stopped", "failed"
@@ -136,8 +137,8 @@ def _recovering(method):
     return wrapper
 
 
-class RunStore:
-    """Runs and their event streams under ``directory`` (default :func:`default_store_dir`).
+class JobStore:
+    """Jobs of every kind and their event streams under ``directory`` (default :func:`default_store_dir`).
 
     ``check=True`` (the dashboard's manager) runs SQLite's ``quick_check`` on start-up and
     replaces a damaged database; :attr:`problem` then describes what happened.
@@ -240,17 +241,17 @@ class RunStore:
             "from their archives.")
 
     # --- archives: what a damaged store is rebuilt from -------------------------------
-    def _archive_path(self, run_id: str) -> Optional[Path]:
-        return self.directory / ARCHIVE / f"{archive_name(run_id)}.json" if _SAFE_ID.match(str(run_id)) else None
+    def _archive_path(self, job_id: str) -> Optional[Path]:
+        return self.directory / ARCHIVE / f"{archive_name(job_id)}.json" if _SAFE_ID.match(str(job_id)) else None
 
-    def _archive(self, run_id: str) -> None:
+    def _archive(self, job_id: str) -> None:
         """Write ``archive/<id>.json`` (record + events) of a job of any kind that ended; atomic, 0600."""
-        path = self._archive_path(run_id)
-        record = self.cache.get(f"run:{run_id}")
+        path = self._archive_path(job_id)
+        record = self.cache.get(f"run:{job_id}")
         if path is None or record is None or record.get("status") not in TERMINAL:
             return
-        n = self.cache.get(f"n:{run_id}", 0)
-        events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(n)]
+        n = self.cache.get(f"n:{job_id}", 0)
+        events = [self.cache.get(f"ev:{job_id}:{k}") for k in range(n)]
         try:
             path.parent.mkdir(exist_ok=True, mode=PRIVATE)
             write_atomic(path, json.dumps({"record": record, "events": [e for e in events if e is not None]}))
@@ -258,12 +259,12 @@ class RunStore:
             pass
 
     def _backfill_archives(self) -> None:
-        """Archive runs that ended before archives existed (a store from an older version)."""
+        """Archive jobs that ended before archives existed (a store from an older version)."""
         folder = self.directory / ARCHIVE
         have = {p.stem.replace("+", ":") for p in folder.glob("*.json")} if folder.is_dir() else set()
-        for run_id in self.cache.get("index", []):
-            if run_id not in have:
-                self._archive(run_id)  # only runs that ended are written
+        for job_id in self.cache.get("index", []):
+            if job_id not in have:
+                self._archive(job_id)  # only jobs that ended are written
 
     def _restore_archives(self) -> int:
         """Put every archived run that the database lacks back into it; returns how many."""
@@ -273,25 +274,25 @@ class RunStore:
         known = set(self.cache.get("index", []))
         restored = []
         for path in folder.glob("*.json"):
-            run_id = path.stem.replace("+", ":")
-            if run_id in known or not _SAFE_ID.match(run_id):
+            job_id = path.stem.replace("+", ":")
+            if job_id in known or not _SAFE_ID.match(job_id):
                 continue
             try:
                 data = json.loads(path.read_text())
                 record, events = data["record"], data["events"]
-                if record.get("id") != run_id or record.get("status") not in TERMINAL or not isinstance(events, list):
+                if record.get("id") != job_id or record.get("status") not in TERMINAL or not isinstance(events, list):
                     continue
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue  # a damaged archive: that run is lost, the others not
             with self.cache.transact():
                 for k, event in enumerate(events):
-                    self.cache.set(f"ev:{run_id}:{k}", event, tag=run_id)
-                self.cache.set(f"n:{run_id}", len(events), tag=run_id)
-                self.cache.set(f"beat:{run_id}", record.get("created", 0.0), tag=run_id)
-                self.cache.set(f"run:{run_id}", record, tag=run_id)
+                    self.cache.set(f"ev:{job_id}:{k}", event, tag=job_id)
+                self.cache.set(f"n:{job_id}", len(events), tag=job_id)
+                self.cache.set(f"beat:{job_id}", record.get("created", 0.0), tag=job_id)
+                self.cache.set(f"run:{job_id}", record, tag=job_id)
                 if record["status"] == "finished" and record.get("config_hash"):
-                    self.cache.set(f"done:{cache_key(record)}", run_id)
-            restored.append((record.get("created", 0.0), run_id))
+                    self.cache.set(f"done:{CacheKey.of(record)}", job_id)
+            restored.append((record.get("created", 0.0), job_id))
         if restored:
             with self.cache.transact():
                 ids = self.cache.get("index", [])
@@ -346,10 +347,10 @@ class RunStore:
         return record
 
     @_recovering
-    def get_run(self, run_id: str) -> Optional[dict]:
-        """The job record of ``run_id`` as a dict (any kind; an older store's read as this version
+    def get_job_dict(self, job_id: str) -> Optional[dict]:
+        """The job record of ``job_id`` as a dict (any kind; an older store's read as this version
         writes it), or None if there is no such job."""
-        return self._normal(self.cache.get(f"run:{run_id}"))
+        return self._normal(self.cache.get(f"run:{job_id}"))
 
     @staticmethod
     def _normal(record: Optional[dict]) -> Optional[dict]:
@@ -357,78 +358,73 @@ class RunStore:
 
     def get_job(self, job_id: str) -> Optional[JobRecord]:
         """The :class:`~fedcore.runner.record.JobRecord` of ``job_id``, or None."""
-        record = self.get_run(job_id)
+        record = self.get_job_dict(job_id)
         return None if record is None else JobRecord.from_dict(record)
 
     def list_jobs(self, kind: Optional[str] = None) -> list[JobRecord]:
         """Every job of ``kind`` (None: of every kind) as a :class:`~fedcore.runner.record.JobRecord`,
         newest first."""
-        return [JobRecord.from_dict(r) for r in self.list_runs(kind)]
-
-    def update_job(self, job_id: str, **fields: Any) -> Optional[JobRecord]:
-        """:meth:`update_run` returning the :class:`~fedcore.runner.record.JobRecord`; an
-        :class:`~fedcore.runner.record.EqualPrivacy` ``match`` is stored as its dict."""
-        if isinstance(fields.get("match"), EqualPrivacy):
-            fields["match"] = fields["match"].to_dict()
-        record = self.update_run(job_id, **fields)
-        return None if record is None else JobRecord.from_dict(record)
+        return [JobRecord.from_dict(r) for r in self.list_job_dicts(kind)]
 
     @_recovering
-    def update_run(self, run_id: str, **fields: Any) -> Optional[dict]:
-        """Set ``fields`` on the record (atomically); a terminal status is never changed."""
+    def update_job(self, job_id: str, **fields: Any) -> Optional[JobRecord]:
+        """Set ``fields`` on the record (atomically; an :class:`~fedcore.runner.record.EqualPrivacy`
+        ``match`` as its dict) and return it; a terminal status is never changed."""
+        if isinstance(fields.get("match"), EqualPrivacy):
+            fields["match"] = fields["match"].to_dict()
         with self.cache.transact():
-            record = self.cache.get(f"run:{run_id}")
+            record = self.cache.get(f"run:{job_id}")
             if record is None:
                 return None
             if record["status"] in TERMINAL:
                 fields.pop("status", None)
             record.update(fields)
-            self.cache.set(f"run:{run_id}", record, tag=run_id)
+            self.cache.set(f"run:{job_id}", record, tag=job_id)
         if record["status"] in TERMINAL:
-            self._archive(run_id)
-        return record
+            self._archive(job_id)
+        return JobRecord.from_dict(record)
 
     @_recovering
-    def list_runs(self, kind: Optional[str] = RUN) -> list[dict]:
-        """Every record of ``kind`` (None: of every kind), newest first."""
+    def list_job_dicts(self, kind: Optional[str] = None) -> list[dict]:
+        """Every record of ``kind`` (None: of every kind) as a dict, newest first."""
         ids = self.cache.get("index", [])
         records = (self.cache.get(f"run:{i}") for i in reversed(ids))
         return [r for r in map(self._normal, records) if r is not None and kind in (None, r["kind"])]
 
     @_recovering
-    def run_ids(self) -> list[str]:
-        """Ids of all runs in creation order (oldest first)."""
+    def job_ids(self) -> list[str]:
+        """Ids of all jobs in creation order (oldest first)."""
         return list(self.cache.get("index", []))
 
     @_recovering
-    def delete(self, run_id: str) -> bool:
-        """Remove a run and all its events; True if it existed."""
+    def delete(self, job_id: str) -> bool:
+        """Remove a job and all its events; True if it existed."""
         with self.cache.transact():
-            record = self.cache.get(f"run:{run_id}")
-            self.cache.set("index", [i for i in self.cache.get("index", []) if i != run_id])
+            record = self.cache.get(f"run:{job_id}")
+            self.cache.set("index", [i for i in self.cache.get("index", []) if i != job_id])
             if record is not None and record.get("config_hash") \
-                    and self.cache.get(f"done:{cache_key(record)}") == run_id:
-                self.cache.delete(f"done:{cache_key(record)}")
-        self.cache.evict(run_id)
-        path = self._archive_path(run_id)
+                    and self.cache.get(f"done:{CacheKey.of(record)}") == job_id:
+                self.cache.delete(f"done:{CacheKey.of(record)}")
+        self.cache.evict(job_id)
+        path = self._archive_path(job_id)
         if path is not None:
             path.unlink(missing_ok=True)
         return record is not None
 
     @_recovering
-    def find_finished(self, key: str) -> Optional[str]:
-        """The id of a run of this :func:`cache_key` that finished (all rounds), or None."""
-        run_id = self.cache.get(f"done:{key}")
-        record = self.get_run(run_id) if run_id else None
-        return run_id if record and record["status"] == "finished" else None
+    def find_finished(self, key: CacheKey) -> Optional[str]:
+        """The id of a run of this :class:`CacheKey` that finished (all rounds), or None."""
+        job_id = self.cache.get(f"done:{key}")
+        record = self.get_job_dict(job_id) if job_id else None
+        return job_id if record and record["status"] == "finished" else None
 
     @_recovering
-    def find_owned(self, key: str, owner: Optional[str]) -> Optional[str]:
-        """The id of ``owner``'s run of this :func:`cache_key` that finished, else one that is
+    def find_owned(self, key: CacheKey, owner: Optional[str]) -> Optional[str]:
+        """The id of ``owner``'s run of this :class:`CacheKey` that finished, else one that is
         queued or running, else None."""
         found = {}
-        for record in self.list_runs():
-            if cache_key(record) == key and record.get("owner") == owner:
+        for record in self.list_job_dicts(RUN):
+            if CacheKey.of(record) == key and record.get("owner") == owner:
                 if record["status"] == "finished":
                     return record["id"]
                 if record["status"] in ACTIVE:
@@ -436,15 +432,15 @@ class RunStore:
         return found.get("active")
 
     @_recovering
-    def copy_run(self, run_id: str, *, owner: Optional[str]) -> Optional[str]:
-        """A new run of ``owner`` holding a copy of finished run ``run_id`` (its record and
-        every event): a replay from the result cache that its new owner controls."""
-        record = self.get_run(run_id)
+    def copy_job(self, job_id: str, *, owner: Optional[str]) -> Optional[str]:
+        """A new job of ``owner`` holding a copy of finished job ``job_id`` (its record and
+        every event; a run's: a replay from the result cache that its new owner controls)."""
+        record = self.get_job_dict(job_id)
         if record is None:
             return None
-        events = self.read_events(run_id, 0, touch=False)
+        events = self.read_events(job_id, 0, touch=False)
         keep = {k: v for k, v in record.items() if k not in ("id", "label", "created", "owner", "pid")}
-        copy = self.create_job(new_run_id(), record["kind"], label=record["label"], owner=owner, replayed_from=run_id)
+        copy = self.create_job(new_run_id(), record["kind"], label=record["label"], owner=owner, replayed_from=job_id)
         with self.cache.transact():
             for k, event in enumerate(events):
                 self.cache.set(f"ev:{copy['id']}:{k}", event, tag=copy["id"])
@@ -455,7 +451,7 @@ class RunStore:
 
     # --- events -----------------------------------------------------------------------
     @_recovering
-    def append_event(self, run_id: str, event: Event) -> int:
+    def append_event(self, job_id: str, event: Event) -> int:
         """Append one typed event (stored as :func:`~fedcore.events.to_dict`'s dict); returns the
         new number of events. The record takes the fields the event settles
         (:meth:`~fedcore.events.RunState.record`: status, rounds done, final accuracy, ...); an
@@ -464,73 +460,73 @@ class RunStore:
         """
         seen = fold(RunState(), event)
         with self.cache.transact():
-            record = self.cache.get(f"run:{run_id}")
+            record = self.cache.get(f"run:{job_id}")
             if record is None:
-                raise KeyError(f"unknown run {run_id!r}")
-            n = self.cache.get(f"n:{run_id}", 0)
+                raise KeyError(f"unknown run {job_id!r}")
+            n = self.cache.get(f"n:{job_id}", 0)
             if record["status"] in TERMINAL:
                 return n
-            self.cache.set(f"ev:{run_id}:{n}", to_dict(event), tag=run_id)
-            self.cache.set(f"n:{run_id}", n + 1, tag=run_id)
+            self.cache.set(f"ev:{job_id}:{n}", to_dict(event), tag=job_id)
+            self.cache.set(f"n:{job_id}", n + 1, tag=job_id)
             record.update(seen.record(), **({"finished": time.time()} if seen.end else {}))
             if seen.status == "finished":
-                self.cache.set(f"done:{cache_key(record)}", run_id)
-            self.cache.set(f"run:{run_id}", record, tag=run_id)
+                self.cache.set(f"done:{CacheKey.of(record)}", job_id)
+            self.cache.set(f"run:{job_id}", record, tag=job_id)
         if seen.end:
-            self._archive(run_id)
+            self._archive(job_id)
         return n + 1
 
-    def finish(self, run_id: str, status: str, error: Optional[str] = None, **extra: Any) -> bool:
+    def finish(self, job_id: str, status: str, error: Optional[str] = None, **extra: Any) -> bool:
         """End a job from outside its worker (it died, or never started); a run keeps its rounds.
 
         A run gets a ``RunFinished`` event with the rounds already stored; another kind its
         status and error. Returns False if the job had already ended (the worker's own end wins).
         """
-        record = self.get_run(run_id)
+        record = self.get_job_dict(job_id)
         if record is None or record["status"] in TERMINAL:
             return False
         if not record["events"]:
-            return self.update_run(run_id, status=status, error=error, finished=time.time(), **extra) is not None
+            return self.update_job(job_id, status=status, error=error, finished=time.time(), **extra) is not None
         elapsed = time.time() - record["created"]
         end = RunFinished(status, record["rounds_done"], elapsed, record["final_accuracy"], error)
-        self.append_event(run_id, end)
+        self.append_event(job_id, end)
         if extra:
-            self.update_run(run_id, **extra)
+            self.update_job(job_id, **extra)
         return True
 
     @_recovering
-    def num_events(self, run_id: str) -> int:
-        return self.cache.get(f"n:{run_id}", 0)
+    def num_events(self, job_id: str) -> int:
+        return self.cache.get(f"n:{job_id}", 0)
 
     @_recovering
-    def read_events(self, run_id: str, offset: int = 0, *, touch: bool = True) -> list[dict]:
+    def read_events(self, job_id: str, offset: int = 0, *, touch: bool = True) -> list[dict]:
         """Events ``offset, offset+1, ...`` written so far (poll with the growing offset).
 
         ``touch`` refreshes the run's heartbeat: somebody is still watching it.
         """
         if touch:
-            self.touch(run_id)
-        n = self.cache.get(f"n:{run_id}", 0)
-        events = [self.cache.get(f"ev:{run_id}:{k}") for k in range(offset, n)]
+            self.touch(job_id)
+        n = self.cache.get(f"n:{job_id}", 0)
+        events = [self.cache.get(f"ev:{job_id}:{k}") for k in range(offset, n)]
         return [e for e in events if e is not None]
 
     # --- control ----------------------------------------------------------------------
     @_recovering
-    def request_stop(self, run_id: str) -> None:
-        self.cache.set(f"stop:{run_id}", True, tag=run_id)
+    def request_stop(self, job_id: str) -> None:
+        self.cache.set(f"stop:{job_id}", True, tag=job_id)
 
     @_recovering
-    def stop_requested(self, run_id: str) -> bool:
-        return bool(self.cache.get(f"stop:{run_id}", False))
+    def stop_requested(self, job_id: str) -> bool:
+        return bool(self.cache.get(f"stop:{job_id}", False))
 
     @_recovering
-    def touch(self, run_id: str) -> None:
+    def touch(self, job_id: str) -> None:
         """Refresh the heartbeat: a reader is still interested in this run."""
-        self.cache.set(f"beat:{run_id}", time.time(), tag=run_id)
+        self.cache.set(f"beat:{job_id}", time.time(), tag=job_id)
 
     @_recovering
-    def last_beat(self, run_id: str) -> float:
-        return self.cache.get(f"beat:{run_id}", 0.0)
+    def last_beat(self, job_id: str) -> float:
+        return self.cache.get(f"beat:{job_id}", 0.0)
 
     @_recovering
     def ping(self) -> None:
@@ -592,7 +588,7 @@ class EventCache:
     used dropped).
     """
 
-    def __init__(self, store: RunStore, max_runs: int = 64):
+    def __init__(self, store: JobStore, max_runs: int = 64):
         self.store = store
         self.max_runs = max_runs
         self._runs: dict[str, RunState] = {}
@@ -600,7 +596,7 @@ class EventCache:
 
     def run(self, run_id: str) -> RunState:
         """``run_id``'s events so far, folded (reading does not refresh the heartbeat: only the
-        owner's page does, with :meth:`RunStore.touch`)."""
+        owner's page does, with :meth:`JobStore.touch`)."""
         with self._lock:
             run = self._runs.pop(run_id, RunState())
             if run.end is None:

@@ -21,8 +21,8 @@ time counts towards the host's ``max_run_seconds`` and a run whose owner's page 
 still stops after its grace period, so a paused run cannot hold a worker slot forever.
 
 >>> import tempfile
->>> from fedcore.runner.store import RunStore
->>> store = RunStore(tempfile.mkdtemp())
+>>> from fedcore.runner.store import JobStore
+>>> store = JobStore(tempfile.mkdtemp())
 >>> run = store.create_run({"rounds": 3}, "h", label="demo")["id"]
 >>> _ = set_tempo(store, run, paused=True); step(store, run)
 {'paused': True, 'steps': 1, 'delay': 0.0, 'holding': False}

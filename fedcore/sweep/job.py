@@ -84,27 +84,27 @@ def sweep_main(store_dir: str, job_id: str) -> None:
     """Worker process: train the sweep of job ``job_id`` (each point audited with its record's
     ``audit`` draws per input, 0 = no audit), rewriting its rows file and its record's progress
     after every row; it stops after the batch in progress when its stop flag is set."""
-    from ..runner.store import FAILED, FINISHED, STOPPED, RunStore
+    from ..runner.store import FAILED, FINISHED, STOPPED, JobStore
     from ..runner.worker import lower_priority
     from .runner import run_sweep
 
     lower_priority(NICE)
-    store = RunStore(store_dir)
-    record = store.get_run(job_id)
+    store = JobStore(store_dir)
+    record = store.get_job_dict(job_id)
     rows: list = []
     try:
         spec = spec_from_dict(record["spec"])
-        store.update_run(job_id, total=spec.count(), done=0, phase="checking every point")
+        store.update_job(job_id, total=spec.count(), done=0, phase="checking every point")
         points = checked_points(spec)  # a point that cannot run fails the sweep now, not minutes in
-        store.update_run(job_id, phase=None)
+        store.update_job(job_id, phase=None)
         for row in run_sweep(points, max_batch=record["max_batch"], audit=record["audit"],
                              attack=record.get("attack", 0), should_stop=lambda: yield_or_stop(store, job_id)):
             rows.append(row)
             write_atomic(rows_path(store_dir, record["key"]), dumps_frontier(rows))
-            store.update_run(job_id, done=len(rows))
-        store.update_run(job_id, status=STOPPED if len(rows) < spec.count() else FINISHED, finished=time.time())
+            store.update_job(job_id, done=len(rows))
+        store.update_job(job_id, status=STOPPED if len(rows) < spec.count() else FINISHED, finished=time.time())
     except Exception as exc:  # noqa: BLE001  (the page shows it; the worker must say why it ended)
-        store.update_run(job_id, status=FAILED, error=str(exc) if isinstance(exc, FedcoreError)
+        store.update_job(job_id, status=FAILED, error=str(exc) if isinstance(exc, FedcoreError)
                          else f"{type(exc).__name__}: {exc}", finished=time.time())
     finally:
         store.close()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedcore.accounting.words import epsilon_unit
 from fedcore.config import RunConfig
-from fedcore.runner.record import EqualPrivacy, JobRecord, cache_key
+from fedcore.runner.record import CacheKey, EqualPrivacy, JobRecord
 
 from . import state
 from .form import keyed
@@ -70,4 +70,4 @@ def same_settings(record: JobRecord, cfg: RunConfig) -> bool:
     """Whether the run on screen was started from the sidebar's settings ``cfg`` (the config it
     asked for, in the same equal-privacy mode: its result cache key)."""
     exact = match_on({"rounds": cfg.rounds}) and cfg.privacy.mechanism != "none"
-    return record.cache_key == cache_key({"config_hash": cfg.config_hash(), "match": exact})
+    return record.cache_key == CacheKey(cfg.config_hash(), spend_exactly=bool(exact))
