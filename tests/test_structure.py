@@ -96,7 +96,7 @@ def test_each_registry_names_the_module_of_every_entry():
 
 
 LAYERS = (
-    ("errors", "plugins", "registry", "files", "constraints", "budgets"),
+    ("errors", "plugins", "registry", "files", "constraints", "budgets", "threads"),
     ("config", "options", "context", "events", "presets"),
     ("accounting", "data", "models", "partition", "mechanisms", "aggregators", "methods", "recipes", "papers",
      "tables", "blind_guess", "tracking"),

@@ -1,0 +1,177 @@
+"""The one thread policy measured: the Frontier page's worker against the CLI on the same sweep, and
+a CNN run on the policy's threads against 1 and 2 (issue 55 §1; :mod:`fedcore.threads`).
+
+    python -m benchmarks.thread_policy [--pairs 3] [--epsilons 1,100,10000] [--seeds 1] [--before]
+                                       [--cnn] [--busy N]
+
+1. **Sweep**: ``python -m fedcore sweep --preset demo --match headline --epsilons ... --seeds ...`` (the
+   CLI's ``main``, in a fresh process) and the Frontier page's worker
+   (:func:`fedcore.sweep.job.sweep_main`, what *Train* runs, in a fresh process) on the same spec,
+   ``--pairs`` times, the two interleaved (the first of a pair alternates), each process's CPU
+   seconds (user + system, from the kernel's accounting of the finished child) and wall seconds,
+   and the threads it trained on (``torch.get_num_threads()`` after it, and the policy's reason).
+   ``--before`` adds the worker as it was before the policy: torch's default threads
+   (``FEDCORE_THREADS=0``).
+2. ``--cnn``: ``python -m fedcore run --preset mnist_cnn_100 --set rounds=2`` on the policy's threads
+   (``auto``), ``--threads 1`` and ``--threads 2``, interleaved the same way.
+
+``--busy N`` starts N busy loops (each in a session of its own, as another user's work) for the
+whole measurement. Prints one line per process and the medians with the 1-minute load average
+before and after each (the cores are shared: compare only within one run).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+REPORT = ("import sys, torch; from fedcore import threads; c = threads.last_choice(); "
+          "print('THREADS', torch.get_num_threads(), '|', c.reason if c else 'no choice', file=sys.stderr)")
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def measured(system: str, code: str, env: dict) -> dict:
+    """Run ``python -c code`` alone; its wall and CPU seconds and the threads it reported."""
+    load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+    if done.returncode != 0:
+        raise SystemExit(f"{system} failed:\n{done.stderr[-2000:]}")
+    line = next((ln for ln in done.stderr.splitlines() if ln.startswith("THREADS ")), "THREADS ? | ?")
+    threads, reason = line[len("THREADS "):].split(" | ", 1)
+    return {"system": system, "wall_s": wall, "cpu_s": cpu, "threads": threads, "reason": reason,
+            "load_before": load, "load_after": _load()}
+
+
+def cli_code(argv: list[str]) -> str:
+    return (f"import sys; sys.argv = {['fedcore', *argv]!r}; from fedcore.cli import main; rc = main(); "
+            f"{REPORT}; sys.exit(rc)")
+
+
+def sweep_systems(args, folder: Path) -> dict:
+    """name -> (code, env) of the sweep's systems."""
+    from fedcore.sweep.job import sweep_fields, sweep_id
+    from fedcore.sweep.spec import SweepSpec
+
+    spec = SweepSpec(preset="demo", match="headline", epsilons=args.epsilons, seeds=args.seeds)
+    print(f"sweep: {spec.count()} runs (demo, match headline, epsilons {args.epsilons}, {args.seeds} seed(s))")
+    env = clean_env()
+    outs = iter(range(1_000_000))
+
+    def cli() -> str:                 # a new file each time: the CLI resumes from rows already written
+        return cli_code(["sweep", "--preset", "demo", "--match", "headline", "--epsilons", args.epsilons,
+                         "--seeds", str(args.seeds), "--out", str(folder / f"cli{next(outs)}.json")])
+
+    def worker(name: str) -> str:
+        import fedcore.runner.store as store_mod
+
+        store_class = getattr(store_mod, "JobStore", None) or store_mod.RunStore
+        store = store_class(folder / name)
+        fields = sweep_fields(spec)
+        store.create_job(sweep_id(fields["key"]), "sweep", **fields)
+        store.close()
+        return (f"from fedcore.sweep.job import sweep_main; sweep_main({str(folder / name)!r}, "
+                f"{sweep_id(fields['key'])!r}); {REPORT}")
+
+    systems = {"CLI sweep": (cli, env), "Frontier worker": (lambda: worker("worker"), env)}
+    if args.before:
+        systems["Frontier worker, torch's default (before)"] = (lambda: worker("before"),
+                                                               {**env, "FEDCORE_THREADS": "0"})
+    return systems
+
+
+def cnn_systems(args) -> dict:
+    env, run = clean_env(), ["run", "--preset", "mnist_cnn_100", "--set", "rounds=2"]
+    return {"CNN auto": (lambda: cli_code(run), env),
+            "CNN --threads 1": (lambda: cli_code(["--threads", "1", *run]), env),
+            "CNN --threads 2": (lambda: cli_code(["--threads", "2", *run]), env)}
+
+
+def clean_env() -> dict:
+    """This environment less any thread setting: each system makes its own choice."""
+    drop = ("FEDCORE_THREADS", "FEDCORE_MAX_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def busy(n: int) -> list:
+    """``n`` busy loops, each in a new session (another user's processes); killed at the end."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(n)]
+
+
+def interleaved(systems: dict, pairs: int) -> list[dict]:
+    """Each system ``pairs`` times, the order rotated every round (a change in load falls on all)."""
+    names, results = list(systems), []
+    for i in range(pairs):
+        order = names[i % len(names):] + names[:i % len(names)]
+        for name in order:
+            code, env = systems[name]
+            r = measured(name, code(), env)
+            results.append(r)
+            print(f"{name:<44} {r['wall_s']:7.1f} s wall {r['cpu_s']:7.1f} CPU-s  {r['threads']} threads "
+                  f"({r['reason']})  load {r['load_before']:.1f} -> {r['load_after']:.1f}", flush=True)
+    return results
+
+
+def summary(results: list[dict], base: str) -> list[str]:
+    names = list(dict.fromkeys(r["system"] for r in results))
+    med = {n: statistics.median(r["cpu_s"] for r in results if r["system"] == n) for n in names}
+    lines = []
+    for n in names:
+        rows = [r for r in results if r["system"] == n]
+        loads = [x for r in rows for x in (r["load_before"], r["load_after"])]
+        lines.append(f"{n:<44} median {statistics.median(r['wall_s'] for r in rows):7.1f} s wall "
+                     f"{med[n]:7.2f} CPU-s ({med[n] / med[base]:.3f}x {base}); CPU-s "
+                     f"{', '.join('%.2f' % r['cpu_s'] for r in rows)}; load {min(loads):.1f}-{max(loads):.1f}")
+    return lines
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--epsilons", default="1,100,10000")
+    p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--before", action="store_true", help="also the worker on torch's default threads")
+    p.add_argument("--cnn", action="store_true", help="the CNN run instead of the sweep")
+    p.add_argument("--busy", type=int, default=0, help="busy loops beside the measurement")
+    p.add_argument("--json", help="write every measurement here")
+    args = p.parse_args(argv)
+    loops = busy(args.busy)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            systems = cnn_systems(args) if args.cnn else sweep_systems(args, Path(tmp))
+            print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+                  f"{args.busy} busy loops, load {_load():.1f}", flush=True)
+            results = interleaved(systems, args.pairs)
+        for line in summary(results, "CNN --threads 1" if args.cnn else "CLI sweep"):
+            print(line, flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1))
+    finally:
+        for proc in loops:
+            proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
