@@ -54,7 +54,7 @@ def test_a_planted_rdp_headline_misses_the_published_values(q, z, steps, delta, 
 @pytest.mark.parametrize("eps,delta,q,steps,peer", PEER_CALIBRATIONS)
 def test_the_calibration_draws_no_more_noise_than_the_peers(eps, delta, q, steps, peer):
     z = float(calibrate_noise_multiplier(eps, delta, q, steps)[0])
-    assert peer * 0.999 <= z <= peer * 1.01
+    assert peer * 0.99 <= z <= peer * 1.01      # no more noise than the peer (a little less: its PRV is looser)
     assert 0.99 * eps <= headline(q, z, steps, delta, rounds=20) <= eps        # the ledger agrees
     rdp = float(calibrate_noise_multiplier(eps, delta, q, steps, grid=True)[0])
     assert rdp > 1.01 * peer                                                    # the RDP calibration did not

@@ -2,10 +2,11 @@
 Gaussian noise multiplier whose value *as the ledger composes it* meets the target, so a run
 never spends more than its target, solved on the same accountant as the ledger's headline:
 
-- the exact one (dp-accounting's PLD, :mod:`.exact`) for every ordinary record: a search on a
-  :data:`~.exact.COARSE` times coarser discretisation (regula falsi in log z, log ε, from the RDP solution,
-  which always spends less) lands within :data:`AIM` of the target, and the point is confirmed on the
-  ledger's own interval (:func:`~.exact.interval_for`; moved up until it passes), so it spends [0.99, 1] x the target;
+- the exact one (dp-accounting's PLD, :mod:`.exact`) for every ordinary record: regula falsi in
+  (log z, log ε) from the RDP solution (which always spends less), first on a :data:`~.exact.COARSE`
+  times coarser discretisation, then on the ledger's own (:func:`~.exact.interval_for`), whose point is
+  moved up until it passes, so it spends [0.99, 1] x the target (:data:`AIM`); a budget next to one
+  already solved starts from that one's PLD/RDP ratio (one or two PLDs instead of about ten);
 - RDP for ``grid`` (``GaussianRecord(grid=True)``: ULDP-FED's central reading, composed by RDP).
 
 The ledger rounds a multiplier to :data:`~.rdp.DIGITS` significant digits (a grid record first down
@@ -14,11 +15,12 @@ in memory and on disk beside the RDP curves (:func:`~.rdp.curve_cache`): a sweep
 second run of the same budgets reads them back.
 
 >>> round(float(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)[0]), 3)      # RDP's: 4.045
-3.732
+3.731
 """
 from __future__ import annotations
 
 import math
+from typing import Optional
 from functools import lru_cache
 
 import numpy as np
@@ -37,6 +39,9 @@ _CHUNK = 64
 AIM = (0.996, 1.0)
 """Where the coarse search puts a point's ε, as a fraction of the target (the fine PLD is within a
 few 1e-4 below the coarse one, so the confirmed point lands in [0.99, 1])."""
+SLOPE = 1.3
+"""About how fast ε falls with the multiplier (ε ~ z^-SLOPE near a solution): the step from the coarse
+grid's point to the fine grid's first guess."""
 MARGIN = 1e-5
 """Fraction of the target left unspent: a multiplier's float32 round trip to the noise and the ledger's
 6-digit rounding move ε by about 1e-6."""
@@ -73,14 +78,20 @@ def solve_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool
         return z
     eps, delta, q, n = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64))
                                              for a in (epsilon, delta, sample_rate, compositions)))
-    return np.array([solve_pld(*args) for args in zip(eps.tolist(), delta.tolist(), q.tolist(), n.tolist(),
-                                                      z.tolist())])
+    out, ratio = np.empty_like(z), None
+    for i in np.lexsort((eps, q, n, delta)):   # neighbours solve alike: the last one's PLD/RDP ratio is the guess
+        out[i] = solve_pld(eps[i], delta[i], q[i], n[i], z[i], None if ratio is None else z[i] * ratio)
+        ratio = out[i] / z[i]
+    return out
 
 
-def solve_pld(epsilon: float, delta: float, q: float, compositions: float, start: float) -> float:
+def solve_pld(epsilon: float, delta: float, q: float, compositions: float, start: float,
+              guess: Optional[float] = None) -> float:
     """The smallest multiplier (rounded as the ledger rounds it) whose ``compositions`` steps at rate
     ``q`` spend at most ``epsilon`` at ``delta`` by the PLD (:func:`.exact.tally_epsilon`) and at
-    least 0.99 of it; ``start``: a multiplier that spends less (RDP's solution)."""
+    least 0.99 of it; ``start``: a multiplier that spends less (RDP's solution); ``guess``: where to
+    look first (a neighbouring budget's solution, scaled)."""
+    epsilon, delta, q, compositions, start = (float(v) for v in (epsilon, delta, q, compositions, start))
     cache = curve_cache()
     key = f"{cache.key_prefix}{PLD_VERSION}|{epsilon!r}|{delta!r}|{q!r}|{compositions!r}" if cache is not None else ""
     try:
@@ -95,11 +106,12 @@ def solve_pld(epsilon: float, delta: float, q: float, compositions: float, start
         return tally_epsilon((((rounded_multiplier(z), float(min(q, 1.0))), n),), float(delta), coarse)
 
     target = epsilon * (1 - MARGIN)
-    z = _regula_falsi(lambda v: spent(v, True), target, start)
-    while spent(z) > target:                         # confirmed on the ledger's own discretisation
+    if guess is None:                                # a first look on the coarse grid, then the fine one
+        coarse = _regula_falsi(lambda v: spent(v, True), target, start)
+        guess = coarse * (spent(coarse) / target) ** (1 / SLOPE)
+    z = _regula_falsi(spent, target, start, guess)
+    while spent(z) > target:                         # never above the target on the ledger's own grid
         z = rounded_multiplier(z * 1.0005)
-    if spent(z) < (1 - 0.01) * epsilon:              # the coarse grid was far off: search the fine one
-        z = _regula_falsi(spent, target, z)
     try:
         if cache is not None:
             cache.set(key, z)
@@ -108,16 +120,22 @@ def solve_pld(epsilon: float, delta: float, q: float, compositions: float, start
     return z
 
 
-def _regula_falsi(spent, target: float, start: float) -> float:
+def _regula_falsi(spent, target: float, start: float, guess: Optional[float] = None) -> float:
     """A multiplier whose ``spent`` lies in :data:`AIM` x ``target`` (or just under the target when
     ``spent`` jumps there), by regula falsi (Illinois) on ``log spent`` against ``log z``, from ``start``
-    (which spends at most ``target``)."""
-    hi = start
+    (which spends at most ``target``) and ``guess`` (tried first: one evaluation when it is right)."""
+    hi, lo, step = start, None, 1.5
+    if guess is not None and guess < hi:
+        guess, step = rounded_multiplier(guess), 1.05
+        e = spent(guess)
+        if AIM[0] * target <= e <= AIM[1] * target:
+            return guess
+        hi, lo = (guess, None) if e <= target else (hi, guess)
     while spent(hi) > target:
         hi *= 1.5
-    lo = hi
+    lo = lo or hi
     while spent(lo) <= AIM[0] * target:
-        lo /= 1.5
+        lo /= step
         if lo < Z_RANGE[0]:
             return rounded_multiplier(hi)
     if spent(lo) <= target:
@@ -129,8 +147,10 @@ def _regula_falsi(spent, target: float, start: float) -> float:
             break
         x = math.log(lo) + (math.log(hi) - math.log(lo)) * f_lo / (f_lo - f_hi)
         z = rounded_multiplier(min(max(math.exp(x), lo * (1 + 1e-6)), hi / (1 + 1e-6)))
-        if z in (lo, hi):     # the bracket is one unit of the ledger's rounding wide
-            break
+        if z in (lo, hi):     # one unit of the ledger's rounding from an end: the next multiplier up
+            z = rounded_multiplier(lo + 10.0 ** (math.floor(math.log10(lo)) - (DIGITS - 1)))
+            if z >= hi:
+                break
         e = spent(z)
         if AIM[0] * target <= e <= AIM[1] * target:
             return z
