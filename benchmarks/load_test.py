@@ -65,7 +65,7 @@ ARM_JS = """(at) => {
     const lt = window.__lt;
     const text = document.body.innerText;
     if (!lt.queued && text.includes('Queued: position')) lt.queued = true;
-    if (lt.placed === null && /Queued: position \d+|Round \d+ \/ \d+/.test(text)) lt.placed = Date.now();
+    if (lt.placed === null && /Queued: position \\d+|Round \\d+ \\/ \\d+/.test(text)) lt.placed = Date.now();
     if (lt.first === null && document.querySelector('[data-testid=stPlotlyChart] .scatterlayer .trace .points path'))
       lt.first = Date.now();
     if (lt.finished === null && /Finished \\d+ rounds/.test(text)) lt.finished = Date.now();
