@@ -108,12 +108,18 @@ def test_the_exact_curve_is_tighter_than_the_profile_and_agrees_with_dp_accounti
     assert b.epsilon == pytest.approx(gaussian_pld_epsilon((((4.0, 1.0), 1),), 1e-5), rel=1e-3)
 
 
-def test_worst_holds_for_every_bound():
-    a = bound(Game("user", "replace", "run", "secret"), {(1.0, 0.1): 10}, {}, "add_remove", 1e-5)
-    b = bound(Game("user", "replace", "run", "secret"), {(0.8, 0.1): 10}, {}, "add_remove", 1e-5)
-    w = worst([a, b])
-    for fpr in (0.001, 0.01, 0.1):
-        assert w.tpr_cap(fpr) >= max(a.tpr_cap(fpr), b.tpr_cap(fpr)) - 1e-12
+@pytest.mark.parametrize("releases", [{(1.0, 0.1): 10}, {(1.0, 1.0): 1}], ids=["sampled profile", "mu-GDP"])
+def test_worst_holds_for_every_bound(releases):
+    """Down to FPR 1e-5, where a cap read from the smaller ε sits below the other bound (issue 56,
+    mutant G6: 0.003111 < 0.003248 at 1e-4); the sampled bounds differ at small FPR only."""
+    game = Game("user", "replace", "run", "secret")
+    a = bound(game, releases, {}, "add_remove", 1e-5)
+    b = bound(game, {(0.8 * z, q): n for (z, q), n in releases.items()}, {}, "add_remove", 1e-5)
+    c = bound(game, {(1.5 * z, q): n for (z, q), n in releases.items()}, {}, "add_remove", 1e-5)
+    w = worst([c, a, b])
+    assert w.epsilon == max(a.epsilon, b.epsilon, c.epsilon)
+    for fpr in (1e-5, 1e-4, 0.001, 0.01, 0.1):
+        assert w.tpr_cap(fpr) >= max(a.tpr_cap(fpr), b.tpr_cap(fpr), c.tpr_cap(fpr)) - 1e-12, fpr
 
 
 LOCAL_20 = ["method=dp_fedavg", "privacy.epsilon=10", "num_clients=100", "rounds=20", *FEDSGD,
