@@ -16,7 +16,7 @@ from fedcore.config import RunConfig
 from fedcore.runner import ACTIVE, TERMINAL
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.accounting.words import (EMPTY_RUN_TEXT, epsilon_unit, odds_sentence, people, plain_threat_text,
-                                     why_they_differ)
+                                     run_delta, why_they_differ)
 from fedcore.blind_guess import guess_note
 from fedcore.events import RunState
 from fedcore.runner.record import EqualPrivacy, JobRecord
@@ -24,13 +24,14 @@ from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, m
                                     privacy_summary, rounds_table, weights_matrix)
 
 from . import charts, host, pacing, plot, presentation, state, tempo
+from .queue_words import queue_text  # noqa: F401  (job_progress, audit and membership_roc read it here too)
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
 MAX_CLIENT_LINES = 20
 """Up to this many clients the epsilon chart draws one line each; more: a heatmap."""
 VIEW_NAMES = {HEADLINE: "headline ε (rigorous, for the threat model)", BASIC: "basic composition",
-              "rdp": "RDP accountant"}
+              "pld": "exact (PLD) accountant", "rdp": "RDP accountant"}
 PLAIN_VIEW_NAMES = {HEADLINE: "ε spent (proven)", BASIC: "ε spent, each round's added up"}
 """The same ledger views in Plain words (the others keep their labelled names)."""
 
@@ -213,7 +214,8 @@ def epsilon_explained(record: JobRecord, spent) -> None:
     set_eps, unit, note = epsilon_set(record)
     from .form import student_mode
 
-    odds = f" **In odds:** {odds_sentence(spent)}." if student_mode() and odds_sentence(spent) else ""
+    said = odds_sentence(spent, run_delta(config=record.config))
+    odds = f" **In odds:** {said}." if student_mode() and said else ""
     if mech == "none":
         st.caption("**ε you set is not used:** nothing is noised, so the run spends ε = ∞." + odds)
         return
@@ -329,7 +331,7 @@ def present_lesson(record: JobRecord, run: RunState, attack: bool) -> None:
     else:
         spent = privacy_summary(run)["headline"]
         if odds_sentence(spent):
-            lines.append(f"**ε spent over the whole run, {people(spent)}, in odds:** {odds_sentence(spent)}.")
+            lines.append(f"**ε spent over the whole run, {people(spent)}, in odds:** {odds_sentence(spent, run_delta(run))}.")
     st.markdown("  \n".join(line for line in lines if line))
 
 
@@ -426,21 +428,6 @@ def detail_charts_below(record: JobRecord, run: RunState, key: str) -> None:
 def queue_line(run_id: str) -> None:
     """"Queued: position 3 of 5 · starts in about 40 s" (the page keeps polling meanwhile)."""
     st.info(queue_text(state.manager().queue_info(run_id)), icon=":material/hourglass_top:")
-
-
-def queue_text(info) -> str:
-    """One line of :meth:`Jobs.queue_info` (any kind of job)."""
-    if not info:
-        return "Handing it to a worker process…"
-    eta = info["eta_s"]
-    when = "start time unknown" if eta is None else f"starts in about {_duration(eta)}"
-    return (f"Queued: position {info['position']} of {info['waiting']} · {when} · "
-            f"{info['running']} of {info['slots']} worker slots busy. This page stays live while it waits.")
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(1, round(seconds))
-    return f"{seconds} s" if seconds < 90 else f"{round(seconds / 60)} min"
 
 
 def worker_badge(poll: bool = True) -> None:

@@ -134,7 +134,7 @@ def caption(result: dict, plain: bool) -> str:
 
         where = ("Nothing limits the attacker here: no noise was added, so the whole square is allowed."
                  if spent is None else f"Inside the green area is everything ε = {people(spent)} allows any attacker; "
-                 f"{odds_sentence(spent)}.")
+                 f"{odds_sentence(spent, first.get('cap_delta') or 1e-5)}.")
         return ("Each line shows how many of the images used in training an attacker catches (up) against how many "
                 "unused images it wrongly accuses (right), both on a log scale so the rare, confident guesses show. "
                 f"{where} The dotted diagonal is a blind guess. Both attackers train look-alike models on random "
@@ -208,7 +208,7 @@ def _job_state(cfg, shadows: int, key: str, plain: bool) -> None:
     from fedcore.runner.owners import can_control
 
     from .host import keep_alive, manager, stop_run, viewer
-    from .live import queue_text
+    from .queue_words import queue_text
 
     done, job_id = membership_result(manager().store_dir, cfg, shadows), membership_id(cfg, shadows)
     job = manager().job(job_id)
@@ -276,7 +276,7 @@ def _present_state(cfg, shadows: int, key: str, plain: bool) -> None:
     from fedcore.runner.membership import membership_id, membership_result
 
     from .host import keep_alive, manager
-    from .live import queue_text
+    from .queue_words import queue_text
     from .presentation import enlarge
 
     done = membership_result(manager().store_dir, cfg, shadows)
