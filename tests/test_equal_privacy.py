@@ -95,6 +95,20 @@ def test_spend_exactly_keeps_every_client_within_its_own_budget():
     assert matched.headline == max(c["spent"] for c in matched.per_client)
 
 
+def test_clients_at_one_set_epsilon_that_spend_differently_are_held_to_the_larger_spend():
+    """KDP-FL at participation 0.3: clients 0 and 1 are both set at ε = 1 but are drawn in different
+    rounds, so they spend differently; the tier is solved for its larger spend, never past a client's
+    own ε (issue 56, mutant P2: the tier read from its least-spending client pushed client 0 past 1)."""
+    cfg = build_config("demo", None, ["method=kdp_fl", "participation=0.3", "num_clients=4", "rounds=10",
+                                      "privacy.epsilon=[1,1,4,4]"])
+    matched = match_headline(cfg, 4.0)
+    first, second = matched.per_client[:2]
+    assert first["set"] == second["set"] == 1.0 and abs(first["spent"] - second["spent"]) > 0.1, matched.per_client
+    for c in matched.per_client:
+        assert c["spent"] <= c["set"], c
+    assert max(first["spent"], second["spent"]) >= (1 - TOLERANCE) * 1.0, matched.per_client
+
+
 def test_a_runs_record_keeps_each_clients_set_and_spent_and_the_page_says_them():
     from fedcore.runner.record import EqualPrivacy
     from pages.components.live import per_client_line
