@@ -41,6 +41,31 @@ def test_presence_keeps_the_visitors_with_a_connected_session():
     assert len(touched) == 3 and presence.owners() == set()   # nobody left: nothing touched
 
 
+def test_one_visitors_open_page_keeps_only_that_visitors_jobs_alive(tmp_path):
+    """Two visitors with a job each queued behind a third one's, one page open (visitor a's): the
+    server's presence tick refreshes a's heartbeat and neither b's nor the third's (issue 56, mutant V3:
+    ``keep_owners_alive`` without its owner filter kept every visitor's jobs alive)."""
+    from fedcore.runner import Jobs
+    from test_jobs import blocker
+
+    manager = Jobs(tmp_path / "store", warm=False, max_running=1)
+    try:
+        jobs = {owner: blocker(manager, owner, name) for owner, name in
+                (("visitor:z", "busy"), ("visitor:a", "a"), ("visitor:b", "b"))}
+        assert [manager.status(jobs[o]) for o in ("visitor:a", "visitor:b")] == ["queued", "queued"]
+        before = {o: manager.store.last_beat(j) for o, j in jobs.items()}
+        time.sleep(0.05)
+        presence = Presence(manager.keep_owners_alive, lambda s: s == "tab-a")
+        presence.note("tab-a", "visitor:a")
+        presence.note("tab-b", "visitor:b")                # b's page was closed
+        presence.tick()
+        after = {o: manager.store.last_beat(j) for o, j in jobs.items()}
+        assert after["visitor:a"] > before["visitor:a"]
+        assert after["visitor:b"] == before["visitor:b"] and after["visitor:z"] == before["visitor:z"], (before, after)
+    finally:
+        manager.close()
+
+
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory):
     store = tmp_path_factory.mktemp("store")
