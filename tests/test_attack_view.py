@@ -104,8 +104,8 @@ def test_with_plain_words_the_attack_view_uses_no_term_of_art_and_says_its_caps_
     for term in TERMS_OF_ART:
         assert term not in joined, term
     assert "The bars and the ✓/✗ come from two different attackers." in joined
-    assert "**The dark tick as odds:**" in joined and "can be at most" in joined
-    assert "In odds:" in texts(at) and odds_sentence(1.0).endswith("73.1 % sure after seeing this")
+    assert "**The dark tick as odds:**" in joined and "right at most" in joined
+    assert "In odds:" in texts(at) and odds_sentence(1.0, 1e-5).endswith("73.1 % of the time after seeing this")
     accuracy = float(next(m.value for m in at.metric if m.label == "Test accuracy"))
     assert (accuracy <= 0.13) == ("is no better than a blind guess (0.10 with 10 classes)" in texts(at)), accuracy
     by_label(at.toggle, "Plain words").set_value(False).run()

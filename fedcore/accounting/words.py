@@ -140,6 +140,20 @@ def people_percent(p: float) -> str:
     return f"{round(100.0 * p, decimals):.{decimals}f} %"
 
 
+def run_delta(run=None, config: Optional[dict] = None) -> float:
+    """The δ an odds sentence of a run's ε uses: the largest of its clients' (a larger δ only weakens the
+    claim), from its start event (``run.start.delta``) or its configuration; the default 1e-5 otherwise.
+
+    >>> run_delta(config={"privacy": {"delta": [1e-6, 1e-4]}})
+    0.0001
+    """
+    deltas = list(getattr(getattr(run, "start", None), "delta", None) or [])
+    if not deltas and config is not None:
+        given = (config.get("privacy") or {}).get("delta")
+        deltas = list(given) if isinstance(given, (list, tuple)) else [given] if given is not None else []
+    return max(float(d) for d in deltas) if deltas else 1e-5
+
+
 def odds_sentence(epsilon: Optional[float], delta: float = 0.0) -> str:
     """(ε, δ) as odds, for a student (:func:`attacker_certainty`); ``""`` for a NaN (nothing spent yet)."""
     if epsilon is not None and epsilon != epsilon:

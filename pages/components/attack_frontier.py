@@ -119,6 +119,10 @@ PLAIN_CAPTION = ("**Finds which image was used** (first row): an attacker who al
                  "attacker; dotted: the same attacker when nothing is noised. A point above its dashed line is a bug.")
 
 
+DEMO_DELTA = 1e-5
+"""The δ of every attacked sweep's runs (the demo's; a sweep's rows do not carry it): its odds say (ε, δ)."""
+
+
 def attack_section(rows: list[dict], key: str) -> None:
     """The attack panels of ``rows`` when they were attacked, else of the stored attacked frontier."""
     import streamlit as st
@@ -147,7 +151,7 @@ def attack_section(rows: list[dict], key: str) -> None:
         spent = sorted({s["headline"] for s in attack_summary(shown) if s["headline"]})
         if spent:
             st.caption("**The dashed line as odds:** " + "; ".join(
-                f"at ε {people(e)}, {odds_sentence(e)}" for e in (spent[0], spent[-1])) + ".")
+                f"at ε {people(e)}, {odds_sentence(e, DEMO_DELTA)}" for e in (spent[0], spent[-1])) + ".")
     if stored:
         st.caption(f"Stored with the app, for the demo's methods: made by `{STORED_COMMAND}`. "
                    "Attack your own sweep's points with `--attack` on the command line.")

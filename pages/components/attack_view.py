@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from fedcore.accounting.words import attacker_certainty, odds_sentence, people_percent
+from fedcore.accounting.words import attacker_certainty, odds_sentence, people_percent, run_delta
 from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
@@ -66,7 +66,7 @@ def beside_accuracy(record: JobRecord, run, key: str) -> None:
     chosen = records[-1]["attackers"][0]
     st.markdown(f"**{SHORT_WHO.get(chosen['key'], chosen['who'])}:** {PRESENT_SENTENCE}")
     _images(records[-1], chosen, run.last_round.round, key, record.id, caption=False)
-    _success(records, chosen, key, record.id, form.student_mode(), present=True)
+    _success(records, chosen, key, record.id, form.student_mode(), present=True, delta=run_delta(run))
 
 
 def epsilon_line(run, spent) -> str:
@@ -76,7 +76,7 @@ def epsilon_line(run, spent) -> str:
     stats = {c: s for c, s in per_client(records, records[-1]["attackers"][0]["key"]).items() if s["chance"] < 1}
     low = min(stats, key=lambda c: stats[c]["epsilon"] if stats[c]["epsilon"] is not None else float("inf"))
     eps = stats[low]["epsilon"]
-    said = odds_sentence(min(eps, 700.0) if eps is not None else None)   # 700: all but certain (e^ε overflows past 709)
+    said = odds_sentence(eps, run_delta(run))
     return (f"**ε under each image:** that client's, for one upload; **ε spent** ({_eps(spent)}): the whole run's, "
             f"for the client that spends most. **Client {low}'s ε {_eps(eps)} in odds:** {said}.")
 
@@ -118,7 +118,7 @@ def _panel(run_id: str, key: str) -> None:
     plain = form.student_mode()
     st.markdown(f"**{_who(chosen, plain)}**")
     _images(last, chosen, run.last_round.round, key, run_id)
-    _success(records, chosen, key, run_id, plain)
+    _success(records, chosen, key, run_id, plain, delta=run_delta(run))
 
 
 def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str, caption: bool = True) -> None:
@@ -158,7 +158,8 @@ def _big(pixels: np.ndarray, size: int = 96) -> np.ndarray:
         pixels.repeat(k, 0).repeat(k, 1)
 
 
-def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, present: bool = False) -> None:
+def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, present: bool = False,
+             delta: float = 1e-5) -> None:
     stats = {c: s for c, s in per_client(records, chosen["key"]).items() if s["chance"] < 1}
     if not stats:
         st.caption("Every update so far was computed from all of its client's images, so pointing at one of "
@@ -189,21 +190,22 @@ def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, pr
         return
     if plain:
         st.caption(TWO_ATTACKERS)
-        st.caption("**The dark tick as odds:** " + odds_line(stats))
+        st.caption("**The dark tick as odds:** " + odds_line(stats, delta))
     else:
         st.caption("Bars: the informed adversary (knows the client's images, matches the update against each one's "
                    "gradient; Balle et al. 2022). Ticks: its cap e^ε·k/n + δ for k of n images (record-level: "
                    "replace-one and group privacy), and chance k/n.")
 
 
-def odds_line(stats: dict) -> str:
+def odds_line(stats: dict, delta: float = 1e-5) -> str:
     """Each client's cap ε said as odds (:func:`~fedcore.accounting.words.odds_sentence`), one line."""
     first, *rest = stats.items()
-    line = f"at client {first[0]}'s ε of {_eps(first[1]['epsilon'])}, {odds_sentence(first[1]['epsilon'])} round"
+    line = f"at client {first[0]}'s ε of {_eps(first[1]['epsilon'])}, {odds_sentence(first[1]['epsilon'], delta)} round"
     if rest:
-        line += "; " + ", ".join(f"client {c}: {_certainty(s['epsilon'])}" for c, s in rest)
+        line += "; " + ", ".join(f"client {c}: {_certainty(s['epsilon'], delta)}" for c, s in rest)
     return line + "."
 
 
-def _certainty(epsilon) -> str:
-    return "certain" if epsilon is None else f"at most {people_percent(attacker_certainty(epsilon))} sure"
+def _certainty(epsilon, delta: float = 1e-5) -> str:
+    return "right every time" if epsilon is None else \
+        f"right at most {people_percent(attacker_certainty(epsilon, delta))} of the time"
