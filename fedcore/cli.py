@@ -114,12 +114,13 @@ def make_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="time fedcore against the plain loop and Flower (docs/benchmarks.md)")
     add_bench_arguments(bench)
     bench.set_defaults(func=cmd_bench)
+    from .attacks.cli import add_attack_parser
+    from .audit.cli import add_audit_parser
     from .reproduce.cli import add_reproduce_parser
+    from .sweep.cli import add_sweep_parser
 
-    add_reproduce_parser(sub)
-    __import__("fedcore.sweep.cli").sweep.cli.add_sweep_parser(sub)
-    __import__("fedcore.audit.cli").audit.cli.add_audit_parser(sub)
-    __import__("fedcore.attacks.cli").attacks.cli.add_attack_parser(sub)
+    for add_command in (add_reproduce_parser, add_sweep_parser, add_audit_parser, add_attack_parser):
+        add_command(sub)
     from .api import tracked_command
 
     for name in ("run", "sweep", "reproduce"):    # README "From Python": fedcore.tracking

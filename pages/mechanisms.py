@@ -14,6 +14,7 @@ from fedcore.errors import ConfigError
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, threat_model_text
 from fedcore.mechanisms import MECHANISMS
 from pages.components import plot, routing
+from pages.components.audit import lower_bound_explainer
 
 routing.through_router()
 
@@ -198,4 +199,4 @@ st.markdown(reading.meaning)
 st.markdown("\n".join(f"- {line}" for line in reading.worked))
 if reading.warning:
     st.warning(reading.warning, icon=":material/warning:")
-__import__("pages.components.audit", fromlist=["audit"]).lower_bound_explainer(name, eps, dlt, settings, int(seed))
+lower_bound_explainer(name, eps, dlt, settings, int(seed))

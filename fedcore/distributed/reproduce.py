@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..errors import FedcoreError
+from ..files import write_atomic
 from .cluster import cluster_resources, connect
 from .driver import Dispatcher
 from .tasks import Job, resources, train_reproduction_run
@@ -100,9 +101,7 @@ def _load(path: Path) -> dict:
 
 
 def _save(path: Path, results: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(results), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(results))
 
 
 def reproduce_on_ray(paper_key: str, *, address: Optional[str] = None, quick: bool = False,

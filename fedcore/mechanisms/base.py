@@ -128,8 +128,10 @@ class Mechanism(Configurable):
         return np.ones(len(clients), dtype=bool)
 
     def accounting_delta(self) -> torch.Tensor:
-        """Each client's own delta ``[N]`` at which the ledger states its epsilon (default:
-        the configured one; PLDP-FL's ``delta_from_size`` uses ``1/|D_i|``)."""
+        """Each client's own delta ``[N]`` at which the ledger states its epsilon: the configured one,
+        or ``1/|D_i|`` under the option ``delta_from_size`` (PLDP-FL's paper and its sign variant)."""
+        if getattr(self.options, "delta_from_size", False):
+            return 1.0 / self.ctx.client_sizes.to(self.ctx.epsilon)
         return self.ctx.delta
 
     @classmethod

@@ -66,15 +66,9 @@ class GaussianMechanism(GaussianSpec):
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
         o = options
-        delta = 1.0 / ctx.client_sizes.to(ctx.epsilon) if o.delta_from_size else ctx.delta
-        self.delta_ = delta
         self.sensitivity = 2 * o.clip * math.sqrt(ctx.num_params)
-        sigma = pldp_sigma(ctx.epsilon, delta, o.sample_rate, ctx.rounds)
+        sigma = pldp_sigma(ctx.epsilon, self.accounting_delta(), o.sample_rate, ctx.rounds)
         self.sigma = sigma * self.sensitivity if o.scale_by_sensitivity else sigma   # [N]
-
-    def accounting_delta(self) -> torch.Tensor:
-        """delta_i: ``1/|D_i|`` with ``delta_from_size`` (the paper), else the configured one."""
-        return self.delta_
 
     def noise_scale(self) -> torch.Tensor:
         """sigma_i of every client ``[N]`` (PLDP-FL rules B and C weigh by ``1/sigma_i``)."""

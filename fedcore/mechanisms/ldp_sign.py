@@ -71,14 +71,8 @@ class LdpSignMechanism(LdpSignSpec):
     def __init__(self, options, ctx):
         super().__init__(options, ctx)
         o = options
-        delta = 1.0 / ctx.client_sizes.to(ctx.epsilon) if o.delta_from_size else ctx.delta
-        self.delta_ = delta
-        self.sigma = ldp_sign_sigma(ctx.epsilon, delta, o.l2_sensitivity)   # [N]
+        self.sigma = ldp_sign_sigma(ctx.epsilon, self.accounting_delta(), o.l2_sensitivity)   # [N]
         self.box_diameter = 2 * o.clip * math.sqrt(ctx.num_params)
-
-    def accounting_delta(self) -> torch.Tensor:
-        """delta_i: ``1/|D_i|`` with ``delta_from_size`` (the paper), else the configured one."""
-        return self.delta_
 
     def noise_scale(self):
         """sigma_i of every client ``[N]``; None for the noise-free ``deterministic`` sign."""

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 from ..constraints import shorten
 from ..errors import ConfigError, FedcoreError
+from ..files import write_atomic
 from ..papers import PAPERS
 from ..papers.spec import Paper, Table
 from .stats import RowStats
@@ -427,13 +428,11 @@ def replay_accounting(paper_key: str, out: str | Path = DEFAULT_OUT, log: Callab
 
 
 def _write(out: Path, key: str, record: dict) -> None:
-    """Write ``<out>/<key>.json`` and ``.md`` (each through a temporary file, then renamed)."""
+    """Write ``<out>/<key>.json`` and ``.md``, each atomically (:func:`~fedcore.files.write_atomic`)."""
     from .report import markdown
 
     for name, text in ((f"{key}.json", json.dumps(record, indent=1)), (f"{key}.md", markdown(record))):
-        tmp = out / (name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(out / name)
+        write_atomic(out / name, text)
 
 
 def check_request(paper_key: str, *, quick: bool = False, seeds: Optional[int] = None,
