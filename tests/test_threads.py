@@ -163,9 +163,8 @@ ENTRY_POINTS = textwrap.dedent('''
     one_client("logreg", 1)
     record("benchmarks.attacks.one_client")
 
-    import fedcore.runner.store as store_mod
-    Store = getattr(store_mod, "JobStore", None) or getattr(store_mod, "RunStore")
-    store = Store(store_dir)
+    from fedcore.runner.store import JobStore
+    store = JobStore(store_dir)
 
     fresh()                                                    # the dashboard's run worker (no host thread limit)
     from fedcore.layering import build_config
