@@ -281,15 +281,15 @@ class Jobs:
                 raise LimitError(name, why)
         return max(0, min(room for room, _, _ in left)) if left else None
 
-    def queue_info(self, run_id: str) -> Optional[dict]:
+    def queue_info(self, job_id: str) -> Optional[dict]:
         """``{"position": 1-based place in the queue, "ahead": jobs before it, "waiting":
         queue length, "eta_s": estimated seconds until it starts (None if unknown)}``,
-        or None when ``run_id`` (a run or a job) is not waiting. The estimate caps every job
+        or None when job ``job_id`` is not waiting. The estimate caps every job
         at the host's ``max_run_seconds`` and scales the pace of recent runs by the load;
         that pace is re-read at most every :data:`HISTORY_TTL` s (every queued page asks)."""
         with self._lock:
             waiting, running = self._waiting(), self._training()
-            if run_id not in waiting:
+            if job_id not in waiting:
                 return None
             queued = [*self._paused(), *waiting]
         records = {i: self.store.get_job_dict(i) for i in queued + running}
@@ -313,9 +313,9 @@ class Jobs:
         starts = estimate_starts([r for r in map(row, running) if r], [r for r in map(row, queued) if r],
                                  self.max_running, self.limits.max_run_seconds if self.limits else None,
                                  fixed_cap=fixed_cap(self.max_running))
-        position = waiting.index(run_id) + 1
+        position = waiting.index(job_id) + 1
         return {"position": position, "ahead": position - 1, "waiting": len(waiting), "running": len(running),
-                "slots": self.max_running, "eta_s": starts.get(run_id) if history or running else None}
+                "slots": self.max_running, "eta_s": starts.get(job_id) if history or running else None}
 
     def _recent_finished(self) -> list[dict]:
         now = time.monotonic()
@@ -339,42 +339,42 @@ class Jobs:
         """Whether a job submitted now would start at once (a slot is free, nobody waits)."""
         return not self._waiting() and not self._paused() and len(self._training()) < self.max_running
 
-    def stop(self, run_id: str, by: Optional[Viewer] = None) -> None:
-        """Ask the job ``run_id`` to stop (a run at its next round, a sweep after its batch);
+    def stop(self, job_id: str, by: Optional[Viewer] = None) -> None:
+        """Ask the job ``job_id`` to stop (a run at its next round, a sweep after its batch);
         terminate it after :data:`STOP_GRACE` s. A queued one ends at once.
 
         With ``by`` (the dashboard passes the viewer) only the owner or an admin may stop
         it; anybody else gets :class:`~fedcore.runner.owners.NotYourRun`.
         """
-        record = self.store.get_job(run_id)
+        record = self.store.get_job(job_id)
         if record is None:
             return
         if by is not None:
             require_control(record, by, "stop")
         with self._lock:
-            self.store.request_stop(run_id)
-            slot = self._jobs.get(run_id)
+            self.store.request_stop(job_id)
+            slot = self._jobs.get(job_id)
             if slot is None:
                 return
             if slot.launcher is None:
-                self._forget(run_id)
-                self.store.finish(run_id, "stopped", reason="stopped before it started")
+                self._forget(job_id)
+                self.store.finish(job_id, "stopped", reason="stopped before it started")
             else:
                 if slot.stopping is None:
                     slot.stopping = time.monotonic()
                 slot.launcher.request_stop()
 
-    def delete(self, run_id: str, by: Optional[Viewer] = None) -> bool:
-        """Stop ``run_id`` if it is active, then remove it and its events (owner or admin only
+    def delete(self, job_id: str, by: Optional[Viewer] = None) -> bool:
+        """Stop ``job_id`` if it is active, then remove it and its events (owner or admin only
         when ``by`` is given). True if it existed."""
-        record = self.store.get_job(run_id)
+        record = self.store.get_job(job_id)
         if record is None:
             return False
         if by is not None:
             require_control(record, by, "delete")
         if record.status in ACTIVE:
-            self.stop(run_id)
-        return self.store.delete(run_id)
+            self.stop(job_id)
+        return self.store.delete(job_id)
 
     def job_record(self, job_id: str) -> JobRecord:
         """Job ``job_id``'s :class:`~fedcore.runner.record.JobRecord` (``status``: one of the run
@@ -387,30 +387,30 @@ class Jobs:
         queue = self.queue_info(job_id) if record.status == QUEUED else None
         return replace(record, fields=MappingProxyType({**record.fields, "queue": queue})) if queue else record
 
-    def status(self, run_id: str) -> Optional[str]:
-        """The run's status after checking that its worker is still alive."""
+    def status(self, job_id: str) -> Optional[str]:
+        """The job's status after checking that its worker is still alive."""
         self.poll()
-        record = self.store.get_job_dict(run_id)
+        record = self.store.get_job_dict(job_id)
         return record["status"] if record else None
 
-    def is_alive(self, run_id: str) -> bool:
-        """Whether job ``run_id`` is training in this manager."""
-        slot = self._jobs.get(run_id)
+    def is_alive(self, job_id: str) -> bool:
+        """Whether job ``job_id`` is training in this manager."""
+        slot = self._jobs.get(job_id)
         return slot is not None and slot.launcher is not None and not slot.paused and slot.launcher.alive()
 
-    def process(self, run_id: str) -> Optional[multiprocessing.Process]:
-        """The worker process of ``run_id`` (None when not started by this manager)."""
-        slot = self._jobs.get(run_id)
+    def process(self, job_id: str) -> Optional[multiprocessing.Process]:
+        """The worker process of ``job_id`` (None when not started by this manager)."""
+        slot = self._jobs.get(job_id)
         return getattr(slot and slot.launcher, "process", None)
 
-    def wait(self, run_id: str, timeout: float = 60.0, *, touch: bool = True) -> dict:
-        """Block until ``run_id`` ends (or ``timeout``); returns its record."""
+    def wait(self, job_id: str, timeout: float = 60.0, *, touch: bool = True) -> dict:
+        """Block until ``job_id`` ends (or ``timeout``); returns its record."""
         deadline = time.monotonic() + timeout
         while True:
             if touch:
-                self.store.touch(run_id)
+                self.store.touch(job_id)
             self.poll()
-            record = self.store.get_job_dict(run_id)
+            record = self.store.get_job_dict(job_id)
             if record is None or record["status"] in TERMINAL or time.monotonic() > deadline:
                 return record
             time.sleep(0.05)
@@ -419,19 +419,19 @@ class Jobs:
         """Detect dead workers, enforce stop deadlines, start queued jobs."""
         with self._lock:
             self._expire()
-            for run_id, launcher in self._workers():
-                slot = self._jobs[run_id]
+            for job_id, launcher in self._workers():
+                slot = self._jobs[job_id]
                 if launcher.alive():
                     if slot.stopping is None or time.monotonic() - slot.stopping <= STOP_GRACE:
                         continue
                     launcher.terminate()
-                    self.store.finish(run_id, "stopped", reason=slot.reason or "terminated after the stop grace period")
+                    self.store.finish(job_id, "stopped", reason=slot.reason or "terminated after the stop grace period")
                 if slot.stopping is not None:
-                    self.store.finish(run_id, "stopped", reason=slot.reason or "stopped by the user")
+                    self.store.finish(job_id, "stopped", reason=slot.reason or "stopped by the user")
                 else:
                     why = getattr(launcher, "why_ended", lambda: "its worker ended without saying how")()
-                    self.store.finish(run_id, "failed", why)
-                self._forget(run_id)
+                    self.store.finish(job_id, "failed", why)
+                self._forget(job_id)
             self._dispatch()
 
     def close(self, *, stop_runs: bool = True) -> None:
@@ -441,10 +441,10 @@ class Jobs:
             self._closed = True
             self._warm.close()
             if stop_runs:
-                for run_id in self._waiting():
-                    self.stop(run_id)
-                for run_id, launcher in self._workers():
-                    self.stop(run_id)
+                for job_id in self._waiting():
+                    self.stop(job_id)
+                for job_id, launcher in self._workers():
+                    self.stop(job_id)
                     deadline = time.monotonic() + STOP_GRACE
                     while launcher.alive() and time.monotonic() < deadline:
                         time.sleep(0.05)
