@@ -156,13 +156,13 @@ def _show_claimed_run(owner: str) -> None:
     from fedcore.runner import ACTIVE
     from fedcore.runner.record import RUN
 
-    from . import state
+    from .shown import show_run, shown_run
 
     store = manager().store
-    shown = store.get_job(state.shown_run()) if state.shown_run() else None
+    shown = store.get_job(shown_run()) if shown_run() else None
     active = [j for j in store.list_jobs(RUN) if j.owner == owner and j.status in ACTIVE]
     if active and (shown is None or shown.status not in ACTIVE):
-        state.show_run(active[0].id)
+        show_run(active[0].id)
 
 
 def sign_in_configured() -> bool:

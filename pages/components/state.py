@@ -23,6 +23,7 @@ from fedcore.links import (LESSON_PARAMS, config_from_params, config_to_params, 
 
 from .plain import flash, flashed, plain  # noqa: F401  (state.flashed: the pages read notices through it)
 from .server import forget_events, manager, run  # noqa: F401  (the pages' state.manager(), ...)
+from .shown import show_run, shown_run  # noqa: F401  (the pages' state.show_run(), ...)
 
 PLAYGROUND = "pages/playground.py"
 DEFAULT_PRESET = "demo"
@@ -80,14 +81,6 @@ def current_config() -> RunConfig:
     """The Playground's config, or the default preset's when it is invalid or unset."""
     cfg, _ = build_config(st.session_state.get("pg.flat") or flatten(preset_config(current_preset()).to_dict()))
     return cfg or preset_config(DEFAULT_PRESET)
-
-
-def shown_run() -> Optional[str]:
-    return st.session_state.get("pg.run")
-
-
-def show_run(run_id: Optional[str]) -> None:
-    st.session_state["pg.run"] = run_id
 
 
 URL_MEMORY = 64
