@@ -8,7 +8,8 @@ a CNN run on the policy's threads against 1 and 2 (issue 55 §1; :mod:`fedcore.t
    CLI's ``main``, in a fresh process) and the Frontier page's worker
    (:func:`fedcore.sweep.job.sweep_main`, what *Train* runs, in a fresh process) on the same spec,
    ``--pairs`` times, the two interleaved (the first of a pair alternates), each process's CPU
-   seconds (user + system, from the kernel's accounting of the finished child) and wall seconds,
+   seconds (user + system, from the kernel's accounting of the finished child, its children and its
+   orphans, e.g. the accounting's curve workers: this script is their subreaper) and wall seconds,
    and the threads it trained on (``torch.get_num_threads()`` after it, and the policy's reason).
    ``--before`` adds the worker as it was before the policy: torch's default threads
    (``FEDCORE_THREADS=0``).
@@ -48,11 +49,51 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def become_subreaper() -> None:
+    """Processes orphaned below this one (a command's accounting workers, when it leaves with ``os._exit``)
+    become its children, so their CPU seconds are counted once reaped (:func:`reap_orphans`)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)      # PR_SET_CHILD_SUBREAPER
+
+
+def reap_orphans(keep: set, timeout: float = 60.0) -> None:
+    """Wait for every child of this process but ``keep`` (the busy loops): the measured command's
+    orphans end when their pipes close."""
+    me, deadline = str(os.getpid()), time.monotonic() + timeout
+    while True:
+        kids = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me and int(stat.parent.name) not in keep:
+                kids.append(int(stat.parent.name))
+        if not kids:
+            return
+        for pid in kids:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+        time.sleep(0.05)
+
+
+KEEP: set = set()
+"""The busy loops' process ids (never reaped between measurements)."""
+
+
 def measured(system: str, code: str, env: dict) -> dict:
-    """Run ``python -c code`` alone; its wall and CPU seconds and the threads it reported."""
+    """Run ``python -c code`` alone; its wall and CPU seconds (its own, its children's and its orphans')
+    and the threads it reported."""
     load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
-    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+    wall = time.perf_counter() - t0
+    reap_orphans(KEEP)
+    cpu = _children_cpu() - c0
     if done.returncode != 0:
         raise SystemExit(f"{system} failed:\n{done.stderr[-2000:]}")
     line = next((ln for ln in done.stderr.splitlines() if ln.startswith("THREADS ")), "THREADS ? | ?")
@@ -62,8 +103,9 @@ def measured(system: str, code: str, env: dict) -> dict:
 
 
 def cli_code(argv: list[str]) -> str:
-    return (f"import sys; sys.argv = {['fedcore', *argv]!r}; from fedcore.cli import main; rc = main(); "
-            f"{REPORT}; sys.exit(rc)")
+    """``python -m fedcore ARGV`` (its ``main``, then its exit, ``leave``), saying its threads before it leaves."""
+    return (f"import sys; sys.argv = {['fedcore', *argv]!r}; from fedcore.__main__ import leave, main; rc = main(); "
+            f"{REPORT}; leave(rc)")
 
 
 def sweep_systems(args, folder: Path) -> dict:
@@ -83,7 +125,7 @@ def sweep_systems(args, folder: Path) -> dict:
     def worker(name: str) -> str:
         import fedcore.runner.store as store_mod
 
-        store_class = getattr(store_mod, "JobStore", None) or store_mod.RunStore
+        store_class = store_mod.JobStore
         store = store_class(folder / name)
         fields = sweep_fields(spec)
         store.create_job(sweep_id(fields["key"]), "sweep", **fields)
@@ -156,7 +198,9 @@ def main(argv=None) -> int:
     p.add_argument("--busy", type=int, default=0, help="busy loops beside the measurement")
     p.add_argument("--json", help="write every measurement here")
     args = p.parse_args(argv)
+    become_subreaper()
     loops = busy(args.busy)
+    KEEP.update(proc.pid for proc in loops)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             systems = cnn_systems(args) if args.cnn else sweep_systems(args, Path(tmp))
