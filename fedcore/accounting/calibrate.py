@@ -45,7 +45,8 @@ grid's point to the fine grid's first guess."""
 MARGIN = 1e-5
 """Fraction of the target left unspent: a multiplier's float32 round trip to the noise and the ledger's
 6-digit rounding move ε by about 1e-6."""
-PLD_VERSION = "pld1"
+PLD_VERSION = "pld2"
+"""Part of a kept solution's key: change it when the search changes (a solution is a function of it)."""
 
 
 def calibrate_noise_multiplier(epsilon, delta, sample_rate, compositions, grid: bool = False,
