@@ -4,6 +4,7 @@ The audits (:mod:`fedcore.audit`) ask whether *any* attacker could tell two wors
 apart. These attacks ask what a realistic attacker *gets* from what it receives under the run's
 threat model (``shared/ATTACKS.md``):
 
+- :mod:`.registry`: :data:`ATTACKS`, every attack by name: its paper, equation, kind, needs and game;
 - :mod:`.attackers`: who sees what under each threat model (local, central, record-level, none);
 - :mod:`.inversion`: a first linear layer's update inverted analytically (Phong et al. 2017);
 - :mod:`.matching`: gradient matching for the rest (Zhu et al. 2019; Geiping et al. 2020);
@@ -16,3 +17,4 @@ threat model (``shared/ATTACKS.md``):
 A measured success above its cap beyond its interval is a bug (of the mechanism or of the
 accounting), flagged like a failed audit.
 """
+from .registry import ATTACKS  # noqa: E402,F401

@@ -30,6 +30,7 @@ from torch.func import functional_call, vmap
 from ..engine.flat import layer_slices
 from ..models.linear import FlatMLP
 from .inversion import LinearLayer
+from .registry import Attack, reconstruction_game, register
 
 
 def candidate_updates(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
@@ -233,3 +234,9 @@ def layer_errors(params: list[list[np.ndarray]], x: np.ndarray, y: np.ndarray) -
         error = (stacked[2 * l].transpose(0, 2, 1)[:, None] @ error) * (pre[l - 1] > 0)
         errors.insert(0, error)
     return inputs, errors
+
+
+register(Attack("informed", "reconstruction", "ĵ = argmax_j ⟨v, u_j⟩ / (‖v‖ ‖u_j‖)", ("raw", "upload", "aggregate"),
+                "any", reconstruction_game),
+         summary="The informed adversary of the cap: which of the client's own images the update came from.",
+         paper="Balle, Cherubin & Hayes 2022")

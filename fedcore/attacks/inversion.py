@@ -28,6 +28,8 @@ from typing import Optional
 import numpy as np
 import torch
 
+from .registry import Attack, reconstruction_game, register
+
 
 @dataclass(frozen=True)
 class LinearLayer:
@@ -76,3 +78,9 @@ def recover_label(updates, bias: slice):
     """``[k]`` labels read off the output bias of ``updates [k, d]`` (its largest entry; a tensor
     or an array)."""
     return updates[:, bias].argmax(1)
+
+
+register(Attack("inversion", "reconstruction", "x̂ = Σ_i Δb_i · ΔW_i / Σ_i Δb_i²", ("raw", "upload", "aggregate"),
+                "linear", reconstruction_game),
+         summary="A first linear layer's update inverted analytically; the label from the last bias (iDLG).",
+         paper="Phong et al. 2017; Geiping et al. 2020 §4; Zhao et al. 2020")

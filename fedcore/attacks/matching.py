@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch.func import functional_call
 
+from .registry import Attack, reconstruction_game, register
+
 
 @dataclass
 class Matched:
@@ -60,3 +62,9 @@ def match_gradient(model: torch.nn.Module, params: dict, update: torch.Tensor, l
             x.clamp_(lo, hi)
         steps += 1
     return Matched(x.detach()[0], time.perf_counter() - t0, steps, float(loss))
+
+
+register(Attack("gradient_matching", "reconstruction",
+                "min_x 1 - cos(∇θ ℓ(f(x), y), g) + α · TV(x)", ("raw", "upload", "aggregate"), "any", reconstruction_game),
+         summary="Gradient matching for updates the analytic inversion cannot read (conv models, many steps).",
+         paper="Geiping et al. 2020 Eq. 4; Zhu, Liu & Han 2019")

@@ -39,6 +39,7 @@ import torch
 
 from ..errors import ConfigError
 from ..accounting.games import Bound, Game, worst
+from .registry import ATTACKS, Attack, register, run_game
 
 LEVELS = (0.001, 0.01, 0.1)
 """FPRs at which the TPR is reported and checked against the cap."""
@@ -97,10 +98,10 @@ def lira(cfg, shadows: int = 64) -> Membership:
     return attacks(cfg, shadows)["lira"]
 
 
-def attacks(cfg, shadows: int = 64) -> dict[str, Membership]:
+def attacks(cfg, shadows: int = 64, scorers: tuple = ("lira", "rmia")) -> dict[str, Membership]:
     """``{"lira": ..., "rmia": ...}``: the experiment of the module doc on ``cfg``'s recipe with
-    ``shadows`` shadow runs, both scoring functions reading the same runs, each checked against the
-    same proof."""
+    ``shadows`` shadow runs, its signals computed once and each of ``scorers`` (registered membership
+    attacks, by name) reading them, each checked against the same proof."""
     from ..data import dataset_facts, load_dataset
     from ..engine.device import resolve_device
     from ..engine.lockstep import run_lockstep
@@ -129,24 +130,20 @@ def attacks(cfg, shadows: int = 64) -> dict[str, Membership]:
         members[k, split_data(c, labels, facts.test_size, facts.num_classes).train_rows] = True
     phi = np.stack([_confidence(model, r.params, data_x, data_y) for r in results])
     population = np.stack([_confidence(model, r.params, data.x_test, data.y_test) for r in results])
-    scores, truth, kept = _online_scores(phi, members)
-    rmia = _rmia_scores(phi, population, kept)
+    signals = {"phi": phi, "population": population, "members": members}
     headline = max(r.headline for r in results)
     proof = worst(r.bound for r in results)
     accuracy = [r.final_accuracy or 0.0 for r in results]
     seconds = time.perf_counter() - t0     # the shadow runs are shared: each attack's time is the whole
-    return {"lira": report(scores, truth, proof, shadows, accuracy, seconds, headline=headline),
-            "rmia": report(rmia, truth, proof, shadows, accuracy, seconds, headline=headline, attack="RMIA")}
+    return {name: report(*ATTACKS.get(name).score(signals), proof, shadows, accuracy, seconds, headline=headline,
+                         attack=ATTACKS.entry(name).summary.partition(":")[0]) for name in scorers}
 
 
 def membership_game(cfg) -> Game:
-    """LiRA's game on ``cfg``: a record in one fixed-size half or the other (a replacement), the attacker
-    holding the final model, the sampling secret; the unit a record under record-level DP, else the
-    client's data it belongs to (local and central DP protect the whole of it)."""
+    """LiRA's game on ``cfg`` (:func:`.registry.run_game` of its threat model)."""
     from ..audit.run import threat_model_of
 
-    unit = "record" if threat_model_of(cfg) == "record" else "user"
-    return Game(unit, "replace", "run", "secret")
+    return ATTACKS.get("lira").game(threat_model_of(cfg))
 
 
 @torch.no_grad()
@@ -182,7 +179,7 @@ def _online_scores(phi: np.ndarray, members: np.ndarray) -> tuple[np.ndarray, np
     return np.concatenate(scores), np.concatenate(truth), kept
 
 
-def _rmia_scores(phi: np.ndarray, population: np.ndarray, kept: list, gamma: float = GAMMA) -> np.ndarray:
+def _rmia_scores(phi: np.ndarray, population: np.ndarray, members: np.ndarray, gamma: float = GAMMA) -> tuple:
     """RMIA's score (module doc) of every kept (target, image) pair, in :func:`_online_scores`' order.
 
     ``phi``: each run's φ on the training images, ``population``: on the test images (the z). With
@@ -194,13 +191,14 @@ def _rmia_scores(phi: np.ndarray, population: np.ndarray, kept: list, gamma: flo
         others = (p.sum(0, keepdims=True) - p) / (len(p) - 1)       # p̄ leave-one-out
         return -np.logaddexp(0.0, -values) - np.log(np.maximum(others, 1e-300))
 
+    _, truth, kept = _online_scores(phi, members)
     rx, rz = log_ratio(phi), np.sort(log_ratio(population), axis=1)
     out = []
     for t, ok in enumerate(kept):
         x = rx[t][ok] - math.log(gamma)
         share = np.searchsorted(rz[t], x, side="right") / rz.shape[1]
         out.append(share + np.tanh(x) * 1e-6)
-    return np.concatenate(out)
+    return np.concatenate(out), truth
 
 
 def _tpr_at(fpr, tpr, level: float) -> float:
@@ -259,3 +257,11 @@ def _log_spaced(fpr: np.ndarray, negatives: int, points: int = LOG_POINTS) -> np
     grid = np.concatenate([np.logspace(math.log10(1.0 / max(negatives, 1)), 0.0, points), LEVELS])
     right = np.clip(np.searchsorted(fpr, grid, side="right"), 1, len(fpr) - 1)
     return np.unique(np.concatenate([[0, len(fpr) - 1], right - 1, right]))
+
+
+register(Attack("lira", "membership", "Λ = N(φ; μ_in, σ²_in) / N(φ; μ_out, σ²_out),  φ = log p/(1-p)", ("model",), "any",
+                run_game, lambda s: _online_scores(s["phi"], s["members"])[:2]),
+         summary="LiRA: the online likelihood ratio of shadow runs in and out", paper="Carlini et al. 2022")
+register(Attack("rmia", "membership", "LR(x, z) = p(x|θ)/p̄(x) · p̄(z)/p(z|θ) ≥ γ", ("model",), "any", run_game,
+                lambda s: _rmia_scores(s["phi"], s["population"], s["members"])),
+         summary="RMIA: the share of population records z that x dominates", paper="Zarifzadeh et al. 2024")

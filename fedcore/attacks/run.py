@@ -17,7 +17,7 @@ experiment on the same recipe, scored by LiRA and by RMIA (:func:`.membership.at
 first layer, on ``matching_images`` updates), ``matched`` the informed adversary's; both are
 rates over (round, client) trials, beside ``chance`` and ``dp_cap`` (their means over the
 trials: the mean of per-trial caps bounds the mean success). Each cap is proven for the game the
-view plays (:func:`.watch.reconstruction_game`: which of the client's own images did this
+view plays (:func:`.registry.reconstruction_game`: which of the client's own images did this
 round's update use?): ``cap_game`` names it, ``cap_epsilon`` is its ε (the trials' mean), which is
 one round's, without amplification, for a replacement: not the run's headline. ``above_cap``: a rate more than 3
 standard errors above its cap, which is a bug of the mechanism or of its accounting; so is a
@@ -85,8 +85,8 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
 
 def _run_cap(w, attacker) -> dict:
     """``run_cap_epsilon``: what the whole run proves for the view's question asked of every release
-    (:func:`.watch.run_game`), beside the one-round cap the view is checked against; None = ∞."""
-    from .watch import run_game
+    (:func:`.registry.run_game`), beside the one-round cap the view is checked against; None = ∞."""
+    from .registry import run_game
 
     if w.ledger is None or not attacker.bounded:
         return {"run_cap_epsilon": None}

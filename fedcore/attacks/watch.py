@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -36,6 +35,7 @@ from .attackers import attackers_for
 from .informed import CandidatePool, Candidates, by_block
 from .inversion import first_linear, invert_linear, last_bias, recover_label
 from .metrics import psnr_from_mse
+from .registry import reconstruction_game
 
 SHOW = 6
 """Clients whose images travel in the event (the Playground's per-client sliders go up to 6)."""
@@ -259,27 +259,6 @@ class AttackWatch:
         if new:
             self._pictures.update(zip([keys[i] for i in new], encode_images(truth[[shown[i] for i in new]], self.box)))
         return [self._pictures[key] for key in keys]
-
-
-def run_game(threat_model: str):
-    """The same question asked of every release of the run, the sampling secret: the whole run's
-    cap, shown beside the view's (valid for an attacker who pools every round; loose for this one)."""
-    from ..accounting.games import Game
-
-    return Game("record" if threat_model == "record" else "user", "replace", "run", "secret")
-
-
-@lru_cache(maxsize=1024)
-def reconstruction_game(threat_model: str, used: int):
-    """The game of this view (``shared/ATTACKS.md`` §3): which of the client's own candidates did this
-    round's update use? Every candidate is in the data, so the sampling is known (no amplification);
-    the attacker reads one round's release; the ``used`` images are swapped for others: one user-level
-    replacement under local and central DP, ``used`` record replacements under record-level DP."""
-    from ..accounting.games import Game
-
-    if threat_model == "record":
-        return Game("record", "replace", "round", "conditioned", group=max(1, int(used)))
-    return Game("user", "replace", "round", "conditioned")
 
 
 def encode_images(values, box: Optional[tuple] = None) -> list[str]:
