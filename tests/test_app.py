@@ -514,7 +514,7 @@ def test_the_first_screen_shows_a_trade_off_and_a_private_default(store_dir):
     by_label(at.toggle, "Plain words").set_value(False).run()
     titles = {a["title"]["text"] for k, a in figure_spec(at.get("plotly_chart")[0])["layout"].items()
               if k.startswith("xaxis")} - {""}
-    assert titles == {"headline ε spent (log; RDP accountant)"}        # the exact terms, when asked for
+    assert titles == {"headline ε spent (log; exact PLD accountant)"}        # the exact terms, when asked for
 
 
 def test_speed_is_set_before_run_and_pause_step_are_there_at_once(store_dir):

@@ -27,9 +27,10 @@
   lockstep batch), ``aggregated_rounds`` (rounds in which at least one update was aggregated;
   0: nothing was released and the model is the untrained one, e.g. PLDP-FL rule C selected
   nobody; null in files from before the key). A summary leaves the 0 rows out of its cells and
-  counts them (``empty``). ``epsilon_pld``: the same run's ε under dp-accounting's PLD accountant
-  (null: ∞, or a file from before the key): the headline, and so equal privacy, is RDP's for
-  Gaussian releases; a summary cell shows the PLD value where the two differ by more than 10 %.
+  counts them (``empty``). ``accountant``: the headline's (``"pld"``, the exact one; ``"rdp"`` for
+  ULDP-FED's decaying clips and for files from before the key). ``epsilon_pld``: the same run's ε under
+  dp-accounting's PLD accountant (null: ∞, or a file from before the key): the headline itself for a
+  ``"pld"`` row; a summary cell shows it where it differs from an RDP headline by more than 10 %.
 - audited sweeps (``--audit``; :mod:`.audit`) add :data:`AUDIT_KEYS`: ``epsilon_audited`` (the
   empirical ε lower bound, holding with confidence ``audit_confidence``), ``paper_claim``,
   ``audit_kind`` / ``audit_scope`` (what was attacked: one report, or one client / record of the
@@ -304,8 +305,10 @@ def summary_table(rows: Iterable[dict]) -> str:
         return "(no finished points)"
     cols = list(lines[0])
     equal = any(c.startswith("headline ε") for c in cols)
-    out = ["Columns: " + ("headline ε (equal privacy: every point spent the column's proven ε, equal under "
-                          "dp-accounting's RDP accountant; 'PLD x': the PLD accountant's ε where it differs by > 10 %)"
+    said = {"pld": "dp-accounting's exact (PLD) accountant", "rdp": "dp-accounting's RDP accountant",
+            "pld+rdp": "the PLD accountant, RDP for some methods: those are not comparable"}[accountant_of(rows)]
+    out = ["Columns: " + (f"headline ε (equal privacy: every point spent the column's proven ε, equal under {said}; "
+                          "'PLD x': the PLD accountant's ε where it differs from an RDP headline by > 10 %)"
                           if equal else "configured ε (each method reads ε its own way)"),
            "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     out += ["| " + " | ".join(line[c] or "–" for c in cols) + " |" for line in lines]
