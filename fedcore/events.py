@@ -42,6 +42,33 @@ class MethodEvent:
     data: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AttackRow:
+    """What one attacker of the run's threat model (:mod:`fedcore.attacks.attackers`) got in a round
+    (:mod:`fedcore.attacks.watch`): who it is, what it receives, whether the run's ε bounds it, and per
+    client the game's cap beside what each registered attack recovered (``clients``: ``{"client",
+    "used", "n", "chance", "epsilon", "game", "cap", ...}``); ``shape`` the images', ``unsupported``
+    why the inversion could not run ("" when it ran)."""
+
+    key: str
+    who: str
+    received: str
+    bounded: bool
+    clients: tuple = ()
+    shape: tuple = ()
+    unsupported: str = ""
+
+    @classmethod
+    def read(cls, stored) -> tuple["AttackRow", ...]:
+        """``RoundEvent.attack`` from its stored form: rows' dicts, or a record from before AttackRow
+        (``{"shape", "unsupported"?, "attackers": [...]}``; ``{}`` when not watched)."""
+        if isinstance(stored, dict):
+            head = {"shape": stored.get("shape", ()), "unsupported": stored.get("unsupported", "")}
+            stored = [{**head, **a} for a in stored.get("attackers", ())]
+        return tuple(a if isinstance(a, cls) else cls(**{**a, "clients": tuple(a.get("clients", ())),
+                                                         "shape": tuple(a.get("shape", ()))}) for a in stored)
+
+
 @dataclass
 class RunStarted:
     """First event: the resolved config and the data split the run uses."""
@@ -91,8 +118,8 @@ class RoundEvent:
     """The accountant of the headline (:data:`fedcore.accounting.headline.ACCOUNTANTS`): ``"pld"`` (exact),
     ``"rdp"`` (where the PLD is not composed), ``"none"``; ``epsilon_accountant`` holds the per-client
     headline under that name. "" in records from before the field (RDP's headline)."""
-    attack: dict = field(default_factory=dict)
-    """What the threat model's attackers recover this round (:mod:`fedcore.attacks.watch`); {} when not watched."""
+    attack: tuple[AttackRow, ...] = ()
+    """What the threat model's attackers recover this round, one :class:`AttackRow` each; empty when not watched."""
     aggregated: Optional[bool] = None
     """Whether the server aggregated at least one update this round (False: e.g. PLDP-FL rule C
     selected nobody, the model did not move); None in records from before the field, read as
@@ -163,6 +190,7 @@ def event_from_dict(data: dict) -> Event:
     kwargs: dict[str, Any] = dict(data)
     if cls is RoundEvent:
         kwargs["events"] = [MethodEvent(**e) for e in data.get("events", [])]
+        kwargs["attack"] = AttackRow.read(data.get("attack", ()))
     return cls(**kwargs)
 
 

@@ -16,7 +16,7 @@ def test_attack_lesson_learns_while_the_attacker_finds_more_the_larger_the_clien
     rounds = [e for e in iter_run(matched.config, watch=watch.live_watch) if isinstance(e, RoundEvent)]
     assert rounds[-1].accuracy >= 0.8
     records = [r.attack for r in rounds if r.attack]
-    found = per_client(records, records[-1]["attackers"][0]["key"])
+    found = per_client(records, records[-1][0].key)
     shown = [found[c]["matched"] for c in range(6)]   # the six clients the view shows, ε = 1 ... 100,000
     assert shown[0] <= 0.05 < shown[3] < shown[4] < shown[5], shown   # seed 0: 0, 0.01, 0.04, 0.27, 0.78, 1.0
     assert not any(s["above_cap"] for s in found.values())

@@ -158,3 +158,18 @@ def test_a_sweep_point_gives_the_same_row_from_its_run_and_from_its_stored_event
     store.close()
     assert trained["row"]["reference"] == "clip_only" and trained["row"]["accuracy"] is not None
     assert {**stored, "seconds": 0} == {**trained["row"], "seconds": 0}
+
+
+def test_attack_rows_round_trip_through_json_and_old_records_nested_dicts_still_read():
+    import json
+
+    from fedcore.events import AttackRow, RoundEvent, event_from_dict, to_dict
+
+    row = AttackRow("anyone", "anyone", "the noised upload", True, ({"client": 0, "cap": 0.5},), (1, 8, 8))
+    event = RoundEvent(1, 0.5, 1.0, [0], [0], [1.0], [0.1], attack=(row,))
+    assert event_from_dict(json.loads(json.dumps(to_dict(event)))) == event
+    old = {**to_dict(event), "attack": {"shape": [1, 8, 8], "method": "analytic", "attackers": [
+        {"key": "anyone", "who": "anyone", "received": "the noised upload", "bounded": True,
+         "clients": [{"client": 0, "cap": 0.5}]}]}}
+    assert event_from_dict(old).attack == (row,)
+    assert event_from_dict({**old, "attack": {}}).attack == ()

@@ -94,7 +94,7 @@ def report_lines(r: dict) -> list[str]:
 
     lines = [f"threat model: {r['threat_model']}; headline ε {format_epsilon(r['epsilon_headline'])}; "
              f"accuracy {r['accuracy'] if r['accuracy'] is None else round(r['accuracy'], 4)}"]
-    for a in r["attackers"]:
+    for a in r.get("attackers", ()):
         bound = "bounded by the run's ε" if a["bounded"] else "not bounded by any ε"
         lines.append(f"\n{a['who']} ({bound}) receives {a['received']}.")
         if not a["trials"]:

@@ -60,8 +60,8 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
             threat, caveat = event.threat_model, event.caveat
         elif isinstance(event, RoundEvent):
             headline, per_client, accountant = event.epsilon_headline_run, event.epsilon_headline, event.accountant
-            for attacker in event.attack.get("attackers", []):
-                trials.setdefault(attacker["key"], []).extend(attacker["clients"])
+            for row in event.attack:
+                trials.setdefault(row.key, []).extend(row.clients)
         elif isinstance(event, RunFinished):
             accuracy, profile = event.final_accuracy, [tuple(p) for p in event.epsilon_profile or []]
     w = watches[0]
@@ -138,15 +138,13 @@ def _game_words(keys: list) -> str:
 
 
 def per_client(attack_records, key: str) -> dict[int, dict]:
-    """Attacker ``key``'s success so far, per client, from rounds' ``RoundEvent.attack`` records:
+    """Attacker ``key``'s success so far, per client, from rounds' ``RoundEvent.attack`` rows:
     ``{client: {"trials", "matched", "reidentified", "chance", "cap", "epsilon"}}`` (rates over the
     client's rounds; ``cap`` and ``chance`` their means, ``epsilon`` the latest)."""
     rows: dict[int, list] = {}
-    for record in attack_records:
-        for attacker in record.get("attackers", []):
-            if attacker["key"] == key:
-                for row in attacker["clients"]:
-                    rows.setdefault(row["client"], []).append(row)
+    for row in (a for record in attack_records for a in record if a.key == key):
+        for client in row.clients:
+            rows.setdefault(client["client"], []).append(client)
     out = {}
     for client, trials in sorted(rows.items()):
         s = _summary(trials)

@@ -6,12 +6,10 @@ tells it the round's batch plan (which images each client's update was computed 
 server round taps the raw updates before the mechanism and the uploads and the global change
 after it (:func:`fedcore.engine.rounds.server_round`); after the ledger has recorded the round,
 :meth:`AttackWatch.close` keeps what the round's record needs, and :meth:`AttackWatch.flush` returns
-the ``RoundEvent.attack`` records of the rounds closed since the last flush (the loop holds their
-events until then: a few rounds that close in quick succession share the work)::
-
-    {"shape": [1, 8, 8], "method": "analytic", "attackers": [{"key", "who", "received",
-     "bounded", "clients": [{"client", "used", "n", "chance", "matched", "label_ok",
-     "epsilon", "cap", "reidentified"?, "psnr"?, "image"?, "truth"?}]}]}
+the ``RoundEvent.attack`` rows (:class:`~fedcore.events.AttackRow`, one per attacker) of the rounds
+closed since the last flush (the loop holds their events until then: a few rounds that close in quick
+succession share the work); each client's row: ``{"client", "used", "n", "chance", "matched",
+"label_ok", "epsilon", "cap", "reidentified"?, "psnr"?, "image"?, "truth"?}``.
 
 ``image`` (what the attacker recovers, scaled to its own range) and ``truth`` (the used image
 nearest to it: for one example, the example itself, in the data's range) are kept for the first
@@ -31,6 +29,7 @@ import numpy as np
 import torch
 
 from ..accounting.games import unbounded
+from ..events import AttackRow
 from .attackers import attackers_for
 from .informed import CandidatePool, Candidates, by_block
 from .inversion import first_linear, invert_linear, last_bias, recover_label
@@ -158,29 +157,25 @@ class AttackWatch:
         return (len(self._pending) >= min(BATCH_ROUNDS, BATCH_BYTES // self.pool.round_bytes)
                 or time.perf_counter() - self._since >= BATCH_SECONDS)
 
-    def flush(self) -> list[dict]:
+    def flush(self) -> list[tuple[AttackRow, ...]]:
         """The attack record of every round closed since the last flush, in order, computed together:
         one batch of candidates and one scoring per attacker for all of them (a record is the same
         however many rounds share the batch)."""
         pending, self._pending, self._since = self._pending, [], None
-        head = {"shape": list(self.s.x_train.shape[1:]), "method": "analytic"}
-        if self.unsupported:
-            head["unsupported"] = self.unsupported
-        out = [{**head, "attackers": []} for _ in pending]
         asked = [t for t, r in enumerate(pending) if r.get("blocks")]
         candidates = self.pool.at([pending[t]["host"] or pending[t]["params"] for t in asked],
                                   [pending[t]["blocks"] for t in asked]) if asked else None
         slot = {t: i for i, t in enumerate(asked)}
-        for i, attacker in enumerate(self.attackers):
+        out = [[] for _ in pending]
+        for i, a in enumerate(self.attackers):
             rows = [(t, j) for t, r in enumerate(pending) if r["received"][i] for j in r["received"][i][0]]
-            scored = self._score(pending, i, rows, candidates, slot) if rows else []
             per_round = [[] for _ in pending]
-            for (t, _), row in zip(rows, scored):
+            for (t, _), row in zip(rows, self._score(pending, i, rows, candidates, slot) if rows else []):
                 per_round[t].append(row)
             for t, clients in enumerate(per_round):
-                out[t]["attackers"].append({"key": attacker.key, "who": attacker.who, "received": attacker.received,
-                                            "bounded": attacker.bounded, "clients": clients})
-        return out
+                out[t].append(AttackRow(a.key, a.who, a.received, a.bounded, tuple(clients),
+                                        tuple(self.s.x_train.shape[1:]), self.unsupported))
+        return [tuple(rows) for rows in out]
 
     def _proofs(self, got, attacker, ledger, r: dict) -> list[dict]:
         """The start of each received update's row: who, how many images, chance, the game and its cap."""

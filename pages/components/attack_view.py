@@ -55,17 +55,15 @@ def shown(run) -> bool:
     """Whether run ``run``'s attack view has a success chart to draw (an attacker that had to pick one
     image among several): then Presentation draws it level with the accuracy chart."""
     records = [r.attack for r in run.rounds if r.attack]
-    if not records or not records[-1].get("attackers"):
-        return False
-    return any(s["chance"] < 1 for s in per_client(records, records[-1]["attackers"][0]["key"]).values())
+    return bool(records) and any(s["chance"] < 1 for s in per_client(records, records[-1][0].key).values())
 
 
 def beside_accuracy(record: JobRecord, run, key: str) -> None:
     """Presentation: the attack view, compact, beside the accuracy chart (inside its polling fragment)."""
     records = [r.attack for r in run.rounds if r.attack]
-    chosen = records[-1]["attackers"][0]
-    st.markdown(f"**{SHORT_WHO.get(chosen['key'], chosen['who'])}:** {PRESENT_SENTENCE}")
-    _images(records[-1], chosen, run.last_round.round, key, record.id, caption=False)
+    chosen = records[-1][0]
+    st.markdown(f"**{SHORT_WHO.get(chosen.key, chosen.who)}:** {PRESENT_SENTENCE}")
+    _images(chosen, run.last_round.round, key, record.id, caption=False)
     _success(records, chosen, key, record.id, form.student_mode(), present=True, delta=run_delta(run))
 
 
@@ -73,7 +71,7 @@ def epsilon_line(run, spent) -> str:
     """Presentation: which ε the images carry (one upload's, the game's) against the run's, and the lowest
     of them as odds (:func:`~fedcore.accounting.words.odds_sentence`)."""
     records = [r.attack for r in run.rounds if r.attack]
-    stats = {c: s for c, s in per_client(records, records[-1]["attackers"][0]["key"]).items() if s["chance"] < 1}
+    stats = {c: s for c, s in per_client(records, records[-1][0].key).items() if s["chance"] < 1}
     low = min(stats, key=lambda c: stats[c]["epsilon"] if stats[c]["epsilon"] is not None else float("inf"))
     eps = stats[low]["epsilon"]
     said = odds_sentence(eps, run_delta(run))
@@ -81,12 +79,12 @@ def epsilon_line(run, spent) -> str:
             f"for the client that spends most. **Client {low}'s ε {_eps(eps)} in odds:** {said}.")
 
 
-def _who(chosen: dict, plain: bool) -> str:
-    bound = ("The run's ε limits what it can learn." if chosen["bounded"]
+def _who(chosen, plain: bool) -> str:
+    bound = ("The run's ε limits what it can learn." if chosen.bounded
              else "No ε limits it: nothing it receives is noised against it.")
     if plain:
-        return f"{PLAIN_WHO.get(chosen['key'], chosen['who'])} {bound}"
-    return f"{chosen['who'][0].upper() + chosen['who'][1:]} receives {chosen['received']}. {bound}"
+        return f"{PLAIN_WHO.get(chosen.key, chosen.who)} {bound}"
+    return f"{chosen.who[0].upper() + chosen.who[1:]} receives {chosen.received}. {bound}"
 
 
 def _pct(x) -> str:
@@ -105,31 +103,29 @@ def _panel(run_id: str, key: str) -> None:
         st.caption("The attack view appears with the first round (for models whose first layer is linear: "
                    "logistic regression, MLP; `python -m fedcore attack` attacks the others).")
         return
-    last = records[-1]
-    if last.get("unsupported") or not last.get("attackers"):
-        st.caption(last.get("unsupported", "No client of this round reached the attacker."))
+    chosen = records[-1][0]
+    if chosen.unsupported:
+        st.caption(chosen.unsupported)
         return
-    attackers = last["attackers"]
-    chosen = attackers[0]
-    if len(attackers) > 1:
-        names = {a["key"]: a["who"][0].upper() + a["who"][1:] for a in attackers}
+    if len(records[-1]) > 1:
+        names = {a.key: a.who[0].upper() + a.who[1:] for a in records[-1]}
         pick = st.radio("Attacker", list(names), format_func=names.get, horizontal=True, key=f"{key}-attacker-{run_id}")
-        chosen = next(a for a in attackers if a["key"] == pick)
+        chosen = next(a for a in records[-1] if a.key == pick)
     plain = form.student_mode()
     st.markdown(f"**{_who(chosen, plain)}**")
-    _images(last, chosen, run.last_round.round, key, run_id)
+    _images(chosen, run.last_round.round, key, run_id)
     _success(records, chosen, key, run_id, plain, delta=run_delta(run))
 
 
-def _images(last: dict, chosen: dict, round_no: int, key: str, run_id: str, caption: bool = True) -> None:
-    shown = [c for c in chosen["clients"] if "image" in c]
+def _images(chosen, round_no: int, key: str, run_id: str, caption: bool = True) -> None:
+    shown = [c for c in chosen.clients if "image" in c]
     if not shown:
         st.caption("The clients shown were not picked this round.")
         return
     cols = st.columns(len(shown))
     for col, c in zip(cols, shown):
-        truth = decode_image(c["truth"], last["shape"])
-        image = decode_image(c["image"], last["shape"])
+        truth = decode_image(c["truth"], chosen.shape)
+        image = decode_image(c["image"], chosen.shape)
         left, right = _big(truth), _big(image)
         gap = np.full((left.shape[0], 12) + left.shape[2:], 255, np.uint8)
         pair = np.concatenate([left, gap, right], axis=1)
@@ -158,9 +154,9 @@ def _big(pixels: np.ndarray, size: int = 96) -> np.ndarray:
         pixels.repeat(k, 0).repeat(k, 1)
 
 
-def _success(records: list, chosen: dict, key: str, run_id: str, plain: bool, present: bool = False,
+def _success(records: list, chosen, key: str, run_id: str, plain: bool, present: bool = False,
              delta: float = 1e-5) -> None:
-    stats = {c: s for c, s in per_client(records, chosen["key"]).items() if s["chance"] < 1}
+    stats = {c: s for c, s in per_client(records, chosen.key).items() if s["chance"] < 1}
     if not stats:
         st.caption("Every update so far was computed from all of its client's images, so pointing at one of "
                    "them is no achievement (a blind guess does as well): the pictures show the blend the "
