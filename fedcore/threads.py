@@ -157,7 +157,10 @@ def decide(*, has_convolution: bool, device: str, ceiling: int, load: float,
         return Choice(1, f"a convolution on a busy host (load {load:.1f} >= {ceiling} cores): 1 thread", ceiling)
     if measure is None:
         return Choice(0, "a convolution, not measured: torch's default", ceiling)
-    wall_1, wall_n = measure(ceiling)
+    try:
+        wall_1, wall_n = measure(ceiling)
+    except Exception as exc:  # noqa: BLE001  (the run meets and reports its model's error itself)
+        return Choice(1, f"a convolution, not measurable ({type(exc).__name__}): 1 thread", ceiling)
     if wall_1 >= GAIN * wall_n:
         return Choice(ceiling, f"a convolution, measured {wall_1 / wall_n:.2f}x faster on {ceiling} threads: "
                                f"{ceiling} threads", ceiling, wall_1, wall_n)

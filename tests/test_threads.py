@@ -54,6 +54,14 @@ def test_a_convolution_keeps_every_core_only_when_measured_faster():
     assert barely.threads == 1 and "only 1.11x" in barely.reason
 
 
+def test_a_measurement_that_fails_leaves_the_run_on_one_thread():
+    def broken(n):
+        raise RuntimeError("shape mismatch")
+
+    choice = decide(has_convolution=True, device="cpu", ceiling=2, load=0.0, measure=broken)
+    assert choice.threads == 1 and "not measurable (RuntimeError)" in choice.reason
+
+
 def test_a_gpu_run_and_a_single_core_keep_their_defaults():
     assert decide(has_convolution=True, device="cuda", ceiling=8, load=0.0).threads == 0
     assert decide(has_convolution=True, device="cpu", ceiling=1, load=0.0).threads == 1
