@@ -8,15 +8,21 @@ import math
 import pytest
 import torch
 
-from fedcore.attacks.caps import membership_cap
+from fedcore.accounting.games import Bound
 from fedcore.attacks.cli import attack_config
 from fedcore.attacks.inversion import first_linear, invert_linear, last_bias, recover_label
 from fedcore.attacks.membership import lira
 from fedcore.attacks.run import SIGMAS, attack_run
-from fedcore.attacks.worst_case import not_applicable, worst_case
+from fedcore.attacks.worst_case import GAME, not_applicable, worst_case
 from fedcore.cli import main
 from fedcore.data import load_dataset
 from fedcore.models import MODELS, build_model
+
+
+def membership_cap(fpr: float, epsilon: float, delta: float, profile=()) -> float:
+    """The largest TPR at ``fpr`` of any test against a model (ε, δ)-DP for each pair given (Kairouz et al. 2015)."""
+    return min(Bound(GAME, e, d, "run").tpr_cap(fpr) for e, d in [(epsilon, delta), *profile])
+
 
 FEDSGD = ["local.steps=1", "local.batch_size=1"]
 """One example, one step: the update an attack reads most easily."""
@@ -60,6 +66,8 @@ def _builds(name):
 def test_caps():
     assert membership_cap(0.01, 0.0, 0.0) == pytest.approx(0.01)
     assert membership_cap(0.5, 1.0, 0.0) == pytest.approx(1 - math.exp(-1) * 0.5)  # the second line binds
+    assert round(membership_cap(0.01, 1.0, 0.0), 4) == 0.0272
+    assert round(membership_cap(0.01, 1.0, 1e-5, [(0.5, 0.01), (0.8, 1e-3)]), 4) == 0.0233   # the δ = 1e-3 pair
 
 
 def attack_json(capsys, *args) -> dict:

@@ -8,7 +8,7 @@ threat model (``shared/ATTACKS.md``):
 - :mod:`.attackers`: who sees what under each threat model (local, central, record-level, none);
 - :mod:`.inversion`: a first linear layer's update inverted analytically (Phong et al. 2017);
 - :mod:`.matching`: gradient matching for the rest (Zhu et al. 2019; Geiping et al. 2020);
-- :mod:`.caps`: the success a run's (ε, δ) allows (Kairouz et al. 2015; Balle et al. 2022);
+- :mod:`fedcore.accounting.games`: the success a game's (ε, δ) allows (Kairouz et al. 2015; Balle et al. 2022);
 - :mod:`.metrics`: re-identified, label recovered, PSNR, each beside its chance level;
 - :mod:`.watch`: the per-round attack a run carries (the Playground's live view);
 - :mod:`.membership`: LiRA with shadow runs trained in lockstep (Carlini et al. 2022);
