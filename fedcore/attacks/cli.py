@@ -91,6 +91,7 @@ def _pct(x) -> str:
 def report_lines(r: dict) -> list[str]:
     """The human-readable report of :func:`fedcore.attacks.run.attack_run`'s result."""
     from ..accounting.headline import format_epsilon
+    from .registry import of_kind
 
     lines = [f"threat model: {r['threat_model']}; headline ε {format_epsilon(r['epsilon_headline'])}; "
              f"accuracy {r['accuracy'] if r['accuracy'] is None else round(r['accuracy'], 4)}"]
@@ -100,8 +101,8 @@ def report_lines(r: dict) -> list[str]:
         if not a["trials"]:
             lines.append("  no update reached it")
             continue
-        lines.append(f"  re-identified {_pct(a['reidentified'])} (inversion), {_pct(a['matched'])} (informed "
-                     f"adversary) over {a['trials']} updates; chance {_pct(a['chance'])}, at most "
+        found = ", ".join(f"{_pct(a[x.result])} ({x.name})" for x in of_kind("reconstruction") if x.result)
+        lines.append(f"  re-identified {found} over {a['trials']} updates; chance {_pct(a['chance'])}, at most "
                      f"{_pct(a['dp_cap'])} proven (ε {format_epsilon(a.get('cap_epsilon'))} for its game: "
                      f"{a.get('cap_game_words') or 'none'}; the whole run's {format_epsilon(a.get('run_cap_epsilon'))})")
         if a.get("psnr_db") is not None:
@@ -110,22 +111,16 @@ def report_lines(r: dict) -> list[str]:
         if a["above_cap"]:
             lines.append("  ABOVE THE CAP: the mechanism adds less noise than its accounting says (a bug)")
     m = r.get("membership")
-    if m:
-        lines.append(f"\nmembership (LiRA, {m['shadows']} shadow runs, {m['pairs']} guesses): AUC {m['auc']:.3f}; "
-                     f"TPR at 1 % FPR {_pct(m['tpr_at_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_1pct_fpr'])}), "
-                     f"at 0.1 % FPR {_pct(m['tpr_at_0_1pct_fpr'])} (ε allows {_pct(m['dp_cap_tpr_at_0_1pct_fpr'])})"
-                     + ("; ABOVE THE CAP (a bug)" if m["above_cap"] else ""))
-    rmia = r.get("rmia")
-    if rmia:
-        lines.append(f"membership (RMIA, the same shadow runs): AUC {rmia['auc']:.3f}; TPR at 1 % FPR "
-                     f"{_pct(rmia['tpr_at_1pct_fpr'])}, at 0.1 % FPR {_pct(rmia['tpr_at_0_1pct_fpr'])}"
-                     + ("; ABOVE THE CAP (a bug)" if rmia["above_cap"] else ""))
-    w = r.get("worst_case")
-    if w:
-        lines.append(f"worst-case record (one upload, {w['pairs']} draws): TPR at 1 % FPR {_pct(w['tpr_at_1pct_fpr'])} "
-                     f"(ε allows {_pct(w['dp_cap_tpr_at_1pct_fpr'])}), at 0.1 % FPR {_pct(w['tpr_at_0_1pct_fpr'])} "
-                     f"(ε allows {_pct(w['dp_cap_tpr_at_0_1pct_fpr'])})" + ("; ABOVE THE CAP (a bug)" if w["above_cap"] else ""))
-    elif m and r.get("worst_case_note"):
+    for key, head in (("membership", "membership (LiRA, {shadows} shadow runs, {pairs} guesses): AUC {auc:.3f}; "),
+                      ("rmia", "membership (RMIA, the same shadow runs): AUC {auc:.3f}; "),
+                      ("worst_case", "worst-case record (one upload, {pairs} draws): ")):
+        x = r.get(key)
+        if x:
+            allows = {k: "" if key == "rmia" else f" (ε allows {_pct(x[f'dp_cap_{k}'])})" for k in ("tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr")}
+            lines.append(("\n" if key == "membership" else "") + head.format(**x) + f"TPR at 1 % FPR {_pct(x['tpr_at_1pct_fpr'])}"
+                         f"{allows['tpr_at_1pct_fpr']}, at 0.1 % FPR {_pct(x['tpr_at_0_1pct_fpr'])}{allows['tpr_at_0_1pct_fpr']}"
+                         + ("; ABOVE THE CAP (a bug)" if x["above_cap"] else ""))
+    if not r.get("worst_case") and m and r.get("worst_case_note"):
         lines.append(f"worst-case record: not played here; {r['worst_case_note']}")
     spent = [c for c in r.get("epsilon_per_client") or [] if c["spent"] is not None]
     if len({c["set"] for c in spent}) > 1:

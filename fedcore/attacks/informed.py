@@ -236,7 +236,17 @@ def layer_errors(params: list[list[np.ndarray]], x: np.ndarray, y: np.ndarray) -
     return inputs, errors
 
 
+def informed_guess(watch, seen) -> None:
+    """Each row's ``matched``: whether the candidate the update aligns with best was used (a client that
+    trained on all its images: any guess is one)."""
+    asked = [q for q, (t, j) in enumerate(seen.rows) if seen.pending[t]["counted"][j] < watch.counts[seen.clients[q]]]
+    picks = dict(zip(asked, seen.candidates.best(seen.host[asked], [seen.at[q] for q in asked],
+                                                 [seen.slot[seen.rows[q][0]] for q in asked]) if asked else []))
+    for q, row in enumerate(seen.out):
+        row["matched"] = q not in picks or bool(seen.mask[q, picks[q]])
+
+
 register(Attack("informed", "reconstruction", "ĵ = argmax_j ⟨v, u_j⟩ / (‖v‖ ‖u_j‖)", ("raw", "upload", "aggregate"),
-                "any", reconstruction_game),
+                "any", reconstruction_game, informed_guess, "matched"),
          summary="The informed adversary of the cap: which of the client's own images the update came from.",
          paper="Balle, Cherubin & Hayes 2022")

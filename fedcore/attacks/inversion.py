@@ -80,7 +80,32 @@ def recover_label(updates, bias: slice):
     return updates[:, bias].argmax(1)
 
 
+def reidentify(watch, seen) -> None:
+    """Each row's ``reidentified`` (the inversion is nearer a used image than any other of the client's),
+    ``psnr`` and, for the clients shown, ``image`` and ``truth`` (:func:`.watch.encode_images`)."""
+    from .informed import by_block
+    from .metrics import psnr_from_mse
+    from .watch import encode_images
+
+    recon, at, mask, images = invert_linear(seen.host, watch.layer), seen.at, seen.mask, watch.pool.images
+    # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
+    dot = by_block(recon[:, None, :], images, at)[:, 0]               # each client's images once
+    dist = watch.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
+    guess = np.where(watch.valid[at], dist, np.inf).argmin(1)
+    closest = np.where(mask, dist, np.inf).argmin(1)
+    found = mask[np.arange(len(at)), guess].tolist()
+    truth = images[at, :, closest]                                      # [k, pixels]
+    miss = recon - truth
+    mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
+    shown = [q for q, c in enumerate(seen.clients) if c in watch.show]
+    pictures = dict(zip(shown, zip(encode_images(recon[shown]), watch._truths(seen.clients, closest, truth, shown))))
+    for q, row in enumerate(seen.out):
+        row.update(reidentified=row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], watch.peak), 2))
+        if q in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
+            row["image"], row["truth"] = pictures[q]
+
+
 register(Attack("inversion", "reconstruction", "x̂ = Σ_i Δb_i · ΔW_i / Σ_i Δb_i²", ("raw", "upload", "aggregate"),
-                "linear", reconstruction_game),
+                "linear", reconstruction_game, reidentify, "reidentified"),
          summary="A first linear layer's update inverted analytically; the label from the last bias (iDLG).",
          paper="Phong et al. 2017; Geiping et al. 2020 §4; Zhao et al. 2020")

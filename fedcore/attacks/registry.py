@@ -28,7 +28,8 @@ class Attack:
     (``raw`` update, noised ``upload``, noised ``aggregate``, the trained ``model``); ``layer``:
     the model it can attack (``linear``: a first linear layer; ``any``); ``game``:
     ``(threat_model, used) -> Game``, the game it plays, whose ε the ledger answers and whose cap
-    follows; ``score``: the attack itself (a reconstruction's ``score(watch, seen)`` adds its fields
+    follows; ``result``: the field it adds to each client's row (a success, summed up as a rate);
+    ``score``: the attack itself (a reconstruction's ``score(watch, seen)`` adds its fields
     to the rows of :class:`~.watch.AttackWatch`'s round; a membership scorer turns the signals computed
     once, ``score(signals) -> scores``)."""
 
@@ -39,6 +40,7 @@ class Attack:
     layer: str
     game: Callable
     score: Optional[Callable] = None
+    result: str = ""
 
     def reads(self, source: str, linear: bool) -> bool:
         """Whether this attack reads the vector ``source`` of a model (``linear``: its first layer is)."""

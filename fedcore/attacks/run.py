@@ -33,6 +33,7 @@ import torch
 
 from ..events import RoundEvent, RunFinished, RunStarted
 from .metrics import nearest, psnr, standard_error
+from .registry import of_kind
 
 SIGMAS = 3.0
 """A rate counts as above its cap when it exceeds it by more than this many standard errors."""
@@ -106,26 +107,25 @@ def _rate(rows: list, key: str) -> tuple[Optional[float], Optional[float]]:
 
 
 def _summary(rows: list) -> dict:
-    """Rates, chance, cap and the verdict of one attacker's trials."""
+    """Rates, chance, cap and the verdict of one attacker's trials: each registered reconstruction
+    attack's success (its ``result``, e.g. ``reidentified``, ``matched``) beside them."""
+    results = [a.result for a in of_kind("reconstruction") if a.result]
     if not rows:
-        return {"trials": 0, "reidentified": None, "matched": None, "dp_cap": None, "chance": None,
-                "above_cap": False}
+        return {"trials": 0, **dict.fromkeys(results), "dp_cap": None, "chance": None, "above_cap": False}
     mean = lambda key: sum(float(r[key]) for r in rows if key in r) / max(1, sum(key in r for r in rows))  # noqa: E731
-    reid, reid_se = _rate(rows, "reidentified")
-    matched, matched_se = _rate(rows, "matched")
+    rates = {key: _rate(rows, key) for key in results}
     cap = mean("cap")
-    above = any(rate is not None and rate - SIGMAS * se > cap
-                for rate, se in ((reid, reid_se), (matched, matched_se)))
     psnrs = [r["psnr"] for r in rows if "psnr" in r]
     games = sorted({r["game"].partition(" x")[0] for r in rows if r.get("game")})
     groups = sorted({int(r["game"].partition(" x")[2] or 1) for r in rows if r.get("game")})
     epsilons = [r.get("epsilon") for r in rows]
     return {"cap_game": ", ".join(games), "cap_game_words": _game_words(games), "cap_groups": groups,
-            "cap_epsilon": None if None in epsilons else sum(epsilons) / len(epsilons),
-            "trials": len(rows), "reidentified": reid, "reidentified_se": reid_se, "matched": matched,
-            "matched_se": matched_se, "labels_recovered": _rate(rows, "label_ok")[0],
-            "label_chance": mean("label_chance"), "psnr_db": sum(psnrs) / len(psnrs) if psnrs else None,
-            "chance": mean("chance"), "dp_cap": cap, "images_used": mean("used"), "above_cap": above}
+            "cap_epsilon": None if None in epsilons else sum(epsilons) / len(epsilons), "trials": len(rows),
+            **{k: rate for k, (rate, _) in rates.items()}, **{f"{k}_se": se for k, (_, se) in rates.items()},
+            "labels_recovered": _rate(rows, "label_ok")[0], "label_chance": mean("label_chance"),
+            "psnr_db": sum(psnrs) / len(psnrs) if psnrs else None, "chance": mean("chance"), "dp_cap": cap,
+            "images_used": mean("used"),
+            "above_cap": any(rate is not None and rate - SIGMAS * se > cap for rate, se in rates.values())}
 
 
 def _game_words(keys: list) -> str:
@@ -148,7 +148,7 @@ def per_client(attack_records, key: str) -> dict[int, dict]:
     out = {}
     for client, trials in sorted(rows.items()):
         s = _summary(trials)
-        out[client] = {"trials": s["trials"], "matched": s["matched"], "reidentified": s["reidentified"],
+        out[client] = {**{k: s[k] for k in ("trials", *(a.result for a in of_kind("reconstruction") if a.result))},
                        "chance": s["chance"], "cap": s["dp_cap"], "epsilon": trials[-1]["epsilon"],
                        "above_cap": s["above_cap"]}
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 import torch
@@ -31,10 +31,9 @@ import torch
 from ..accounting.games import unbounded
 from ..events import AttackRow
 from .attackers import attackers_for
-from .informed import CandidatePool, Candidates, by_block
-from .inversion import first_linear, invert_linear, last_bias, recover_label
-from .metrics import psnr_from_mse
-from .registry import reconstruction_game
+from .informed import CandidatePool, Candidates
+from .inversion import first_linear, last_bias, recover_label
+from .registry import of_kind, reconstruction_game
 
 SHOW = 6
 """Clients whose images travel in the event (the Playground's per-client sliders go up to 6)."""
@@ -58,6 +57,7 @@ class AttackWatch:
         self.layer = first_linear(setup.params)
         self.label_slice = last_bias(setup.params)
         self.attackers = attackers_for(setup.mechanism.threat_model)
+        self.attacks = of_kind("reconstruction")
         x = setup.x_train.reshape(len(setup.x_train), -1)
         self.x = x
         self.index = {c: i for i, c in enumerate(self.clients)}
@@ -195,14 +195,13 @@ class AttackWatch:
 
     def _score(self, pending: list, i: int, rows: list, candidates: Optional[Candidates], slot: dict) -> list[dict]:
         """Attacker ``i``'s rows ``(round, position)`` of the ``pending`` rounds, scored together: the
-        label, the informed guess and, with a linear first layer, the inversion."""
+        label, then each registered reconstruction attack whose needs match (:data:`.registry.ATTACKS`)."""
         s = self.s
         clients = [pending[t]["clients"][j] for t, j in rows]
         at = [self.index[c] for c in clients]
         rounds = sorted({t for t, _ in rows})
         host = np.concatenate([pending[t]["received"][i][1] for t in rounds])   # [k, d]
         guessed = recover_label(host, self.label_slice)
-        recon = None if self.layer is None else invert_linear(host, self.layer)   # [k, pixels]
         mask = np.concatenate([pending[t]["mask"][pending[t]["received"][i][0]] for t in rounds])  # [k, n_max] images used
         classes = s.ctx.num_classes
         present = np.zeros((len(clients), classes + 1), dtype=bool)
@@ -210,41 +209,21 @@ class AttackWatch:
         present = present[:, :classes]                                     # [k, classes] labels used
         label_ok = present[np.arange(len(clients)), guessed].tolist()
         label_count = present.sum(1).tolist()
-        asked = [q for q, (t, j) in enumerate(rows) if pending[t]["counted"][j] < self.counts[clients[q]]]
-        picks = dict(zip(asked, candidates.best(host[asked], [at[q] for q in asked], [slot[rows[q][0]] for q in asked])
-                         if asked else []))
         starts = {t: 0 for t, _ in rows}
         out = []
         for q, (t, j) in enumerate(rows):
-            row = dict(pending[t]["rows"][i][starts[t]])
+            out.append({**pending[t]["rows"][i][starts[t]], "label_ok": label_ok[q], "label_chance": label_count[q] / classes})
             starts[t] += 1
-            row.update(matched=q not in picks or bool(mask[q, picks[q]]),   # trained on all its images: any guess is one
-                       label_ok=label_ok[q], label_chance=label_count[q] / classes)
-            out.append(row)
-        if recon is None:
-            for q, row in enumerate(out):
-                if len(self.kept) < self.keep:
-                    t, j = rows[q]
-                    self.kept.append({"client": clients[q], "vector": torch.from_numpy(host[q].copy()).to(s.device),
-                                      "params": pending[t]["params"], "used": torch.from_numpy(mask[q]),
-                                      "label": int(guessed[q]), "row": row})
-            return out
-        # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
-        images, take = self.pool.images, np.arange(len(clients))
-        dot = by_block(recon[:, None, :], images, at)[:, 0]               # each client's images once
-        dist = self.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
-        guess = np.where(self.valid[at], dist, np.inf).argmin(1)
-        closest = np.where(mask, dist, np.inf).argmin(1)
-        found = mask[take, guess].tolist()
-        truth = images[at, :, closest]                                      # [k, pixels]
-        miss = recon - truth
-        mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
-        shown = [q for q, c in enumerate(clients) if c in self.show]
-        pictures = dict(zip(shown, zip(encode_images(recon[shown]), self._truths(clients, closest, truth, shown))))
-        for q, row in enumerate(out):
-            row.update(reidentified=row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], self.peak), 2))
-            if q in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
-                row["image"], row["truth"] = pictures[q]
+        seen = Seen(host, clients, at, mask, rows, out, pending, candidates, slot)
+        for attack in self.attacks:
+            if attack.score is not None and attack.reads(self.attackers[i].source, self.layer is not None):
+                attack.score(self, seen)
+        for q, row in enumerate(out if self.layer is None else ()):    # kept for gradient matching, run later
+            if len(self.kept) < self.keep:
+                t, j = rows[q]
+                self.kept.append({"client": clients[q], "vector": torch.from_numpy(host[q].copy()).to(s.device),
+                                  "params": pending[t]["params"], "used": torch.from_numpy(mask[q]),
+                                  "label": int(guessed[q]), "row": row})
         return out
 
     def _truths(self, clients: list, closest, truth, shown: list) -> list[str]:
@@ -295,6 +274,23 @@ def live_watch(setup) -> Optional[AttackWatch]:
     if first_linear(setup.params) is None:
         return None
     return AttackWatch(setup, clients=list(range(SHOW)))
+
+
+class Seen(NamedTuple):
+    """What an attacker received in the rounds being scored, handed to each attack's ``score(watch, seen)``:
+    ``host [k, d]`` the vectors, from ``clients[q]`` (``at[q]`` its place in the watch), ``mask [k, n_max]``
+    the images each used, ``rows`` their ``(round, position)`` in ``pending``, ``out`` the rows the attacks
+    add their fields to; ``candidates`` and ``slot`` the informed adversary's batch and each round's place in it."""
+
+    host: np.ndarray
+    clients: list
+    at: list
+    mask: np.ndarray
+    rows: list
+    out: list
+    pending: list
+    candidates: Optional[Candidates]
+    slot: dict
 
 
 def _host_rows(t: torch.Tensor, at: np.ndarray) -> np.ndarray:

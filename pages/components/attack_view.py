@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fedcore.accounting.words import attacker_certainty, odds_sentence, people_percent, run_delta
+from fedcore.attacks.registry import of_kind
 from fedcore.attacks.run import per_client
 from fedcore.attacks.watch import decode_image
 from fedcore.runner import ACTIVE
@@ -188,9 +189,12 @@ def _success(records: list, chosen, key: str, run_id: str, plain: bool, present:
         st.caption(TWO_ATTACKERS)
         st.caption("**The dark tick as odds:** " + odds_line(stats, delta))
     else:
+        found = {a.name: [s[a.result] for s in stats.values() if s.get(a.result) is not None]
+                 for a in of_kind("reconstruction") if a.result}
         st.caption("Bars: the informed adversary (knows the client's images, matches the update against each one's "
                    "gradient; Balle et al. 2022). Ticks: its cap e^ε·k/n + δ for k of n images (record-level: "
-                   "replace-one and group privacy), and chance k/n.")
+                   "replace-one and group privacy), and chance k/n. Found so far, per attack: "
+                   + ", ".join(f"{name} {_pct(sum(v) / len(v))}" for name, v in found.items() if v) + ".")
 
 
 def odds_line(stats: dict, delta: float = 1e-5) -> str:
