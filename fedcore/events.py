@@ -48,7 +48,8 @@ class AttackRow:
     (:mod:`fedcore.attacks.watch`): who it is, what it receives, whether the run's ε bounds it, and per
     client the game's cap beside what each registered attack recovered (``clients``: ``{"client",
     "used", "n", "chance", "epsilon", "game", "cap", ...}``); ``shape`` the images', ``unsupported``
-    why the inversion could not run ("" when it ran)."""
+    why the inversion could not run ("" when it ran); ``source`` the vector it receives: ``raw``,
+    ``upload`` or ``aggregate`` (:mod:`fedcore.attacks.attackers`)."""
 
     key: str
     who: str
@@ -57,6 +58,7 @@ class AttackRow:
     clients: tuple = ()
     shape: tuple = ()
     unsupported: str = ""
+    source: str = ""
 
     @classmethod
     def read(cls, stored) -> tuple["AttackRow", ...]:

@@ -16,30 +16,20 @@ after local training, DP-SGD's per-step noise included), ``upload`` (after the m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Attacker:
-    key: str
-    who: str            # plain words, shown on screen
-    received: str       # what it receives each round
-    source: str         # "raw", "upload" or "aggregate"
-    bounded: bool       # whether the run's headline ε bounds this attacker
-
+from ..events import AttackRow as Attacker   # an attacker is the round's row it fills, before it fills any
 
 ATTACKERS: dict[str, tuple[Attacker, ...]] = {
-    "none": (Attacker("server", "the server", "each client's exact update (nothing is noised)", "raw", False),),
-    "local": (Attacker("anyone", "anyone, the server included", "the client's noised upload", "upload", True),),
+    "none": (Attacker("server", "the server", "each client's exact update (nothing is noised)", False, source="raw"),),
+    "local": (Attacker("anyone", "anyone, the server included", "the client's noised upload", True, source="upload"),),
     "central": (
         Attacker("outsider", "an outsider (or the next round's clients)",
-                 "only the noised aggregate: the change of the global model", "aggregate", True),
+                 "only the noised aggregate: the change of the global model", True, source="aggregate"),
         Attacker("trusted_server", "the trusted server",
                  "the client's raw update: the attack succeeds by design, since that is what trusted means",
-                 "raw", False),
+                 False, source="raw"),
     ),
     "record": (Attacker("server_dpsgd", "the server",
-                        "the client's update after per-step clipping and noise (DP-SGD)", "raw", True),),
+                        "the client's update after per-step clipping and noise (DP-SGD)", True, source="raw"),),
 }
 
 

@@ -21,8 +21,8 @@ cap's game (:mod:`.informed`). Models whose first layer is not linear get no inv
 """
 from __future__ import annotations
 
-import math
 import time
+from dataclasses import replace
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -173,8 +173,8 @@ class AttackWatch:
             for (t, _), row in zip(rows, self._score(pending, i, rows, candidates, slot) if rows else []):
                 per_round[t].append(row)
             for t, clients in enumerate(per_round):
-                out[t].append(AttackRow(a.key, a.who, a.received, a.bounded, tuple(clients),
-                                        tuple(self.s.x_train.shape[1:]), self.unsupported))
+                out[t].append(replace(a, clients=tuple(clients), shape=tuple(self.s.x_train.shape[1:]),
+                                      unsupported=self.unsupported))
         return [tuple(rows) for rows in out]
 
     def _proofs(self, got, attacker, ledger, r: dict) -> list[dict]:
