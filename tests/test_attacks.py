@@ -11,7 +11,7 @@ import torch
 from fedcore.accounting.games import Bound
 from fedcore.attacks.cli import attack_config
 from fedcore.attacks.inversion import first_linear, invert_linear, last_bias, recover_label
-from fedcore.attacks.membership import lira
+from fedcore.attacks.membership import attacks
 from fedcore.attacks.run import SIGMAS, attack_run
 from fedcore.attacks.worst_case import GAME, not_applicable, worst_case
 from fedcore.cli import main
@@ -198,7 +198,7 @@ def test_the_worst_case_record_is_not_played_where_one_upload_is_not_protected()
 @pytest.mark.parametrize("epsilon", [1.0, 10.0, 1000.0])
 def test_membership_stays_inside_the_region_its_epsilon_allows(epsilon):
     cfg = attack_config("demo", None, ["method=dp_fedavg", f"privacy.epsilon={epsilon}"], "headline")
-    m = lira(cfg, shadows=8)
+    m = attacks(cfg, shadows=8, scorers=("lira",))["lira"]
     assert m.epsilon is not None and m.epsilon <= epsilon
     assert not m.above_cap
     for check in m.checks:

@@ -93,11 +93,6 @@ def check_shadows(value) -> int:
     return value
 
 
-def lira(cfg, shadows: int = 64) -> Membership:
-    """LiRA's result of the experiment of the module doc on ``cfg``'s recipe with ``shadows`` shadow runs."""
-    return attacks(cfg, shadows)["lira"]
-
-
 def attacks(cfg, shadows: int = 64, scorers: tuple = ("lira", "rmia")) -> dict[str, Membership]:
     """``{"lira": ..., "rmia": ...}``: the experiment of the module doc on ``cfg``'s recipe with
     ``shadows`` shadow runs, its signals computed once and each of ``scorers`` (registered membership

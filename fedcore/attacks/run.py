@@ -31,7 +31,7 @@ from typing import Optional
 
 import torch
 
-from ..events import RoundEvent, RunFinished, RunStarted
+from ..events import summarize
 from .metrics import nearest, psnr, standard_error
 from .registry import of_kind
 
@@ -54,24 +54,19 @@ def attack_run(cfg, shadows: Optional[int] = 64, matching_images: int = 4, budge
         watches.append(AttackWatch(setup, keep=matching_images))
         return watches[-1]
 
+    state = summarize(iter_run(cfg, watch=watch, profile=bool(shadows)))   # the membership caps need the profile
+    last, end, w = state.last_round, state.end, watches[0]
     trials: dict[str, list] = {}
-    threat, headline, accuracy, caveat, profile, per_client, accountant = "none", None, None, "", [], [], ""
-    for event in iter_run(cfg, watch=watch, profile=bool(shadows)):   # the membership caps need it
-        if isinstance(event, RunStarted):
-            threat, caveat = event.threat_model, event.caveat
-        elif isinstance(event, RoundEvent):
-            headline, per_client, accountant = event.epsilon_headline_run, event.epsilon_headline, event.accountant
-            for row in event.attack:
-                trials.setdefault(row.key, []).extend(row.clients)
-        elif isinstance(event, RunFinished):
-            accuracy, profile = event.final_accuracy, [tuple(p) for p in event.epsilon_profile or []]
-    w = watches[0]
+    for row in (a for r in state.rounds for a in r.attack):
+        trials.setdefault(row.key, []).extend(row.clients)
     if w.kept:
         _match_kept(w, trials, budget_s)
+    headline, profile = last and last.epsilon_headline_run, [tuple(p) for p in (end and end.epsilon_profile) or []]
     summaries = [{**_describe(a), **_summary(trials.get(a.key, [])), **_run_cap(w, a)} for a in w.attackers]
-    out = {"threat_model": threat, "caveat": caveat, "attacker": _describe(w.attackers[0]),
-           "epsilon_headline": headline, "accountant": accountant, "epsilon_headline_per_client": per_client,
-           "accuracy": accuracy, "reconstruction": summaries[0],
+    out = {"threat_model": state.threat_model or "none", "caveat": state.caveat, "attacker": _describe(w.attackers[0]),
+           "epsilon_headline": headline, "accountant": last.accountant if last else "",
+           "epsilon_headline_per_client": last.epsilon_headline if last else [],
+           "accuracy": end and end.final_accuracy, "reconstruction": summaries[0],
            "attackers": summaries, "membership": None, "rmia": None, "worst_case": None, "worst_case_note": not_applicable(cfg)}
     if shadows:
         scored = attacks(cfg, shadows)

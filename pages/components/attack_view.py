@@ -55,8 +55,7 @@ def attack_panel(run_id: str, key: str = "pg") -> None:
 def shown(run) -> bool:
     """Whether run ``run``'s attack view has a success chart to draw (an attacker that had to pick one
     image among several): then Presentation draws it level with the accuracy chart."""
-    records = [r.attack for r in run.rounds if r.attack]
-    return bool(records) and any(s["chance"] < 1 for s in per_client(records, records[-1][0].key).values())
+    return bool(_guessed(run))
 
 
 def beside_accuracy(record: JobRecord, run, key: str) -> None:
@@ -71,13 +70,18 @@ def beside_accuracy(record: JobRecord, run, key: str) -> None:
 def epsilon_line(run, spent) -> str:
     """Presentation: which ε the images carry (one upload's, the game's) against the run's, and the lowest
     of them as odds (:func:`~fedcore.accounting.words.odds_sentence`)."""
-    records = [r.attack for r in run.rounds if r.attack]
-    stats = {c: s for c, s in per_client(records, records[-1][0].key).items() if s["chance"] < 1}
+    stats = _guessed(run)
     low = min(stats, key=lambda c: stats[c]["epsilon"] if stats[c]["epsilon"] is not None else float("inf"))
     eps = stats[low]["epsilon"]
     said = odds_sentence(eps, run_delta(run))
     return (f"**ε under each image:** that client's, for one upload; **ε spent** ({_eps(spent)}): the whole run's, "
             f"for the client that spends most. **Client {low}'s ε {_eps(eps)} in odds:** {said}.")
+
+
+def _guessed(run) -> dict:
+    """The first attacker's success per client so far, for clients that had to pick among several images."""
+    records = [r.attack for r in run.rounds if r.attack]
+    return {c: s for c, s in per_client(records, records[-1][0].key).items() if s["chance"] < 1} if records else {}
 
 
 def _who(chosen, plain: bool) -> str:
