@@ -65,7 +65,7 @@ ARM_JS = """(at) => {
     const lt = window.__lt;
     const text = document.body.innerText;
     if (!lt.queued && text.includes('Queued: position')) lt.queued = true;
-    if (lt.placed === null && /Queued: position \\d+|Round \\d+ \\/ \\d+/.test(text)) lt.placed = Date.now();
+    if (lt.placed === null && /Queued: position \\d+|Round \\d+ \\/ \\d+|Finished \\d+ rounds/.test(text)) lt.placed = Date.now();
     if (lt.first === null && document.querySelector('[data-testid=stPlotlyChart] .scatterlayer .trace .points path'))
       lt.first = Date.now();
     if (lt.finished === null && /Finished \\d+ rounds/.test(text)) lt.finished = Date.now();
@@ -84,7 +84,8 @@ ARM_JS = """(at) => {
   setTimeout(press, at - Date.now());
 }"""
 """Armed in each page with the moment to press Run; ``placed``: when the page first showed its place
-(``Queued: position k of n``, or its run's ``Round i / n``)."""
+(``Queued: position k of n``, its run's ``Round i / n``, or, for a run over before the page's first redraw
+after the click, ``Finished n rounds``: where it stands, past the queue)."""
 """Press Run at the epoch time ``at`` (ms), then watch the page: every session's click is
 armed first, so the twenty clicks land together however slowly the niced browsers answer."""
 
