@@ -19,7 +19,7 @@ its shadows (leave one out). Two scoring functions read the same runs (:func:`at
 
 Reported: the ROC over all (target, image) pairs (scikit-learn ``roc_curve``, ``auc``), TPR at
 0.1 % and 1 % FPR with one-sided Clopper-Pearson intervals (:data:`ALPHA` over all checks), and the region allowed by what
-the runs prove for LiRA's game (:func:`membership_game`: in and out halves of a fixed size differ
+the runs prove for LiRA's game (:func:`.registry.run_game`: in and out halves of a fixed size differ
 by a *replacement*, the attacker sees the final model, the sampling stays secret), the largest
 over the K + 1 runs (:func:`fedcore.accounting.games.worst`; the pooled ROC averages the runs'
 ROCs, each under its own cap, so the cap holds for the pool): the exact trade-off curve where
@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from ..accounting.games import Bound, Game, worst
+from ..accounting.games import Bound, worst
 from .registry import ATTACKS, Attack, register, run_game
 
 LEVELS = (0.001, 0.01, 0.1)
@@ -97,6 +97,7 @@ def attacks(cfg, shadows: int = 64, scorers: tuple = ("lira", "rmia")) -> dict[s
     """``{"lira": ..., "rmia": ...}``: the experiment of the module doc on ``cfg``'s recipe with
     ``shadows`` shadow runs, its signals computed once and each of ``scorers`` (registered membership
     attacks, by name) reading them, each checked against the same proof."""
+    from ..audit.run import threat_model_of
     from ..data import dataset_facts, load_dataset
     from ..engine.device import resolve_device
     from ..engine.lockstep import run_lockstep
@@ -113,7 +114,7 @@ def attacks(cfg, shadows: int = 64, scorers: tuple = ("lira", "rmia")) -> dict[s
         raise ConfigError("num_clients", cfg.num_clients, f"must be <= {half} for membership inference: "
                           "each shadow run trains on half of the training images")
     configs = [cfg.with_overrides({"train_size": half, "seed": cfg.seed + 7919 * k}) for k in range(shadows + 1)]
-    game = membership_game(cfg)
+    game = ATTACKS.get(scorers[0]).game(threat_model_of(cfg))   # the scorers play one game on the same runs
     results = run_lockstep(configs, game=game)
     device = resolve_device(cfg.device)  # the pool the halves come from: every training image
     data = load_dataset(cfg.dataset, device=device)
@@ -132,13 +133,6 @@ def attacks(cfg, shadows: int = 64, scorers: tuple = ("lira", "rmia")) -> dict[s
     seconds = time.perf_counter() - t0     # the shadow runs are shared: each attack's time is the whole
     return {name: report(*ATTACKS.get(name).score(signals), proof, shadows, accuracy, seconds, headline=headline,
                          attack=ATTACKS.entry(name).summary.partition(":")[0]) for name in scorers}
-
-
-def membership_game(cfg) -> Game:
-    """LiRA's game on ``cfg`` (:func:`.registry.run_game` of its threat model)."""
-    from ..audit.run import threat_model_of
-
-    return ATTACKS.get("lira").game(threat_model_of(cfg))
 
 
 @torch.no_grad()
