@@ -10,9 +10,7 @@
 - record-level (DP-SGD): the server receives the update after per-step clipping and noise,
   bounded by the record-level headline for one record.
 
-``source`` says which vector of the round the attacker gets: ``raw`` (the client's update
-after local training, DP-SGD's per-step noise included), ``upload`` (after the mechanism) or
-``aggregate`` (the change of the global model).
+Each is an :class:`~fedcore.events.AttackRow` before its round fills it (``source``: the vector it gets).
 """
 from __future__ import annotations
 

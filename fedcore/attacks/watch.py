@@ -11,13 +11,11 @@ closed since the last flush (the loop holds their events until then: a few round
 succession share the work); each client's row: ``{"client", "used", "n", "chance", "matched",
 "label_ok", "epsilon", "cap", "reidentified"?, "psnr"?, "image"?, "truth"?}``.
 
-``image`` (what the attacker recovers, scaled to its own range) and ``truth`` (the used image
-nearest to it: for one example, the example itself, in the data's range) are kept for the first
-``show`` clients only, as 8-bit grey levels in base64 (:func:`encode_images`, :func:`decode_image`). ``reidentified``
-scores the analytic inversion (:mod:`.inversion`), ``matched`` the informed adversary of the
-cap's game (:mod:`.informed`). Models whose first layer is not linear get no inversion (an
-``unsupported`` reason: gradient matching costs seconds per image, too slow for every round;
-``python -m fedcore attack`` runs it), only ``matched``.
+Each attacker's vectors go to the registered reconstruction attacks whose needs match
+(:data:`.registry.ATTACKS`): :mod:`.inversion` adds ``reidentified``, ``psnr`` and, for the first ``show``
+clients, ``image`` and ``truth`` in 8-bit grey levels (:func:`encode_images`, :func:`decode_image`);
+:mod:`.informed` adds ``matched``. Gradient matching costs seconds per image, too slow for every round: a
+model whose first layer is not linear keeps its first updates for ``python -m fedcore attack``.
 """
 from __future__ import annotations
 
