@@ -179,7 +179,7 @@ def _finite(obj: Any) -> Any:
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
         return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):     # a tuple (RoundEvent.attack) is a JSON list, as it reads back
         return [_finite(v) for v in obj]
     return obj
 

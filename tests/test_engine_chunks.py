@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import fedcore.engine.local as local_mod
-import fedcore.engine.loop as loop_mod
+import fedcore.engine.local_round as loop_mod   # where a round picks its chunk
 from fedcore.config import LocalConfig, RunConfig
 from fedcore.engine import iter_run
 from fedcore.engine.local import CPU_ROWS_BYTES, client_chunk, train_clients

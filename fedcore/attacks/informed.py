@@ -30,6 +30,7 @@ from torch.func import functional_call, vmap
 from ..engine.flat import layer_slices
 from ..models.linear import FlatMLP
 from .inversion import LinearLayer
+from .metrics import by_block
 from .registry import Attack, reconstruction_game, register
 
 
@@ -139,17 +140,6 @@ class LayerCandidates(Candidates):
             dot = dot + np.einsum("kon,kon->kn", mixed + b[:, :, None], d[rounds, blocks])
         score = np.where(self.valid[blocks], -dot / np.maximum(self.norms[rounds, blocks], 1e-30), -np.inf)
         return score.argmax(1).tolist()
-
-
-def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
-    """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one stacked product per block (no
-    gather of a block's array per row; each row's product is the same however many share it)."""
-    blocks = np.asarray(blocks)
-    out = np.empty((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
-    for b in np.unique(blocks).tolist():
-        mine = np.flatnonzero(blocks == b)
-        out[mine] = left[mine] @ blocks_right[b]
-    return out
 
 
 class CandidatePool:

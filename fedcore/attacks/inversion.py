@@ -82,10 +82,8 @@ def recover_label(updates, bias: slice):
 
 def reidentify(watch, seen) -> None:
     """Each row's ``reidentified`` (the inversion is nearer a used image than any other of the client's),
-    ``psnr`` and, for the clients shown, ``image`` and ``truth`` (:func:`.watch.encode_images`)."""
-    from .informed import by_block
-    from .metrics import psnr_from_mse
-    from .watch import encode_images
+    ``psnr`` and, for the clients shown, ``image`` and ``truth`` (:func:`.metrics.encode_images`)."""
+    from .metrics import by_block, encode_images, psnr_from_mse
 
     recon, at, mask, images = invert_linear(seen.host, watch.layer), seen.at, seen.mask, watch.pool.images
     # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)

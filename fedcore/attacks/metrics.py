@@ -16,7 +16,9 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
+import numpy as np
 import torch
 
 
@@ -41,3 +43,47 @@ def standard_error(successes: float, trials: int) -> float:
         return math.nan
     p = successes / trials
     return math.sqrt(max(p * (1.0 - p), 1.0 / trials) / trials)
+
+
+def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
+    """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one stacked product per block (no
+    gather of a block's array per row; each row's product is the same however many share it)."""
+    blocks = np.asarray(blocks)
+    out = np.empty((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
+    for b in np.unique(blocks).tolist():
+        mine = np.flatnonzero(blocks == b)
+        out[mine] = left[mine] @ blocks_right[b]
+    return out
+
+
+def encode_images(values, box: Optional[tuple] = None) -> list[str]:
+    """Each row of ``values [k, pixels]`` (a tensor or an array) as base64 8-bit grey levels over
+    ``box`` (default: the row's own min and max).
+
+    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
+    [[0, 128, 255], [0, 0, 255]]
+    """
+    import base64
+
+    if isinstance(values, torch.Tensor):
+        values = values.detach().float().cpu().numpy()
+    v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
+    if box is None:
+        lo, hi = v.min(1, keepdims=True), v.max(1, keepdims=True)
+    else:
+        lo, hi = np.float32(box[0]), np.float32(box[1])
+    span = np.where(hi > lo, hi - lo, np.float32(1.0))
+    scaled = np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
+    return [base64.b64encode(row.tobytes()).decode("ascii") for row in scaled]
+
+
+def decode_image(text: str, shape: Optional[list] = None):
+    """The uint8 numpy array of one of :func:`encode_images`' texts (reshaped to ``shape``'s last two axes)."""
+    import base64
+
+    pixels = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
+    if shape and len(shape) >= 2 and pixels.size == int(np.prod(shape)):
+        channels = int(np.prod(shape[:-2]))
+        pixels = pixels.reshape(channels, shape[-2], shape[-1])
+        pixels = pixels[0] if channels == 1 else pixels.transpose(1, 2, 0)
+    return pixels

@@ -31,6 +31,7 @@ from ..events import AttackRow
 from .attackers import attackers_for
 from .informed import CandidatePool, Candidates
 from .inversion import first_linear, last_bias, recover_label
+from .metrics import decode_image, encode_images  # noqa: F401  (watch.decode_image: the view reads it here)
 from .registry import of_kind, reconstruction_game
 
 SHOW = 6
@@ -231,39 +232,6 @@ class AttackWatch:
         if new:
             self._pictures.update(zip([keys[i] for i in new], encode_images(truth[[shown[i] for i in new]], self.box)))
         return [self._pictures[key] for key in keys]
-
-
-def encode_images(values, box: Optional[tuple] = None) -> list[str]:
-    """Each row of ``values [k, pixels]`` (a tensor or an array) as base64 8-bit grey levels over
-    ``box`` (default: the row's own min and max).
-
-    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
-    [[0, 128, 255], [0, 0, 255]]
-    """
-    import base64
-
-    if isinstance(values, torch.Tensor):
-        values = values.detach().float().cpu().numpy()
-    v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
-    if box is None:
-        lo, hi = v.min(1, keepdims=True), v.max(1, keepdims=True)
-    else:
-        lo, hi = np.float32(box[0]), np.float32(box[1])
-    span = np.where(hi > lo, hi - lo, np.float32(1.0))
-    scaled = np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
-    return [base64.b64encode(row.tobytes()).decode("ascii") for row in scaled]
-
-
-def decode_image(text: str, shape: Optional[list] = None):
-    """The uint8 numpy array of one of :func:`encode_images`' texts (reshaped to ``shape``'s last two axes)."""
-    import base64
-
-    pixels = np.frombuffer(base64.b64decode(text), dtype=np.uint8)
-    if shape and len(shape) >= 2 and pixels.size == int(np.prod(shape)):
-        channels = int(np.prod(shape[:-2]))
-        pixels = pixels.reshape(channels, shape[-2], shape[-1])
-        pixels = pixels[0] if channels == 1 else pixels.transpose(1, 2, 0)
-    return pixels
 
 
 def live_watch(setup) -> Optional[AttackWatch]:

@@ -83,7 +83,7 @@ class Outbox:
     def release(self) -> Iterator[RoundEvent]:
         """The held events, each with its round's attack record (:meth:`AttackWatch.flush`)."""
         t = time.perf_counter()
-        records = self.watcher.flush() if self.watcher is not None and self.held else [{} for _ in self.held]
+        records = self.watcher.flush() if self.watcher is not None and self.held else [() for _ in self.held]
         if self.held:
             self.held[-1].seconds += time.perf_counter() - t
         events, self.held = list(self.held), []
