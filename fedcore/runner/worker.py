@@ -61,15 +61,9 @@ def lower_priority(nice: int = 0, threads: int = 0) -> None:
         except OSError:
             pass
     if threads:
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[var] = str(threads)
-        import torch
+        from ..threads import set_threads
 
-        torch.set_num_threads(threads)
-        try:
-            torch.set_num_interop_threads(threads)
-        except RuntimeError:  # already set, or parallel work already ran
-            pass
+        set_threads(threads, inherited=True)   # the one setter (fedcore.threads): the processes it starts too
 
 
 def parent_alive() -> bool:
