@@ -303,12 +303,12 @@ def test_a_class_of_30_pressing_run_within_10_s_loses_nothing_and_each_page_show
     out = tmp_path / "burst.json"
     wait_s = min(load_scaled(600), 900)
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_test.py"), "--sessions", "30", "--rounds", "20",
-                    "--spread", "10", "--timeout", f"{wait_s:.0f}", "--nice", "0", "--json", str(out),
+                    "--spread", "9", "--timeout", f"{wait_s:.0f}", "--nice", "0", "--json", str(out),
                     "--shots", str(tmp_path)], cwd=ROOT, check=False, timeout=wait_s + 600)
     summary = json.loads(out.read_text())
     print("\nburst, 30 sessions:", {k: v for k, v in summary.items() if k not in ("lost", "health_slow_at")})
     assert summary["lost_results"] == 0, summary["lost"]
     assert summary["page_errors"] == 0
-    assert summary["clicks_within_s"] <= 10.5
+    assert summary["clicks_within_s"] <= 10.0        # scheduled over 9 s; a busy browser clicks up to ~0.5 s late
     assert summary["placed_missing"] == 0 and summary["placed_max_s"] <= load_scaled(5)
     assert summary["click_to_done_p95_s"] is not None and summary["ideal_s"] is not None

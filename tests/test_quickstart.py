@@ -19,6 +19,8 @@ def test_the_quickstart_notebook_runs(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    # the kernel draws inline whatever backend this test process was left with (a browser test's Agg)
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(ROOT / "docs" / "quickstart.ipynb", as_version=4)
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     out = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
