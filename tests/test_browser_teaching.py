@@ -70,6 +70,7 @@ def test_the_frontier_draws_attack_success_against_epsilon(browser, server):
         charts.nth(1).wait_for()                                    # accuracy, then attack success
         attack = charts.nth(1)
         attack.locator(".scatterlayer .trace").first.wait_for()
+        attack.locator(".scatterlayer .trace .points path").nth(9).wait_for()   # Plotly draws trace by trace
         assert attack.locator(".scatterlayer .trace .points path").count() >= 10
         assert shoot(pg, "frontier-attack", "What ε buys: what an attacker gets").stat().st_size > 10_000
 
