@@ -142,12 +142,14 @@ class Figures:
             return NO_PRIVACY
         return "rdp" if (self.rdp_only & (self.steps > 0)).any() else "pld"
 
-    def views(self) -> dict[str, list]:
+    def views(self, headline: Optional[np.ndarray] = None) -> dict[str, list]:
         """Named per-client cumulative figures, for the event stream (strict JSON: no inf): the
-        headline under the name of its accountant, and every labelled claim."""
+        headline (``headline``, when the caller has it already) under the name of its accountant, and
+        every labelled claim."""
         out: dict[str, list] = {}
         if self.threat_model != NO_PRIVACY and ((self.steps > 0).any() or self.pure.any()):
-            out[self.accountant()] = [e if math.isfinite(e) else None for e in self.headline().tolist()]
+            head = self.headline() if headline is None else headline
+            out[self.accountant()] = [e if math.isfinite(e) else None for e in head.tolist()]
         for label, values in self.claims.items():
             out[label] = values.tolist()
         return out
@@ -275,7 +277,8 @@ class Ledger(Figures):
         each client: to its PLD (``exact``, :class:`.exact.Lineages`) or, for a grid record and a client
         whose PLD could not be built, to its RDP curve (:class:`.rdp_queue.RdpQueue`), per distinct
         (z rounded to 6 digits, rate)."""
-        zr = np.array([float(f"{v:.6g}") for v in np.asarray(z, np.float64).reshape(-1)])
+        uz, zinv = np.unique(np.asarray(z, np.float64).reshape(-1), return_inverse=True)
+        zr = np.array([float(f"{v:.6g}") for v in uz])[zinv.reshape(-1)]   # formatted once per distinct z
         pairs = np.stack([zr, np.minimum(1.0, np.asarray(sample_rate, np.float64).reshape(-1))], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
         if not exact:

@@ -28,7 +28,7 @@ still come out)."""
 def fill(event: RoundEvent, figures, t_start: float) -> RoundEvent:
     """``event`` with the privacy figures of ``figures`` (the ledger, or the snapshot its round left)."""
     headline = figures.headline()
-    event.epsilon_spent, event.epsilon_accountant = figures.basic.tolist(), figures.views()
+    event.epsilon_spent, event.epsilon_accountant = figures.basic.tolist(), figures.views(headline)
     event.threat_model, event.accountant = figures.threat_model, figures.accountant()
     event.epsilon_headline = [encode_epsilon(e) for e in headline]
     event.epsilon_headline_run = encode_epsilon(float(headline.max()))
