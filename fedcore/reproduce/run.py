@@ -168,6 +168,7 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
     batch, nice = entry.get("lockstep") or [1] * n, entry.get("nice") or [0] * n
     return {s: {"rounds": entry["rounds"], "accuracy": c, "final": f, "seconds": t, "epsilon": e,
                 "threat_model": entry.get("threat_model", ""), "signals": dict(entry.get("signals") or {}),
+                "accountant": entry.get("accountant") or "",
                 "caveat": _stored_caveat(entry, config),
                 "load_average": la, "lockstep": k, "nice": ni}
             for s, f, c, t, e, la, k, ni in zip(entry["seeds"], entry["finals"], entry["curves"], secs, eps, loads,
@@ -272,6 +273,7 @@ def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extr
                           # what the headline does not prove for what ran ("" = a rigorous bound)
                           "caveat": next((r["caveat"] for r in runs if r.get("caveat")), ""),
                           "epsilon_headline": [r.get("epsilon") for r in runs],
+                          "accountant": next((r["accountant"] for r in runs if r.get("accountant")), None),
                           "signals": {k: sum(r["signals"][k] for r in runs) / len(runs)
                                       for k in runs[0].get("signals", {})
                                       if all(k in r.get("signals", {}) for r in runs)}})
