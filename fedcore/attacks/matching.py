@@ -61,7 +61,7 @@ def match_gradient(model: torch.nn.Module, params: dict, update: torch.Tensor, l
         with torch.no_grad():
             x.clamp_(lo, hi)
         steps += 1
-    return Matched(x.detach()[0], time.perf_counter() - t0, steps, float(loss))
+    return Matched(x.detach()[0], time.perf_counter() - t0, steps, float(loss.detach()))
 
 
 register(Attack("gradient_matching", "reconstruction",
