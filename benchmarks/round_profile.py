@@ -14,6 +14,9 @@ far less than wall time):
   path counts whether it burns CPU here or not). With ``FEDCORE_RDP_CACHE=off`` (the default
   here, as on a fresh host) every new RDP curve is computed in the run;
 - ``ledger_background_cpu_s_per_round``: the CPU the accounting worker spent off the critical path;
+- ``accounting_cpu_s_per_round_all`` (issue 55 §2): *all* the CPU accounting cost, every round included (round 1
+  too), divided by the rounds: this thread's in the ledger, at the run's end (its PLD) and the curve
+  workers' whole CPU with their start-up (:func:`accounting_all`; its parts in ``accounting_cpu_s_all_parts``);
 - ``eval_cpu_s_per_round``: the test-set evaluation (0 in rounds that do not evaluate:
   ``eval_every``), and ``evaluated_rounds``;
 - ``aten_calls_per_round``: ``aten::`` events of a round under ``torch.profiler`` (the way the issue
@@ -147,7 +150,7 @@ class Profiler:
         def new_ledger(s):
             ledger = saved["new_ledger"](s)
             prof.ledgers.append(ledger)
-            for method in ("record", "headline", "views", "snapshot", "settle"):
+            for method in ("record", "headline", "views", "snapshot", "settle", "pld_run", "profile"):
                 setattr(ledger, method, wrap("ledger", getattr(ledger, method)))
             return ledger
 
@@ -209,8 +212,9 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
         local_round.client_chunk = lambda *a, **k: None
         loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None: saved_eval(model, params, x, y,
                                                                                        chunk or 8192, graphs)
-    background0, wait0 = _background_cpu(), 0.0
-    finished = None
+    background0, wait0, children0 = _background_cpu(), 0.0, _children_cpu()
+    busy0 = background0
+    finished, final_ledger = None, 0.0
     try:
         events = iter_run(cfg)
         next(events)  # RunStarted: setup (data, model) is not a round
@@ -226,8 +230,8 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
             finally:
                 dc, dw, dp = time.thread_time() - c0, time.perf_counter() - w0, time.process_time() - p0
                 calls = prof.counter.stop() if prof.counter else None
-            if isinstance(event, RunFinished):
-                finished = event
+            if isinstance(event, RunFinished):   # the run's PLD (``pld_run``) and profile: accounting too
+                finished, final_ledger = event, prof.current.get("ledger_cpu", 0.0)
                 break
             prof.events.append(event)
             wait = prof.ledger_wait()
@@ -255,7 +259,9 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
         local_round.client_chunk, loop.evaluate = saved_chunk, saved_eval
         local_round.StepGraphs, local_round.graphs_enabled = saved_graphs
         undo()
-    return {"rounds": prof.rounds, "finished": finished, "events": prof.events}
+        _stop_curve_workers()
+    return {"rounds": prof.rounds, "finished": finished, "events": prof.events, "final_ledger_cpu": final_ledger,
+            "workers_cpu": _children_cpu() - children0, "workers_busy_cpu": _background_cpu() - busy0}
 
 
 def _evaluated(event, cfg) -> bool:
@@ -266,12 +272,32 @@ def _evaluated(event, cfg) -> bool:
 
 
 def _background_cpu() -> float:
-    """CPU seconds of the ledger's background accounting so far (0 where it has none)."""
+    """CPU seconds of the ledger's background accounting so far (0 where it has none): what the curve
+    workers report for their requests, without their start-up."""
     try:
         from fedcore.accounting.curve_workers import background_cpu_seconds
     except ImportError:
         return 0.0
     return background_cpu_seconds()
+
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's children that have ended and been waited for
+    (``RUSAGE_CHILDREN``): the curve workers, start-up included, once :func:`_stop_curve_workers` reaped them."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _stop_curve_workers() -> None:
+    """End the run's curve workers and wait for them, so that their whole CPU (start-up included) is counted."""
+    try:
+        from fedcore.accounting.curve_workers import stop_pool
+    except ImportError:
+        return
+    stop_pool()
 
 
 def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
@@ -312,6 +338,25 @@ def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
                 "outside", get=lambda r: r["aten"]["total"] - r["aten"].get("replayed", 0))
     out["ledger_cpu_s_by_round"] = [round(r["ledger_critical"], 4) for r in rounds]
     return out
+
+
+def accounting_all(rounds: list[dict], result: dict) -> dict:
+    """Every CPU-second accounting cost the run, over all its rounds (round 1 included), divided by the
+    rounds (issue 55 §2): this thread's in the ledger's calls each round, at the run's end (its PLD,
+    ``pld_run``, and profile) and the curve workers' whole CPU, start-up included (``RUSAGE_CHILDREN`` once
+    they are reaped; any other child process of the run would count here too)."""
+    released = sum(len(r.get("released", [r.get("round")])) for r in rounds) or 1
+    in_thread = sum(r.get("ledger_cpu", 0.0) for r in rounds)
+    workers = result["workers_cpu"]
+    total = in_thread + result["final_ledger_cpu"] + workers
+    return {"accounting_cpu_s_per_round_all": total / released,
+            "accounting_cpu_s_all_parts": {
+                "rounds_in_thread": round(in_thread, 4),
+                "round_1_in_thread": round(rounds[0].get("ledger_cpu", 0.0), 4) if rounds else 0.0,
+                "run_end_in_thread": round(result["final_ledger_cpu"], 4),
+                "workers": round(workers, 4),
+                "workers_start_up_and_idle": round(max(0.0, workers - result["workers_busy_cpu"]), 4),
+                "rounds": released}}
 
 
 def main(argv=None) -> int:
@@ -363,6 +408,7 @@ def main(argv=None) -> int:
             r["aten_total"], r["aten_top"] = r["aten"]["total"], r["aten"]["top"]
     summary = summarize(rounds)
     summary["evaluated_rounds"] = [e.round for e in result["events"] if _evaluated(e, cfg)]
+    summary.update(accounting_all(rounds, result))
     fin = result["finished"]
     out = {
         "workload": args.workload, "device": args.device, "threads": torch.get_num_threads(),

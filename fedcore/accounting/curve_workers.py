@@ -286,3 +286,16 @@ def side_by_side(requests: list) -> Optional[list]:
             payload = None
         out.append(payload)
     return out
+
+
+def stop_pool() -> None:
+    """End this process's pool and wait for its workers (benchmarks: their CPU, start-up included, is then in
+    ``RUSAGE_CHILDREN``); the next curve sent out starts a new one."""
+    pool = _POOL.pop("pool", None)
+    if pool is not None:
+        pool.stop()
+        for worker in pool.workers:
+            try:
+                worker.proc.wait(timeout=60)
+            except Exception:   # noqa: BLE001 -- one that will not end is left to the process's exit
+                pass
