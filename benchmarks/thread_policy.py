@@ -2,7 +2,7 @@
 a CNN run on the policy's threads against 1 and 2 (issue 55 §1; :mod:`fedcore.threads`).
 
     python -m benchmarks.thread_policy [--pairs 3] [--epsilons 1,100,10000] [--seeds 1] [--before]
-                                       [--cnn] [--busy N]
+                                       [--cnn [--set KEY=VALUE]] [--busy N]
 
 1. **Sweep**: ``python -m fedcore sweep --preset demo --match headline --epsilons ... --seeds ...`` (the
    CLI's ``main``, in a fresh process) and the Frontier page's worker
@@ -141,7 +141,8 @@ def sweep_systems(args, folder: Path) -> dict:
 
 
 def cnn_systems(args) -> dict:
-    env, run = clean_env(), ["run", "--preset", "mnist_cnn_100", "--set", "rounds=2"]
+    env, run = clean_env(), ["run", "--preset", "mnist_cnn_100", "--set", "rounds=2",
+                             *[a for item in args.set for a in ("--set", item)]]
     return {"CNN auto": (lambda: cli_code(run), env),
             "CNN --threads 1": (lambda: cli_code(["--threads", "1", *run]), env),
             "CNN --threads 2": (lambda: cli_code(["--threads", "2", *run]), env)}
@@ -196,6 +197,8 @@ def main(argv=None) -> int:
     p.add_argument("--before", action="store_true", help="also the worker on torch's default threads")
     p.add_argument("--cnn", action="store_true", help="the CNN run instead of the sweep")
     p.add_argument("--busy", type=int, default=0, help="busy loops beside the measurement")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="more overrides of the CNN run (e.g. train_size=6000: a cut-down run, said as such)")
     p.add_argument("--json", help="write every measurement here")
     args = p.parse_args(argv)
     become_subreaper()

@@ -11,12 +11,15 @@ with the model it built. That is the one place the choice is made:
   are too small for a second thread to pay: on a busy host it only waits on the first (one client's
   reconstruction 1.39 s on torch's 2 threads against 0.124 s on one; the Frontier worker 1.21x the
   CLI's CPU-s while it kept torch's 2; docs/benchmarks.md);
-- **a convolution on a busy host** (1-minute load average at least the cores this process may use):
-  1 thread (``mnist_cnn_100`` cut down: 8.58 CPU-s on 2 threads against 2.39 on one);
+- **a convolution on a busy host** (the threads runnable elsewhere right now, :func:`runnable_elsewhere`,
+  leave fewer than 2 of the cores this process may use free): 1 thread (``mnist_cnn_100`` cut down:
+  8.58 CPU-s on 2 threads against 2.39 on one). The run queue is read, not the 1-minute load average,
+  which lags a busy loop started seconds ago and counts this host's own last runs;
 - **a convolution otherwise: measured**. :func:`measure` times the model's forward and backward on a
-  batch of the run's size, interleaved on 1 thread and on every core, and the cores are kept only
+  batch of the run's size, interleaved on 1 thread and on the free cores, and those are kept only
   when they make the step at least :data:`GAIN` times faster (idle, 2 threads trained ``mnist_cnn_100``
-  in 7.7 s against 12.9 s: 1.68x). A GPU run keeps torch's default.
+  in 7.7 s against 12.9 s: 1.68x); a measurement is kept :data:`REMEASURE_S` in a process. A GPU run
+  keeps torch's default.
 
 The ceiling is what the process may use: its CPU affinity, ``OMP_NUM_THREADS`` when set (the
 dashboard's host setting ``worker_threads`` sets it in its workers) and ``FEDCORE_MAX_THREADS`` (a Ray
@@ -26,8 +29,8 @@ and why.
 >>> from fedcore.threads import decide
 >>> decide(has_convolution=False, device="cpu", ceiling=2, load=0.1).threads
 1
->>> decide(has_convolution=True, device="cpu", ceiling=2, load=5.0).reason
-'a convolution on a busy host (load 5.0 >= 2 cores): 1 thread'
+>>> decide(has_convolution=True, device="cpu", ceiling=2, load=1.0).reason
+'a convolution on a busy host (1.0 threads runnable elsewhere, 2 cores): 1 thread'
 """
 from __future__ import annotations
 
@@ -62,7 +65,7 @@ class Choice:
 
 _last: Optional[Choice] = None
 _applied: Optional[int] = None       # the count this module last set (so a caller's own is told apart)
-_measured: dict = {}                 # (model key, ceiling) -> (monotonic time, Choice)
+_measured: dict = {}                 # (model key, threads) -> (monotonic time, (wall on 1, wall on threads))
 
 
 def last_choice() -> Optional[Choice]:
@@ -144,28 +147,52 @@ def caller_chose() -> Optional[int]:
 
 def decide(*, has_convolution: bool, device: str, ceiling: int, load: float,
            measure: Optional[Callable[[int], tuple[float, float]]] = None) -> Choice:
-    """The policy as a pure function of the model, the device, the cores and the host's load.
-    ``measure(n)`` returns the seconds of one step on 1 and on ``n`` threads (only asked for a
-    convolution on a CPU that is not busy)."""
+    """The policy as a pure function of the model, the device, the cores and ``load``, the threads
+    runnable elsewhere on the host. ``measure(n)`` returns the seconds of one step on 1 and on ``n``
+    threads (only asked for a convolution on a CPU with ``n`` >= 2 cores free)."""
     if device != "cpu":
         return Choice(0, f"a {device} run: torch's default", ceiling)
     if not has_convolution:
         return Choice(1, "no convolution: 1 thread", ceiling)
     if ceiling <= 1:
         return Choice(1, "one core: 1 thread", ceiling)
-    if load >= ceiling:
-        return Choice(1, f"a convolution on a busy host (load {load:.1f} >= {ceiling} cores): 1 thread", ceiling)
+    free = min(ceiling, int(ceiling - load + 0.5))   # the cores left free, to the nearest
+    if free < 2:
+        return Choice(1, f"a convolution on a busy host ({load:.1f} threads runnable elsewhere, {ceiling} cores): "
+                         "1 thread", ceiling)
     if measure is None:
         return Choice(0, "a convolution, not measured: torch's default", ceiling)
     try:
-        wall_1, wall_n = measure(ceiling)
+        wall_1, wall_n = measure(free)
     except Exception as exc:  # noqa: BLE001  (the run meets and reports its model's error itself)
         return Choice(1, f"a convolution, not measurable ({type(exc).__name__}): 1 thread", ceiling)
+    faster = f"a convolution, measured {wall_1 / wall_n:.2f}x faster on {free} threads"
     if wall_1 >= GAIN * wall_n:
-        return Choice(ceiling, f"a convolution, measured {wall_1 / wall_n:.2f}x faster on {ceiling} threads: "
-                               f"{ceiling} threads", ceiling, wall_1, wall_n)
-    return Choice(1, f"a convolution, measured only {wall_1 / wall_n:.2f}x faster on {ceiling} threads: 1 thread",
-                  ceiling, wall_1, wall_n)
+        return Choice(free, f"{faster}: {free} threads", ceiling, wall_1, wall_n)
+    return Choice(1, f"{faster.replace('measured', 'measured only')}: 1 thread", ceiling, wall_1, wall_n)
+
+
+def runnable_elsewhere(readings: int = 5, gap_s: float = 0.01) -> float:
+    """Threads runnable on the host now, this process's own left out: the median of ``readings`` of the
+    kernel's run queue (``/proc/loadavg``'s fourth field) less this process's running threads; where
+    there is no ``/proc``, the 1-minute load average."""
+    seen = []
+    try:
+        for _ in range(readings):
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+            mine = 0
+            for task in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{task}/stat") as f:
+                        mine += f.read().rsplit(")", 1)[1].split()[0] == "R"
+                except OSError:   # a thread that ended meanwhile
+                    pass
+            seen.append(max(0, running - mine))
+            time.sleep(gap_s)
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0]
+    return float(sorted(seen)[len(seen) // 2])
 
 
 def has_convolution(model) -> bool:
@@ -184,29 +211,39 @@ def step_timer(model, x, y) -> Callable[[int], tuple[float, float]]:
 
     import torch
 
-    model = copy.deepcopy(model)
-
-    def one_step(threads: int) -> float:
+    def one_step(copied, threads: int) -> float:
         torch.set_num_threads(threads)
-        model.zero_grad(set_to_none=True)
+        copied.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        torch.nn.functional.cross_entropy(copied(x), y).backward()
         return time.perf_counter() - t0
 
     def measure(n: int) -> tuple[float, float]:
-        before = torch.get_num_threads()
+        before, copied = torch.get_num_threads(), copy.deepcopy(model)
         with torch.random.fork_rng(devices=[]):
             try:
-                one_step(n)                  # warm-up: the first call allocates
+                one_step(copied, n)                  # warm-up: the first call allocates
                 ones, ns = [], []
                 for _ in range(PROBE_REPEATS):
-                    ones.append(one_step(1))
-                    ns.append(one_step(n))
+                    ones.append(one_step(copied, 1))
+                    ns.append(one_step(copied, n))
             finally:
                 torch.set_num_threads(before)
         return min(ones), min(ns)
 
     return measure
+
+
+def remembered(key, measure: Callable[[int], tuple[float, float]]) -> Callable[[int], tuple[float, float]]:
+    """``measure`` whose answer for ``n`` threads is kept :data:`REMEASURE_S` under ``key`` (a warm
+    worker's next run of the same model reuses it; the load is read afresh every time)."""
+    def kept(n: int) -> tuple[float, float]:
+        seen = _measured.get((key, n))
+        if seen is None or time.monotonic() - seen[0] >= REMEASURE_S:
+            seen = _measured[(key, n)] = (time.monotonic(), measure(n))
+        return seen[1]
+
+    return kept
 
 
 def probe_batch(cfg, x_train, y_train):
@@ -229,17 +266,11 @@ def apply_policy(cfg, model, x_train, y_train, device) -> Choice:
         _last = Choice(theirs, f"the caller's torch.set_num_threads({theirs})", ceiling())
         return _last
     cores, conv, kind = ceiling(), has_convolution(model), getattr(device, "type", str(device))
-    key = (cfg.model, tuple(x_train.shape[1:]), cores, kind)
-    kept = _measured.get(key)
-    if conv and kind == "cpu" and kept and time.monotonic() - kept[0] < REMEASURE_S:
-        choice = kept[1]
-    else:
-        timer = None
-        if conv and kind == "cpu":
-            timer = step_timer(model, *probe_batch(cfg, x_train, y_train))
-        choice = decide(has_convolution=conv, device=kind, ceiling=cores, load=os.getloadavg()[0], measure=timer)
-        if choice.wall_1 is not None:
-            _measured[key] = (time.monotonic(), choice)
+    timer, load = None, 0.0
+    if conv and kind == "cpu" and cores > 1:
+        timer = remembered((cfg.model, tuple(x_train.shape[1:])), step_timer(model, *probe_batch(cfg, x_train, y_train)))
+        load = runnable_elsewhere()
+    choice = decide(has_convolution=conv, device=kind, ceiling=cores, load=load, measure=timer)
     set_threads(choice.threads)
     _last = choice
     return choice

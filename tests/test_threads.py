@@ -39,12 +39,35 @@ def test_a_model_without_convolution_trains_on_one_thread_whatever_the_load():
         assert decide(has_convolution=False, device="cpu", ceiling=4, load=load).threads == 1
 
 
-def test_a_convolution_on_a_busy_host_takes_one_thread_without_measuring():
+def test_a_convolution_with_fewer_than_two_cores_free_takes_one_thread_without_measuring():
     def never(n):
         raise AssertionError("measured on a busy host")
 
-    choice = decide(has_convolution=True, device="cpu", ceiling=2, load=2.0, measure=never)
-    assert choice.threads == 1 and "busy host" in choice.reason
+    for ceiling, load in ((2, 1.0), (2, 2.0), (4, 3.0), (8, 6.6)):
+        choice = decide(has_convolution=True, device="cpu", ceiling=ceiling, load=load, measure=never)
+        assert choice.threads == 1 and "busy host" in choice.reason
+
+
+def test_a_convolution_is_measured_on_the_cores_left_free():
+    asked = []
+    choice = decide(has_convolution=True, device="cpu", ceiling=8, load=5.0,
+                    measure=lambda n: asked.append(n) or (0.3, 0.1))
+    assert asked == [3] and choice.threads == 3
+
+
+def test_the_run_queue_sees_busy_loops_started_a_moment_ago():
+    """Two busy loops are two threads runnable elsewhere at once (the 1-minute load average would
+    take a minute to show them)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        import time
+
+        time.sleep(0.3)
+        assert threads.runnable_elsewhere() >= 2.0
+    finally:
+        for proc in loops:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_convolution_keeps_every_core_only_when_measured_faster():
@@ -78,18 +101,20 @@ def test_the_ceiling_is_the_environments_and_a_ray_tasks(monkeypatch):
 
 def test_prepare_measures_a_convolution_on_an_idle_host_and_sets_its_choice(fresh_policy, monkeypatch):
     """The engine's prepare (where every entry point first trains) applies the policy to the model it
-    built: a CNN at load 0.1 is measured (here: 2 threads 1.68x faster, the idle figure of issue 55)."""
+    built: a CNN with both cores free is measured (here: 2 threads 1.68x faster, the idle figure of issue 55)."""
     from fedcore.engine.setup import prepare
     from fedcore.layering import build_config
 
     asked = []
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    monkeypatch.setattr(threads, "runnable_elsewhere", lambda: 0.0)
     monkeypatch.setattr(threads, "step_timer", lambda model, x, y: lambda n: asked.append(n) or (12.9, 7.7))
-    prepare(build_config("demo", None, ["dataset=mnist", "model=cnn_uldp", "num_clients=4"]))
+    cnn = build_config("demo", None, ["dataset=mnist", "model=cnn_uldp", "num_clients=4"])
+    prepare(cnn)
     assert asked == [2] and torch.get_num_threads() == 2 == threads.last_choice().threads
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
-    monkeypatch.setattr(threads, "_measured", {})
-    prepare(build_config("demo", None, ["dataset=mnist", "model=cnn_uldp", "num_clients=4"]))
+    prepare(cnn)                          # a warm worker's next run: the measurement is kept, the load read
+    assert asked == [2] and torch.get_num_threads() == 2
+    monkeypatch.setattr(threads, "runnable_elsewhere", lambda: 1.0)   # one busy loop beside it
+    prepare(cnn)
     assert asked == [2] and torch.get_num_threads() == 1 == threads.last_choice().threads
 
 
@@ -220,3 +245,37 @@ def test_every_entry_point_trains_on_the_policys_choice():
                           "reproduction", "ray task"]
     for name, got in seen.items():
         assert got == {"threads": 1, "choice": 1}, name
+
+
+def test_the_frontier_worker_takes_the_hosts_worker_threads_as_its_ceiling(tmp_path, monkeypatch):
+    """The page queues a sweep with the host's ``worker_threads`` in its record, and the worker
+    applies it as a run worker does (``lower_priority``): the policy then chooses within it."""
+    from types import SimpleNamespace
+
+    from fedcore.runner import worker
+    from fedcore.runner.limits import HostLimits
+    from fedcore.runner.store import JobStore
+    from fedcore.sweep import job
+    from fedcore.sweep.spec import SweepSpec
+
+    class Manager:
+        limits = HostLimits(worker_threads=1)
+
+        def job_record(self, job_id):
+            return SimpleNamespace(status="none")
+
+        def submit(self, queued):
+            self.queued = queued
+
+    spec = SweepSpec(preset="demo", methods=("dp_fedavg",), epsilons=(10.0,), seeds=1, sets=("rounds=1",),
+                     reference=False)
+    manager = Manager()
+    job.start_sweep(manager, spec)
+    assert manager.queued.fields["threads"] == 1
+    asked = []
+    monkeypatch.setattr(worker, "lower_priority", lambda nice=0, threads=0: asked.append((nice, threads)))
+    monkeypatch.setattr(job, "checked_points", lambda spec: [])
+    store = JobStore(tmp_path)
+    store.create_job(manager.queued.id, "sweep", **manager.queued.fields)
+    job.sweep_main(str(tmp_path), manager.queued.id)
+    assert asked == [(job.NICE, 1)]

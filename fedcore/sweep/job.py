@@ -66,11 +66,11 @@ def spec_from_dict(d: dict) -> SweepSpec:
 
 
 def sweep_fields(spec: SweepSpec, *, audit: int = 0, ray: Optional[str] = None,
-                 max_batch: int = DASHBOARD_BATCH, attack: int = 0) -> dict:
-    """What the job record of sweeping ``spec`` holds for its launcher and worker."""
+                 max_batch: int = DASHBOARD_BATCH, attack: int = 0, threads: int = 0) -> dict:
+    """What the job record of sweeping ``spec`` holds for its launcher and worker; ``threads``: the
+    host's ``worker_threads`` (0: no ceiling), the most torch threads its worker may take."""
     return {"key": spec_key(spec, audit, attack), "spec": spec_to_dict(spec), "audit": audit, "attack": attack,
-            "ray": ray,
-            "max_batch": max_batch, "done": 0, "total": spec.count()}
+            "ray": ray, "threads": threads, "max_batch": max_batch, "done": 0, "total": spec.count()}
 
 
 def rows_path(store_dir, key: str) -> Path:
@@ -83,14 +83,16 @@ def rows_path(store_dir, key: str) -> Path:
 def sweep_main(store_dir: str, job_id: str) -> None:
     """Worker process: train the sweep of job ``job_id`` (each point audited with its record's
     ``audit`` draws per input, 0 = no audit), rewriting its rows file and its record's progress
-    after every row; it stops after the batch in progress when its stop flag is set."""
+    after every row; it stops after the batch in progress when its stop flag is set. Its torch
+    threads are the one policy's (:mod:`fedcore.threads`), within the record's ``threads`` ceiling
+    (the host's ``worker_threads``), as a run worker's are."""
     from ..runner.store import FAILED, FINISHED, STOPPED, JobStore
     from ..runner.worker import lower_priority
     from .runner import run_sweep
 
-    lower_priority(NICE)
     store = JobStore(store_dir)
     record = store.get_job_dict(job_id)
+    lower_priority(NICE, record.get("threads") or 0)
     rows: list = []
     try:
         spec = spec_from_dict(record["spec"])
@@ -172,7 +174,8 @@ def start_sweep(manager, spec: SweepSpec, *, owner: Optional[str] = None, audit:
         from ..attacks.membership import check_shadows
 
         check_shadows(attack)
-    fields = sweep_fields(spec, audit=check_trials(audit), ray=ray, max_batch=max_batch, attack=attack)
+    fields = sweep_fields(spec, audit=check_trials(audit), ray=ray, max_batch=max_batch, attack=attack,
+                          threads=(manager.limits.worker_threads or 0) if manager.limits is not None else 0)
     key, total = fields["key"], fields["total"]  # invalid specs failed in SweepSpec(); points are built later
     if sweep_status(manager, key).status in (FINISHED, *ACTIVE):
         return key
