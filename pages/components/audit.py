@@ -136,7 +136,7 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
     by side. The audit is a job (queued beside runs, under the same limits, owned by who
     pressed the button: seconds to minutes); the panel polls."""
     from fedcore.errors import FedcoreError
-    from fedcore.runner.audits import DEFAULT_TRIALS, audit_id, audit_result, start_audit
+    from fedcore.runner.audits import AUDIT, DEFAULT_TRIALS, start_audit
 
     from .host import manager, viewer
 
@@ -146,8 +146,7 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
                    "training run for central and record-level DP) and turns the attacker's success into "
                    "an ε that holds with 95 % confidence. It costs time, so it is optional; the Mechanisms "
                    "page explains what the lower bound means.")
-        done = audit_result(manager().store_dir, cfg, DEFAULT_TRIALS)
-        if done is None and manager().job(audit_id(cfg, DEFAULT_TRIALS)) is None:
+        if not AUDIT.asked(manager(), cfg, DEFAULT_TRIALS):
             if pressed(st, "Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
                 try:
                     start_audit(manager(), cfg, DEFAULT_TRIALS, owner=viewer().owner)
@@ -155,6 +154,7 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
                 except FedcoreError as exc:
                     st.error(plain(exc), icon=":material/hourglass_top:")
             return
+        done = AUDIT.result(manager().store_dir, cfg, DEFAULT_TRIALS)
         pacing.polling_fragment(_audit_state, pacing.poll_seconds(2.0) if done is None else None)(
             cfg, DEFAULT_TRIALS, key)
 

@@ -178,7 +178,7 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
     """After a finished run: "Attack membership" queues the experiment on the run's recipe (its
     shadow runs trained together, a job like an audit); the ROC appears when it is done."""
     from fedcore.errors import FedcoreError
-    from fedcore.runner.membership import membership_id, membership_result, shadows_for, start_membership
+    from fedcore.runner.membership import MEMBERSHIP, shadows_for, start_membership
 
     from .form import student_mode
     from .host import manager, viewer
@@ -186,8 +186,7 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
     plain = student_mode()
     shadows = shadows_for(preset)
     st.subheader("Who was in the training data?" if plain else "Membership inference: ROC", anchor=False)
-    done = membership_result(manager().store_dir, cfg, shadows)
-    if done is None and manager().job(membership_id(cfg, shadows)) is None:
+    if not MEMBERSHIP.asked(manager(), cfg, shadows):
         c1, c2 = st.columns([1.4, 3], vertical_alignment="center")   # the button's label whole at 1,024 px
         c2.caption(("An attacker trains many look-alike models, each on a random half of the images, and learns to "
                     "tell from the finished model whether an image was used to train it." if plain else
@@ -200,17 +199,18 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
             except FedcoreError as exc:
                 st.error(plain_text(exc), icon=":material/hourglass_top:")
         return
+    done = MEMBERSHIP.result(manager().store_dir, cfg, shadows)
     pacing.polling_fragment(_job_state, pacing.poll_seconds(2.0) if done is None else None)(cfg, shadows, key, plain)
 
 
 def _job_state(cfg, shadows: int, key: str, plain: bool) -> None:
-    from fedcore.runner.membership import membership_id, membership_result
+    from fedcore.runner.membership import MEMBERSHIP
     from fedcore.runner.owners import can_control
 
     from .host import keep_alive, manager, stop_run, viewer
     from .queue_words import queue_text
 
-    done, job_id = membership_result(manager().store_dir, cfg, shadows), membership_id(cfg, shadows)
+    done, job_id = MEMBERSHIP.result(manager().store_dir, cfg, shadows), MEMBERSHIP.id(cfg, shadows)
     job = manager().job(job_id)
     if done is None and job is not None:
         keep_alive(job)
@@ -229,13 +229,11 @@ def _job_state(cfg, shadows: int, key: str, plain: bool) -> None:
 def wanted(cfg, preset: str) -> bool:
     """Presentation: whether membership takes the place beside accuracy: on a preset made for it
     (:data:`~fedcore.runner.membership.PRESET_SHADOWS`), or once someone started it on this recipe."""
-    from fedcore.runner.membership import PRESET_SHADOWS, membership_id, membership_result, shadows_for
+    from fedcore.runner.membership import MEMBERSHIP, PRESET_SHADOWS, shadows_for
 
     from .host import manager
 
-    shadows = shadows_for(preset)
-    return (preset in PRESET_SHADOWS or membership_result(manager().store_dir, cfg, shadows) is not None
-            or manager().job(membership_id(cfg, shadows)) is not None)
+    return preset in PRESET_SHADOWS or MEMBERSHIP.asked(manager(), cfg, shadows_for(preset))
 
 
 def start_button(cfg, preset: str, key: str = "pg-mia-present") -> None:
@@ -258,13 +256,13 @@ def start_button(cfg, preset: str, key: str = "pg-mia-present") -> None:
 def beside_accuracy(cfg, preset: str, key: str = "pg-mia-present") -> None:
     """Presentation, level with the accuracy chart: the membership ROC, enlarged, and its two numbers (members
     caught at 1 in 1,000 and 1 in 100 wrongly accused), or where its job stands, or the button that starts it."""
-    from fedcore.runner.membership import membership_id, membership_result, shadows_for
+    from fedcore.runner.membership import MEMBERSHIP, shadows_for
 
     from .form import student_mode
     from .host import manager
 
     shadows = shadows_for(preset)
-    if membership_result(manager().store_dir, cfg, shadows) is None and manager().job(membership_id(cfg, shadows)) is None:
+    if not MEMBERSHIP.asked(manager(), cfg, shadows):
         st.markdown("**Who was in the training data?** An attacker trains look-alike models on random halves of the "
                     "images and tells the ones used to train this model from the others.")
         start_button(cfg, preset, key)
@@ -273,15 +271,15 @@ def beside_accuracy(cfg, preset: str, key: str = "pg-mia-present") -> None:
 
 
 def _present_state(cfg, shadows: int, key: str, plain: bool) -> None:
-    from fedcore.runner.membership import membership_id, membership_result
+    from fedcore.runner.membership import MEMBERSHIP
 
     from .host import keep_alive, manager
     from .queue_words import queue_text
     from .presentation import enlarge
 
-    done = membership_result(manager().store_dir, cfg, shadows)
+    done = MEMBERSHIP.result(manager().store_dir, cfg, shadows)
     if done is None:
-        job = manager().job(membership_id(cfg, shadows))
+        job = manager().job(MEMBERSHIP.id(cfg, shadows))
         if job is not None and job.status in ("queued", "running"):
             keep_alive(job)
             queue = manager().queue_info(job.id)
