@@ -6,18 +6,9 @@ Every entry of ``MODELS`` is a factory ``(input_shape, num_classes) -> nn.Module
 they work with ``torch.func.functional_call`` + ``torch.func.vmap`` (per-sample
 gradients for DP-SGD, many clients' models stacked and evaluated at once).
 
-Registered models (``name``: architecture; paper):
-
-- ``logreg``: flatten - fc(classes); PLDP-FL.
-- ``mlp``: flatten - fc200 - fc(classes); baseline.
-- ``cnn_kdp``: conv5x5(32, same) - pool - conv5x5(64, same) - pool - fc512 - fc(classes);
-  KDP-FL.
-- ``cnn_uldp``: conv5x5(10) - pool - conv5x5(20) - pool - fc50 - fc(classes); ULDP-FED.
-- ``cnn_ldpfl``: conv5x5(16, same) - pool - conv5x5(32, same) - pool - fc(classes); LDP-FL
-  (our reading of its "two-layer CNN").
-- ``lenet5``: conv5x5(6) - pool - conv5x5(16) - pool - fc120 - fc84 - fc(classes); ULDP-FED.
-- ``vgg_small``: [conv3x3 x2 - pool] x3 (32, 64, 128) - fc128 - fc(classes); LDP-FL.
-- ``resnet18``: torchvision ResNet-18 with GroupNorm and a CIFAR stem; He et al. 2016.
+Each registered model's architecture and paper are its registry entry's summary and paper
+(``python -m fedcore list`` prints them): logreg, mlp, cnn_kdp, cnn_uldp, cnn_ldpfl, lenet5,
+vgg_small, resnet18.
 
 >>> from fedcore.models import build_model, count_flops, num_parameters
 >>> model = build_model("cnn_uldp", (1, 28, 28), 10)

@@ -25,15 +25,8 @@ def cnn_kdp(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     ("same"); on MNIST this is McMahan et al.'s 1,663,370 parameters. Accepts images of
     at least 4x4 (so also the 8x8 digits).
     """
-    return ConvPoolNet(
-        "cnn_kdp",
-        input_shape,
-        num_classes,
-        blocks=((32,), (64,)),
-        kernel_size=5,
-        padding=2,
-        hidden=(512,),
-    )
+    return ConvPoolNet("cnn_kdp", input_shape, num_classes, blocks=((32,), (64,)),
+                       kernel_size=5, padding=2, hidden=(512,))
 
 
 @MODELS.register(
@@ -49,15 +42,8 @@ def cnn_uldp(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     on 1x28x28. Needs images of at least 16x16, so it refuses the 8x8 digits rather
     than silently changing the architecture.
     """
-    return ConvPoolNet(
-        "cnn_uldp",
-        input_shape,
-        num_classes,
-        blocks=((10,), (20,)),
-        kernel_size=5,
-        padding=0,
-        hidden=(50,),
-    )
+    return ConvPoolNet("cnn_uldp", input_shape, num_classes, blocks=((10,), (20,)),
+                       kernel_size=5, padding=0, hidden=(50,))
 
 
 @MODELS.register(
@@ -73,12 +59,5 @@ def cnn_ldpfl(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     i.e. the common two-conv-layer PyTorch MNIST tutorial network (28,938 parameters on
     1x28x28). Accepts images of at least 4x4.
     """
-    return ConvPoolNet(
-        "cnn_ldpfl",
-        input_shape,
-        num_classes,
-        blocks=((16,), (32,)),
-        kernel_size=5,
-        padding=2,
-        hidden=(),
-    )
+    return ConvPoolNet("cnn_ldpfl", input_shape, num_classes, blocks=((16,), (32,)),
+                       kernel_size=5, padding=2, hidden=())

@@ -20,12 +20,5 @@ def lenet5(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     Unpadded: 62,006 parameters on 3x32x32 with 10 classes; on 1x28x28 the feature map
     is 16x4x4. Needs images of at least 16x16, so it refuses the 8x8 digits.
     """
-    return ConvPoolNet(
-        "lenet5",
-        input_shape,
-        num_classes,
-        blocks=((6,), (16,)),
-        kernel_size=5,
-        padding=0,
-        hidden=(120, 84),
-    )
+    return ConvPoolNet("lenet5", input_shape, num_classes, blocks=((6,), (16,)),
+                       kernel_size=5, padding=0, hidden=(120, 84))

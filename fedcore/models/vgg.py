@@ -24,12 +24,5 @@ def vgg_small(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     with per-sample gradients under ``vmap``). About 0.55 M parameters on 3x32x32.
     Accepts images of at least 8x8.
     """
-    return ConvPoolNet(
-        "vgg_small",
-        input_shape,
-        num_classes,
-        blocks=((32, 32), (64, 64), (128, 128)),
-        kernel_size=3,
-        padding=1,
-        hidden=(128,),
-    )
+    return ConvPoolNet("vgg_small", input_shape, num_classes, blocks=((32, 32), (64, 64), (128, 128)),
+                       kernel_size=3, padding=1, hidden=(128,))

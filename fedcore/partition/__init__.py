@@ -25,8 +25,7 @@ __all__ = ["PARTITIONERS", "Partition", "make_partition", "partitioner_options"]
 
 def partitioner_options(kind: str, options: dict, prefix: str = "partition"):
     """Partitioner ``kind``'s ``Options`` from a mapping, checked (unknown names, ranges)."""
-    if kind not in PARTITIONERS:
-        raise ConfigError("partition.kind", kind, "must be one of: " + ", ".join(PARTITIONERS.names()))
+    PARTITIONERS.check("partition.kind", kind)
     cls = PARTITIONERS.get(kind).Options
     known = [f.name for f in dataclasses.fields(cls)]
     for name in options:
@@ -67,8 +66,7 @@ def make_partition(kind: str, labels: np.ndarray, num_clients: int, *, num_class
     PartitionError
         The data cannot be split this way (the message says what to change).
     """
-    if kind not in PARTITIONERS:
-        raise ConfigError("partition.kind", kind, "must be one of: " + ", ".join(PARTITIONERS.names()))
+    PARTITIONERS.check("partition.kind", kind)
     fn = PARTITIONERS.get(kind)
     own = {f.name for f in dataclasses.fields(fn.Options)}
     known = {f.name for e in PARTITIONERS.entries() for f in dataclasses.fields(e.obj.Options)}

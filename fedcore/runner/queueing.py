@@ -14,7 +14,6 @@ to outlast the host's ``max_run_seconds`` (``max_seconds``).
 """
 from __future__ import annotations
 
-import heapq
 import os
 import statistics
 from typing import Iterable, Optional

@@ -74,7 +74,7 @@ def run_view(run_id: str, key: str = "run", teaching: bool = False, present: boo
             c_tempo, c_live = st.columns([4, 1], vertical_alignment="bottom")
             if not teaching and host.may_control(record):  # the Playground has them under Run (tempo.bar)
                 with c_tempo:
-                    tempo.controls(record, key, compact=present)
+                    tempo.bar(record, key, compact=present)
             live_charts = c_live.toggle("Live charts", value=True, key=f"{key}-live-{run_id}",
                                         help="Turn off to zoom or pan while it trains: each chart update "
                                              "redraws the chart and resets the zoom. The round counter keeps going.")

@@ -98,7 +98,3 @@ def bar(record: Optional[JobRecord], key: str = "pg", compact: bool = False) -> 
                   help="Train one more round, then hold (pauses a running run after its next round)."
                        + ("" if live else " Works once your run is training."))
 
-
-def controls(record: JobRecord, key: str, compact: bool = False) -> None:
-    """The same row for one active run (kept for callers that show a run on its own)."""
-    bar(record, key, compact)
