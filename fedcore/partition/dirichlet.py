@@ -45,14 +45,9 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Parameters
     ----------
-    labels : np.ndarray
-        ``[n]`` integer class ids.
-    num_clients : int
-        Number of clients ``N``.
-    num_classes : int
-        Number of classes.
-    rng : np.random.Generator
-        Source of the shuffles and the Dirichlet draws.
+    labels, num_clients, num_classes, rng
+        As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
+        source of the shuffles and the Dirichlet draws.
     alpha : float
         Concentration, > 0. ``alpha -> 0``: each class goes (almost) entirely to one
         client; ``alpha = 1000``: every client gets (almost) the global label mix.

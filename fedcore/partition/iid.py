@@ -22,14 +22,9 @@ def iid(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Parameters
     ----------
-    labels : np.ndarray
-        ``[n]`` integer class ids.
-    num_clients : int
-        Number of parts, at most ``n``.
-    num_classes : int
-        Number of classes (the width of ``label_counts``).
-    rng : np.random.Generator
-        Source of the shuffle.
+    labels, num_clients, num_classes, rng
+        As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
+        source of the shuffle.
 
     Examples
     --------

@@ -76,14 +76,9 @@ def kclass(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Parameters
     ----------
-    labels : np.ndarray
-        ``[n]`` integer class ids.
-    num_clients : int
-        Number of clients.
-    num_classes : int
-        Number of classes.
-    rng : np.random.Generator
-        Source of the sizes, the tie-breaks and the draws.
+    labels, num_clients, num_classes, rng
+        As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
+        source of the sizes, the tie-breaks and the draws.
     classes_per_client : int
         Classes per client, between 1 and the number of classes present.
     size_cv : float

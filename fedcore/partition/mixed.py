@@ -48,14 +48,9 @@ def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Parameters
     ----------
-    labels : np.ndarray
-        ``[n]`` integer class ids.
-    num_clients : int
-        Number of clients.
-    num_classes : int
-        Number of classes.
-    rng : np.random.Generator
-        Source of all the randomness.
+    labels, num_clients, num_classes, rng
+        As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
+        source of all the randomness.
     iid_fraction : float
         Fraction of IID clients, in [0, 1].
     classes_per_client : int

@@ -40,14 +40,9 @@ def shards(labels: np.ndarray, num_clients: int, num_classes: int,
 
     Parameters
     ----------
-    labels : np.ndarray
-        ``[n]`` integer class ids.
-    num_clients : int
-        Number of clients.
-    num_classes : int
-        Number of classes.
-    rng : np.random.Generator
-        Source of the tie order within a label and of the dealing.
+    labels, num_clients, num_classes, rng
+        As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
+        source of the tie order within a label and of the dealing.
     shards_per_client : int
         Shards (hence, roughly, classes) per client, >= 1.
 
