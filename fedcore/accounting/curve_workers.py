@@ -1,16 +1,15 @@
-"""Processes that compute RDP curves beside the round (issue 41: accounting off the critical path).
+"""Processes that compute RDP curves beside the round (issue 41), now only where asked for
+(``FEDCORE_ACCOUNTING=background``).
 
-A record whose multipliers change every round (``GaussianRecord.grid``, ULDP-FED's central reading)
-brings new RDP curves most rounds, 0.1-0.3 CPU-s each through dp-accounting. On a GPU a W3 round
-trains in about 0.05 s, while its new curves cost about 0.4 CPU-s: one worker process made every round
-wait 0.35 s for them (H200, 2026-11-27). So curves go to a small **pool** of worker processes
-(:func:`curve_pool`), all started together at a run's first such record, so that they warm up during round 1
-(started one at a time as the busy ones filled, they were part of why an H100's W3 rounds 2-10 took
-0.31 s each, against 0.06 s later), up to
-:func:`pool_size` (``FEDCORE_RDP_WORKERS``; default every core but two, at most 16: one on a 2-core
-host, 14 on a 16-core GPU host). Each worker computes exactly :func:`.rdp._compute_curve` (JSON floats
-round-trip exactly), so the ledger composes the very curves it would have computed itself; a curve
-goes out in :data:`PIECES` pieces of its orders, put back together bit for bit (:func:`submit_curve`).
+Issue 41 sent a grid record's new curves (ULDP-FED's central reading: new multipliers every round) to a
+pool of worker processes, because dp-accounting's order-by-order loops took 80 ms a curve. Issue 55 §2
+counted what that cost: on W3-quick (2-core host, 2026-11-28) the workers spent 2.2 CPU-s, half of it
+starting up, against 0.005 CPU-s a round left on the round's thread. A curve is now computed every order
+at once (:func:`.rdp.subsampled_gaussian_rdp`, about 2 ms), so by default the ledger computes it in the
+round and starts no process. With ``background`` a pool (:func:`curve_pool`) starts at a run's first such
+record, up to :func:`pool_size` (``FEDCORE_RDP_WORKERS``; default every core but two, at most 16); each
+worker computes exactly :func:`.rdp._compute_curve` (JSON floats round-trip exactly), in :data:`PIECES`
+pieces of its orders put back together bit for bit (:func:`submit_curve`).
 """
 from __future__ import annotations
 
@@ -19,8 +18,8 @@ import threading
 from typing import Optional
 
 ACCOUNTING_ENV = "FEDCORE_ACCOUNTING"
-"""``background`` (default): new curves of changing-multiplier records are computed by worker
-processes beside the round; ``inline``: in the round (as before issue 41)."""
+"""``inline`` (default): every curve is computed in the round; ``background``: new curves of
+changing-multiplier records are computed by worker processes beside it (issue 41)."""
 WORKERS_ENV = "FEDCORE_RDP_WORKERS"
 """Most worker processes a run's curves may use (a whole number; 0 or 1: one). Default
 :func:`pool_size`."""
@@ -246,7 +245,7 @@ def curve_pool(fill: bool = False) -> Optional[CurvePool]:
     them), or None: ``FEDCORE_ACCOUNTING=inline``, or no process could start, or every worker ended."""
     if "pool" not in _POOL:
         _POOL["pool"] = None
-        if os.environ.get(ACCOUNTING_ENV, "background").strip().lower() == "background":
+        if os.environ.get(ACCOUNTING_ENV, "inline").strip().lower() == "background":
             pool = CurvePool(pool_size())
             if pool.workers:
                 _POOL["pool"] = pool

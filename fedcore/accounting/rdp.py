@@ -1,22 +1,22 @@
 """RDP of the (subsampled) Gaussian mechanism: the one home of the RDP maths.
 
 Pure functions, no state (the Opacus lesson): :func:`gaussian_rdp` gives the RDP curve of
-one step through Google's dp-accounting (what the ledger composes), :class:`SampledGaussianRdp`
-the same curve at integer orders as a vectorised series (to calibrate many groups at once),
-:func:`rdp_epsilons` converts curves into (eps, delta)-DP. Multipliers are rounded to
-:data:`DIGITS` significant digits for caching, far below the precision any figure is shown
-with. dp-accounting (and the scipy it pulls in, about a second) is imported on first use,
-so runs without Gaussian noise never load it.
+one step (what the ledger composes), :func:`subsampled_gaussian_rdp` computes it: dp-accounting's
+terms and stopping rule, every order at once (a few ulps from the library, which stays the reference:
+``tests/test_rdp_vectorised.py``), :class:`SampledGaussianRdp` the same curve at integer orders for
+many multipliers at once (to calibrate many groups), :func:`rdp_epsilons` converts curves into
+(eps, delta)-DP. Multipliers are rounded to :data:`DIGITS` significant digits for caching, far below
+the precision any figure is shown with. scipy is imported on first use.
 
-A curve costs dp-accounting 0.1-0.2 s at the fractional orders. A run whose multipliers change
-every round (ULDP-FED's central reading: a new multiplier most rounds) spent more time there than
-training (W3-quick on CPU: 0.70 s of accounting, 0.55 s of training per round; on an H100 the
-accounting is most of a round). So curves are also kept on disk (:func:`curve_cache`, diskcache,
-shared by every process of the host): a run, a sweep or a reproduction whose multipliers another
-run met already reads them back.
+dp-accounting computed a curve order by order in Python loops, 80 ms a curve; a run whose
+multipliers change every round (ULDP-FED's central reading: a new multiplier most rounds) spent more
+time there than training, which issue 41 moved to worker processes. Every order at once costs about
+2 ms (issue 55 §2), so curves are computed where they are needed. They can also be kept on disk
+(:func:`curve_cache`, diskcache, shared by every process of the host).
 """
 from __future__ import annotations
 
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -43,7 +43,7 @@ def rounded_multiplier(noise_multiplier: float) -> float:
 
 CACHE_ENV = "FEDCORE_RDP_CACHE"
 """Folder of the curves kept on disk (``off``: none); default ``$XDG_CACHE_HOME/fedcore/rdp``."""
-CURVE_VERSION = "1"
+CURVE_VERSION = "2"
 """Part of every key on disk: change it when the way a curve is computed changes."""
 
 
@@ -94,18 +94,93 @@ def _gaussian_rdp_cached(noise_multiplier: float, sample_rate: float) -> tuple:
 
 
 def _compute_curve(noise_multiplier: float, sample_rate: float, pieces: int = 1, piece: int = 0) -> tuple:
-    """The curve at :data:`ORDERS` through dp-accounting; with ``pieces`` > 1, only at the orders
-    ``ORDERS[piece::pieces]`` (dp-accounting computes each order on its own, so the pieces of a curve
-    put back together are the whole curve, bit for bit: :mod:`.curve_workers` computes them side by side)."""
-    import dp_accounting
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+    """The curve at :data:`ORDERS` (with ``pieces`` > 1, only at ``ORDERS[piece::pieces]``, for
+    :mod:`.curve_workers`: cut from the whole curve, so that the pieces put back together are it bit for bit):
+    :func:`subsampled_gaussian_rdp`."""
+    return tuple(subsampled_gaussian_rdp(noise_multiplier, sample_rate)[piece::pieces])
 
-    acc = rdp_lib.RdpAccountant(orders=ORDERS[piece::pieces] if pieces > 1 else ORDERS)
-    event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    if sample_rate < 1.0:
-        event = dp_accounting.PoissonSampledDpEvent(sample_rate, event)
-    acc.compose(event, 1)
-    return tuple(acc.rdp)
+
+MAX_TERMS = 1000
+"""dp-accounting's ``_MAX_STEPS_LOG_A_FRAC``: a fractional order whose series has not converged by then is
+left out (infinite), as there."""
+
+
+def subsampled_gaussian_rdp(z: float, q: float, orders: np.ndarray = ORDERS) -> np.ndarray:
+    """RDP at ``orders`` of one Poisson(``q``)-subsampled Gaussian step of multiplier ``z``: dp-accounting's
+    ``_compute_rdp_poisson_subsampled_gaussian`` term for term (Mironov, Talwar & Zhang 2019, Sec. 3.3; the
+    same terms, the same stopping rule of the fractional orders' series), every order at once. It agrees
+    with dp-accounting to a few ulps (``tests/test_rdp_vectorised.py``) at 1-2 ms a curve, where the
+    library's order-by-order loops took 80 ms; without sampling (q = 1) it is the library's closed form
+    ``alpha / (2 z^2)`` bit for bit."""
+    orders = np.asarray(orders, np.float64)
+    if q == 0:
+        return np.zeros(len(orders))
+    if z == 0:
+        return np.full(len(orders), np.inf)
+    if q >= 1.0:
+        return orders / (2 * z ** 2)
+    out = np.empty(len(orders))
+    whole = orders == np.floor(orders)
+    if whole.any():   # log A_alpha = log sum_i exp(terms_i + (i^2 - i) / (2 z^2)), the terms kept per q
+        ints, inv = out[whole], 1.0 / z ** 2
+        for sel, terms, quad in _int_orders(float(q), tuple(orders[whole])).blocks:
+            x = terms[0] + quad * inv
+            top = x.max(axis=1)
+            ints[sel] = (np.log(np.exp(x - top[:, None]).sum(axis=1)) + top) / (orders[whole][sel] - 1)
+        out[whole] = ints
+    if (~whole).any():
+        out[~whole] = _fractional_log_a(float(q), float(z), orders[~whole]) / (orders[~whole] - 1)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _int_orders(q: float, orders: tuple) -> "SampledGaussianRdp":
+    return SampledGaussianRdp(np.array([q]), np.array(orders))
+
+
+TERMS = (16, 64, 256, MAX_TERMS)
+"""Terms of the fractional orders' series computed for the orders not converged yet: most stop within 16
+(z = 0.57, q = 0.1), those near 1 run to hundreds or never converge (dp-accounting gives up after
+:data:`MAX_TERMS` too)."""
+
+
+def _fractional_log_a(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
+    """``log A_alpha`` at fractional orders ``alpha [F]`` (dp-accounting's ``_compute_log_a_frac``): the two
+    series over i, summed up to the first i where both terms decrease and lie 30 below the running total."""
+    from scipy.special import log_ndtr
+
+    out = np.full(len(alpha), np.inf)
+    rows = np.arange(len(alpha))
+    z0 = sigma ** 2 * math.log(1 / q - 1) + 0.5
+    for terms in TERMS:
+        t0, t1, i, j = _fractional_terms(q, tuple(alpha), terms)
+        t0, t1, j = t0[rows], t1[rows], j[rows]
+        s0 = t0 + (i * i - i) / (2 * sigma ** 2) + math.log(0.5) + math.log(2) + log_ndtr(
+            -(i - z0) / (math.sqrt(2) * sigma) * 2 ** 0.5)
+        s1 = t1 + (j * j - j) / (2 * sigma ** 2) + math.log(0.5) + math.log(2) + log_ndtr(
+            -(z0 - j) / (math.sqrt(2) * sigma) * 2 ** 0.5)
+        total = np.logaddexp.accumulate(np.logaddexp(s0, s1), axis=1)
+        with np.errstate(invalid="ignore"):
+            stop = (s0[:, 1:] < s0[:, :-1]) & (s1[:, 1:] < s1[:, :-1]) & (np.maximum(s0, s1)[:, 1:] < total[:, 1:] - 30)
+        done = stop.any(axis=1)
+        out[rows[done]] = total[np.flatnonzero(done), stop[done].argmax(axis=1) + 1]
+        rows = rows[~done]
+        if not len(rows):
+            break
+    return out
+
+
+@lru_cache(maxsize=64)
+def _fractional_terms(q: float, alpha: tuple, terms: int) -> tuple:
+    """The multiplier-free parts of :func:`_fractional_log_a`'s terms ``[F, terms]``: ``(t0, t1, i, j)``."""
+    from scipy.special import gammaln
+
+    a = np.array(alpha)[:, None]
+    i = np.arange(terms, dtype=np.float64)[None, :]
+    j = a - i
+    log_coef = gammaln(a + 1) - gammaln(i + 1) - gammaln(j + 1)
+    log_q, log_1mq = math.log(q), math.log1p(-q)
+    return log_coef + i * log_q + j * log_1mq, log_coef + j * log_q + i * log_1mq, i, j
 
 
 def gaussian_rdp(noise_multiplier: float, sample_rate: float = 1.0) -> np.ndarray:

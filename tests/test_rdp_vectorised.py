@@ -1,0 +1,70 @@
+"""Issue 55 §2: the RDP curve of a (subsampled) Gaussian step, every order at once
+(:func:`fedcore.accounting.rdp.subsampled_gaussian_rdp`), against dp-accounting, the reference; and the
+ledger's headline computed that way against the one it gave with dp-accounting's own curves."""
+import numpy as np
+import pytest
+import torch
+
+from fedcore.accounting import GaussianRecord, Ledger
+from fedcore.accounting import rdp as rdp_mod
+from fedcore.accounting import rdp_queue as rdp_queue_mod
+
+
+def _library_curve(z: float, q: float, orders=rdp_mod.ORDERS) -> np.ndarray:
+    """The curve as the ledger computed it before issue 55: dp-accounting's RdpAccountant, one event."""
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+    acc = rdp_lib.RdpAccountant(orders=orders)
+    event = dp_accounting.GaussianDpEvent(z)
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, event) if q < 1 else event, 1)
+    return np.asarray(acc.rdp)
+
+
+@pytest.mark.parametrize("q", [1e-4, 0.01, 0.1, 0.3, 0.999])
+@pytest.mark.parametrize("z", [0.1, 0.57, 1.0, 5.0, 100.0])
+def test_every_order_at_once_agrees_with_dp_accounting(z, q):
+    """Same terms, same stopping rule: equal to 1e-12 relative (1e-15 absolute for the tiny values at orders
+    near 1), and infinite exactly where dp-accounting's series does not converge."""
+    ours, theirs = rdp_mod.subsampled_gaussian_rdp(z, q), _library_curve(z, q)
+    assert np.array_equal(np.isinf(ours), np.isinf(theirs))
+    finite = np.isfinite(theirs)
+    np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("z", [0.3, 1.0, 7.5])
+def test_an_unsampled_round_is_the_librarys_closed_form_bit_for_bit(z):
+    assert np.array_equal(rdp_mod.subsampled_gaussian_rdp(z, 1.0), _library_curve(z, 1.0))
+    assert np.array_equal(rdp_mod.subsampled_gaussian_rdp(z, 0.0), np.zeros(len(rdp_mod.ORDERS)))
+    assert np.isinf(rdp_mod.subsampled_gaussian_rdp(0.0, 0.1)).all()
+
+
+def _w3_like(ledger: Ledger, rounds: int = 5, clients: int = 40, seed: int = 55) -> list:
+    """ULDP-FED's central reading in small: every round a new sum noise, each user its multiplier at the clip
+    of its participation count (a grid record, composed by RDP); each round's per-client headline."""
+    rng = np.random.default_rng(seed)
+    participations = np.zeros(clients, dtype=int)
+    heads = []
+    for _ in range(rounds):
+        sigma_sum = 0.55 + 0.1 * rng.random()
+        z = sigma_sum / np.exp(-0.05 * (participations + 1))
+        ledger.record(torch.arange(clients), torch.zeros(clients),
+                      GaussianRecord(torch.tensor(z, dtype=torch.float64), sample_rate=0.1, grid=True))
+        participations += rng.random(clients) < 0.1
+        heads.append(ledger.headline())
+    return heads
+
+
+def test_the_ledgers_headline_is_the_one_dp_accountings_curves_gave(monkeypatch):
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    ours = _w3_like(Ledger(40, np.full(40, 1e-5), "central"))
+    monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    monkeypatch.setattr(rdp_mod, "_compute_curve", lambda z, q, pieces=1, piece=0: tuple(_library_curve(z, q)))
+    theirs = _w3_like(Ledger(40, np.full(40, 1e-5), "central"))
+    rdp_mod._gaussian_rdp_cached.cache_clear()
+    for a, b in zip(ours, theirs):
+        assert np.all(np.isfinite(a)) and a.max() > 1
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=0)
