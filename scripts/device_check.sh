@@ -16,7 +16,8 @@
 # (graph), then KDP-FL's no-privacy row trained on towards T = 300 (--out keeps every round, even when cut
 # short). About 6 minutes on an H200, more on an H100 (2026-11-27: W3 63 s, W2 105 s there). Every output is
 # also packed in $OUT/device_check.tgz. `repro`: KDP-FL's no-privacy and ε = 1 rows at three seeds at the
-# rule's T = 150 (issue 39), and HW-DPFL's tables.
+# rule's T = 150 (issue 39), and HW-DPFL's tables. `pfl` (last, device only): fedcore against pfl-research 0.6.0
+# (benchmarks/pfl_compare.py; pfl installed with --target from .devcarry/wheels/pfl, made by --prepare).
 set -u
 cd "$(dirname "$0")/.."
 CARRY=.devcarry
@@ -28,6 +29,10 @@ if [ "${1:-}" = "--prepare" ]; then
   python -m pip download -q --no-deps -d "$CARRY/wheels" dp-accounting==0.6.0 diskcache==5.6.3
   python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux2014_x86_64 -d "$CARRY/wheels" "dm-tree~=0.1.8"
+  # step pfl: pfl-research 0.6.0 and the dependencies the image lacks, in a folder of their own (installed
+  # with --target beside the image's packages: pfl's pins, dp-accounting<0.6, would move the project's)
+  python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    -d "$CARRY/wheels/pfl" pfl==0.6.0 "multiprocess>=0.70.15,<0.71" "dill>=0.4.1" "prv-accountant>=0.2.0,<0.3.0"
   du -sh "$CARRY"; exit 0
 fi
 
@@ -43,7 +48,8 @@ if [ "${1:-}" = "--cpu" ]; then   # the CPU half: every step's command, at a few
   W3_ROUNDS=2; W3_CLIENTS=100; PROFILE="--workload W3-quick --rounds 2 --clients 100 $SMALL"
   BENCH="--threads 1 --set rounds=1 --set num_clients=20 $SMALL"; KDP_ROUNDS=1; WORKERS=1; export FEDCORE_RDP_CACHE=$FEDCORE_DATA/rdp
   LIM_PROFILE=900; LIM_W3=900; LIM_W2=900; LIM_W4=900; LIM_KDP=900; LIM_GRAPH=900; GRAPH_REPEAT=1   # a shared CI host may be slow
-  ALL_STEPS="profile quick setup w3 w2 w4 graphtest graph kdp"   # w4eager, quickeager, w3warm: not on a CPU
+  PFL_TASK="--clients 40 --samples 20 --cohort 8 --rounds 3 --features 64 --test 500"; LIM_PFL=900
+  ALL_STEPS="profile quick setup w3 w2 w4 graphtest graph kdp"   # w4eager, quickeager, w3warm, pfl: not on a CPU
 else
   DEV=cuda
   for w in "$CARRY"/wheels/*.whl; do  # one at a time: a wheel of another platform skips alone
@@ -55,7 +61,8 @@ else
   SMALL=""; SMALL_PROFILE=""; W3_ROUNDS=300; W3_CLIENTS=1000; PROFILE="--workload W3 --rounds 20"; BENCH="--threads 0"; KDP_ROUNDS=300; WORKERS=""   # the default pool
   export FEDCORE_RDP_CACHE=/tmp/fedcore-rdp
   LIM_PROFILE=90; LIM_W3=220; LIM_W2=130; LIM_W4=60; LIM_KDP=120; LIM_GRAPH=90; GRAPH_REPEAT=20   # upper bounds
-  ALL_STEPS="profile quick quickeager setup w3 w3warm w2 w4 w4eager graphtest graph kdp"   # about 6 minutes on an H200 (2026-11-27)
+  PFL_TASK=""; LIM_PFL=120   # benchmarks.pfl_compare's default task (docs/benchmarks.md, issue 55 §5)
+  ALL_STEPS="profile quick quickeager setup w3 w3warm w2 w4 w4eager graphtest graph kdp pfl"   # about 6 minutes on an H200 (2026-11-27), pfl not counted
 fi
 { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
   nproc; uptime
@@ -127,6 +134,15 @@ step graphtest ${GRAPHTEST_LIMIT:-$LIM_GRAPH} $PY scripts/gpu_tests.py tests.tes
 step graph ${GRAPH_LIMIT:-$LIM_GRAPH} $PY -m benchmarks.graph_step --device $DEV --repeat $GRAPH_REPEAT $SMALL --json
 step kdp ${KDP_LIMIT:-$LIM_KDP} $PY -m fedcore run --preset kdp_fl_fmnist_noniid_fedavg --set rounds=$KDP_ROUNDS \
   --set device=$DEV $SMALL --out "$OUT/kdp_fedavg_T$KDP_ROUNDS.jsonl"
+# issue 55 §5: fedcore against pfl-research 0.6.0 on the same synthetic FedAvg task (benchmarks/pfl_compare.py),
+# pfl installed beside the image's packages from the wheels of --prepare; each system under its own limit
+PFL_SITE=${PFL_SITE:-/tmp/pflsite}
+case "$STEPS" in *" pfl "*)
+  [ -d "$PFL_SITE/pfl" ] || $PY -m pip install -q --no-deps --no-index --target "$PFL_SITE" "$CARRY"/wheels/pfl/*.whl \
+    >> "$OUT/pip.log" 2>&1 ;;
+esac
+step pfl ${PFL_LIMIT:-$LIM_PFL} $PY -m benchmarks.pfl_compare --device $DEV --threads 1 --pfl-path "$PFL_SITE" $PFL_TASK \
+  --timeout $(( ${PFL_LIMIT:-$LIM_PFL} * 3 / 4 )) --out "$OUT/benchmarks.md"
 gzip -f "$OUT"/*.jsonl
 # a device call brings back a few files only: everything in one archive too (named to sort early)
 [ "$DEV" = cuda ] && tar czf "/tmp/device_check.tgz" -C "$OUT" . && mv /tmp/device_check.tgz "$OUT/"
