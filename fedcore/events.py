@@ -171,16 +171,17 @@ def to_dict(event: Event) -> dict:
     >>> print(json.loads(json.dumps(to_dict(RunFinished("failed", 1, 0.5, float("nan"))), allow_nan=False))["final_accuracy"])
     None
     """
-    return _finite(dataclasses.asdict(event))
+    return finite_json(dataclasses.asdict(event))
 
 
-def _finite(obj: Any) -> Any:
+def finite_json(obj: Any) -> Any:
+    """Strict JSON: every non-finite float inside ``obj`` becomes None, a tuple a list."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: finite_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):     # a tuple (RoundEvent.attack) is a JSON list, as it reads back
-        return [_finite(v) for v in obj]
+        return [finite_json(v) for v in obj]
     return obj
 
 

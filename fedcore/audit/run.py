@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from ..errors import ConfigError
+from ..events import finite_json
 from .stats import CONFIDENCE
 
 KINDS = ("auto", "distinguishing", "canary")
@@ -105,18 +106,7 @@ class AuditResult:
         out.update(accountant_violated=self.accountant_violated, claim_refuted=self.claim_refuted,
                    claim_exceeded=self.claim_exceeded, outside_premise=self.outside_premise,
                    verdict=self.verdict())
-        return _finite(out)
-
-
-def _finite(value):
-    """Strict JSON: non-finite floats inside nested details become None."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+        return finite_json(out)
 
 
 def threat_model_of(cfg) -> str:

@@ -178,15 +178,9 @@ def _stored_runs(entry: Optional[dict], config: dict) -> dict:
 def _stored_caveat(entry: dict, config: dict) -> str:
     """A stored row's caveat; a record from before the key gets the one its config implies (not "",
     which would drop the caveat of every seed resumed with it)."""
-    if entry.get("caveat") is not None:
-        return entry["caveat"]
-    from ..errors import FedcoreError
-    from ..mechanisms import caveat_of
+    from .report import caveat
 
-    try:
-        return caveat_of(config.get("privacy") or {})
-    except FedcoreError:
-        return ""
+    return entry["caveat"] if entry.get("caveat") is not None else caveat({"config": config})
 
 
 def run_table(paper: Paper, table: Table, seeds: list[int], *, quick: bool, extra: Optional[dict] = None,
