@@ -160,27 +160,18 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
 
 
 def _audit_state(cfg, trials: int, key: str) -> None:
-    from fedcore.runner.audits import audit_id, audit_result
-    from fedcore.runner.owners import can_control
+    from fedcore.runner.audits import AUDIT
 
-    from .host import keep_alive, manager, stop_run, viewer
-    from .live import queue_text
+    from .host import manager
+    from .queue_words import result_job_state
 
-    done, job_id = audit_result(manager().store_dir, cfg, trials), audit_id(cfg, trials)
-    job = manager().job(job_id)
-    if done is None and job is not None:
-        keep_alive(job)  # its owner's page keeps it going; closed, it stops after the grace period
-        queue = manager().queue_info(job_id)
-        st.info(queue_text(queue) if queue else "Auditing in the background… this page stays live.",
-                icon=":material/hourglass_top:")
-        if can_control(job, viewer()):
-            st.button("Stop the audit", key=f"{key}-stop", icon=":material/stop:", on_click=stop_run, args=(job_id,))
+    def show(done: dict) -> None:
+        if "error" in done:
+            st.warning(f"The audit could not run: {plain(done['error'], 400)}")
         else:
-            st.caption("Another visitor's audit: you can watch it; only they can stop it.")
-        return
-    if done is None:
-        st.info("The audit was stopped before it finished.", icon=":material/stop_circle:")
-    elif "error" in done:
-        st.warning(f"The audit could not run: {plain(done['error'], 400)}")
-    else:
-        three_numbers(done, key=key)
+            three_numbers(done, key=key)
+
+    result_job_state(AUDIT.id(cfg, trials), AUDIT.result(manager().store_dir, cfg, trials), key,
+                     "Auditing in the background… this page stays live.", "Stop the audit",
+                     "The audit was stopped before it finished.", show,
+                     "Another visitor's audit: you can watch it; only they can stop it.")

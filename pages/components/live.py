@@ -24,7 +24,7 @@ from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, m
                                     privacy_summary, rounds_table, weights_matrix)
 
 from . import charts, host, pacing, plot, presentation, state, tempo
-from .queue_words import queue_text  # noqa: F401  (job_progress, audit and membership_roc read it here too)
+from .queue_words import queue_text  # noqa: F401  (job_progress reads it here too)
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0

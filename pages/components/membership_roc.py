@@ -205,25 +205,14 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
 
 def _job_state(cfg, shadows: int, key: str, plain: bool) -> None:
     from fedcore.runner.membership import MEMBERSHIP
-    from fedcore.runner.owners import can_control
 
-    from .host import keep_alive, manager, stop_run, viewer
-    from .queue_words import queue_text
+    from .host import manager
+    from .queue_words import result_job_state
 
-    done, job_id = MEMBERSHIP.result(manager().store_dir, cfg, shadows), MEMBERSHIP.id(cfg, shadows)
-    job = manager().job(job_id)
-    if done is None and job is not None:
-        keep_alive(job)
-        queue = manager().queue_info(job_id)
-        st.info(queue_text(queue) if queue else f"Training {shadows + 1} look-alike runs in the background… "
-                "this page stays live.", icon=":material/hourglass_top:")
-        if can_control(job, viewer()):
-            st.button("Stop the attack", key=f"{key}-stop", icon=":material/stop:", on_click=stop_run, args=(job_id,))
-        return
-    if done is None:
-        st.info("The membership attack was stopped before it finished.", icon=":material/stop_circle:")
-        return
-    roc_section(done, f"{key}-roc", plain)
+    result_job_state(MEMBERSHIP.id(cfg, shadows), MEMBERSHIP.result(manager().store_dir, cfg, shadows), key,
+                     f"Training {shadows + 1} look-alike runs in the background… this page stays live.",
+                     "Stop the attack", "The membership attack was stopped before it finished.",
+                     lambda done: roc_section(done, f"{key}-roc", plain))
 
 
 def wanted(cfg, preset: str) -> bool:
