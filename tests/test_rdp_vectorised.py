@@ -68,3 +68,33 @@ def test_the_ledgers_headline_is_the_one_dp_accountings_curves_gave(monkeypatch)
     for a, b in zip(ours, theirs):
         assert np.all(np.isfinite(a)) and a.max() > 1
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=0)
+
+
+def _dense(pld) -> list:
+    return [(p.to_dense_pmf()._lower_loss, p.to_dense_pmf()._probs, p.to_dense_pmf()._infinity_mass)   # noqa: SLF001
+            for p in (pld._pmf_remove, pld._pmf_add)]                                                    # noqa: SLF001
+
+
+@pytest.mark.parametrize("z,q,steps", [(0.57, 0.1, 1), (0.585397, 0.1, 3), (1.0, 0.01, 10), (2.5, 1.0, 1),
+                                       (0.8, 1.0, 4), (0.3, 0.5, 1)])
+def test_a_gaussian_pld_is_dp_accountings_bit_for_bit(z, q, steps):
+    """The PLD parts of the exact accountant (:func:`fedcore.accounting.pure.gaussian_steps_pld`) take every
+    loss's hockey-stick divergence at once; the PLD is the one ``from_gaussian_mechanism`` builds."""
+    import math
+
+    import dp_accounting
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from fedcore.accounting.pure import gaussian_steps_pld
+
+    add_remove = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    if q >= 1:
+        theirs = pld.from_gaussian_mechanism(z / math.sqrt(steps), value_discretization_interval=1e-3,
+                                             neighboring_relation=add_remove)
+    else:
+        theirs = pld.from_gaussian_mechanism(z, value_discretization_interval=1e-3, sampling_prob=q,
+                                             neighboring_relation=add_remove).self_compose(steps)
+    ours = gaussian_steps_pld(z, q, steps)
+    for (lo_a, p_a, inf_a), (lo_b, p_b, inf_b) in zip(_dense(ours), _dense(theirs)):
+        assert lo_a == lo_b and inf_a == inf_b and np.array_equal(p_a, p_b)
+    assert ours.get_epsilon_for_delta(1e-5) == theirs.get_epsilon_for_delta(1e-5)

@@ -126,16 +126,95 @@ def gaussian_steps_pld(z: float, q: float, steps: int, relation: str = "ADD_OR_R
     when q < 1 (Abadi et al. 2016), under the neighbouring ``relation`` (a ``dp_accounting.NeighboringRelation``
     name): built exactly as dp-accounting's ``PLDAccountant`` builds one ``compose(event, steps)`` of a
     ``PoissonSampledDpEvent`` (a ``GaussianDpEvent`` for q >= 1), so that composing these parts in order is
-    that accountant bit for bit. For z > 0, q > 0; raises what dp-accounting raises."""
+    that accountant bit for bit. For z > 0, q > 0; raises what dp-accounting raises.
+
+    Add/remove neighbours (and replace-special) are built by :func:`_gaussian_pld`: dp-accounting's
+    ``from_gaussian_mechanism`` with the hockey-stick divergences of all the grid's losses at once."""
     import dp_accounting
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     neighbours = getattr(dp_accounting.NeighboringRelation, relation)
+    if neighbours == dp_accounting.NeighboringRelation.REPLACE_ONE:
+        build = lambda std, rate: pld.from_gaussian_mechanism(   # noqa: E731
+            standard_deviation=std, value_discretization_interval=interval, sampling_prob=rate,
+            neighboring_relation=neighbours)
+    else:
+        build = lambda std, rate: _gaussian_pld(std, rate, interval)   # noqa: E731
     if q >= 1:
-        return pld.from_gaussian_mechanism(standard_deviation=z / math.sqrt(steps), value_discretization_interval=interval,
-                                           neighboring_relation=neighbours)
-    return pld.from_gaussian_mechanism(standard_deviation=z, value_discretization_interval=interval, sampling_prob=q,
-                                       neighboring_relation=neighbours).self_compose(steps)
+        return build(z / math.sqrt(steps), 1.0)
+    return build(z, q).self_compose(steps)
+
+
+def _gaussian_pld(standard_deviation: float, sampling_prob: float, interval: float):
+    """``dp_accounting.pld.from_gaussian_mechanism(standard_deviation, value_discretization_interval=interval,
+    sampling_prob=sampling_prob)`` (add/remove neighbours, connect-the-dots, pessimistic) bit for bit, the grid's
+    divergences computed at once (:func:`_vectorised_gaussian_loss`) where the library takes each loss in a
+    Python loop (0.17 s of a 0.2 s PLD at q = 0.1, z = 0.57)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    loss = _vectorised_gaussian_loss()
+
+    def single(adjacency):
+        return pld._create_pld_pmf_from_monotone_privacy_loss(   # noqa: SLF001 -- the library's own steps
+            loss(standard_deviation, sampling_prob=sampling_prob, adjacency_type=adjacency),
+            pessimistic_estimate=True, value_discretization_interval=interval, use_connect_dots=True)
+
+    return pld._pld_for_subsampled_mechanism(single, sampling_prob)   # noqa: SLF001
+
+
+@lru_cache(maxsize=1)
+def _vectorised_gaussian_loss():
+    """dp-accounting's ``GaussianPrivacyLoss`` (add or remove adjacency) whose ``get_delta_for_epsilon`` finds
+    every loss's cut-off at once: the library's scalar steps (``inverse_privacy_loss``, ``log_a_times_exp_b_plus_c``,
+    ``_log_sub``) written on arrays, operation for operation (``tests/test_rdp_vectorised.py``: the same PLD)."""
+    import numbers
+
+    import numpy as np
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    class VectorisedGaussianLoss(plm.GaussianPrivacyLoss):
+        def _cutoffs(self, loss: np.ndarray) -> np.ndarray:
+            s, var, q = self.sensitivity, self._standard_deviation ** 2, self.sampling_prob
+            add = self.adjacency_type == plm.AdjacencyType.ADD
+
+            def without(x):   # _inverse_privacy_loss_without_subsampling_{remove,add}
+                return s + (-0.5 * s - x * var / s) if add else -0.5 * s - x * var / s
+
+            if q == 1.0:
+                return without(loss)
+            edge = -math.log(1 - q) if add else math.log(1 - q)
+            near = np.abs(loss - edge) <= 1e-9 * np.maximum(np.abs(loss), abs(edge))   # math.isclose
+            if (~near & ((loss > edge) if add else (loss <= edge))).any():
+                raise ValueError(f"privacy_loss beyond log(1 - sampling_prob) ({edge})")
+            b = -loss if add else loss                    # log_a_times_exp_b_plus_c(1 / q, b, 1 - 1 / q)
+            a, c = 1 / q, 1 - 1 / q
+            d = b + np.log(a)
+            if (np.log(-c) >= d)[~near & (b != 0)].any():
+                raise ValueError("a must be greater than b")
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = np.where(b == 0, np.log(a + c), d + np.log1p(-np.exp(np.log(-c) - d)))
+            value = -value if add else value
+            return np.where(near, without(math.inf if add else -math.inf), without(value))
+
+        def get_delta_for_epsilon(self, epsilon):
+            if self.adjacency_type not in (plm.AdjacencyType.ADD, plm.AdjacencyType.REMOVE):
+                return super().get_delta_for_epsilon(epsilon)
+            is_scalar = isinstance(epsilon, numbers.Number)
+            epsilons = np.array([epsilon]) if is_scalar else np.asarray(epsilon)
+            deltas = np.zeros_like(epsilons, dtype=float)
+            if self.sampling_prob == 1.0:
+                inverse = np.full_like(epsilons, True, dtype=bool)
+            elif self.adjacency_type == plm.AdjacencyType.ADD:
+                inverse = epsilons < -math.log1p(-self.sampling_prob)
+            else:
+                inverse = epsilons > math.log1p(-self.sampling_prob)
+                deltas[~inverse] = -np.expm1(epsilons[~inverse])
+            x = self._cutoffs(np.asarray(epsilons[inverse], dtype=np.float64))
+            deltas[inverse] = self.mu_upper_cdf(x) - np.exp(epsilons[inverse] + self.mu_lower_log_cdf(x))
+            deltas = np.clip(deltas, 0, 1)
+            return float(deltas[0]) if is_scalar else deltas
+
+    return VectorisedGaussianLoss
 
 
 def composed_gaussian_pld(tally: tuple, relation: str = "ADD_OR_REMOVE_ONE", interval: float = PLD_INTERVAL):
