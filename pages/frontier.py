@@ -28,7 +28,7 @@ from pages.components import narrow
 from pages.components import pacing
 from pages.components import routing
 from pages.components.plain import plain
-from pages.components.press import pressed
+from pages.components.press import pressed, start_job
 
 routing.through_router()
 RANGE_PX, SEEDS_PX = 300, 90   # widths of the ε range slider and the seeds box in the settings row (it wraps)
@@ -162,12 +162,8 @@ st.caption(f"{total} runs: {len(methods)} method(s) × ({len(eps)} ε + no priva
            + ("; each run is then audited, one after another (slower)" if audit else "")
            + (f"; each run is then attacked: {fr.attack_estimate(total)}" if attack else "") + ".")
 if train:
-    try:
-        start_sweep(manager, spec, owner=host.viewer().owner, audit=trials, ray=configured_address() if ray else None,
-                    attack=shadows)
-        st.rerun()
-    except FedcoreError as exc:
-        st.error(plain(exc), icon=":material/hourglass_top:")
+    start_job(lambda: start_sweep(manager, spec, owner=host.viewer().owner, audit=trials,
+                                  ray=configured_address() if ray else None, attack=shadows))
 
 live = state.status in ACTIVE
 

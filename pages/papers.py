@@ -19,7 +19,7 @@ import streamlit as st
 from pages.components import charts, host, pacing, plot, routing, state
 from pages.components.job_progress import job_line
 from pages.components.plain import plain, plain_text
-from pages.components.press import pressed
+from pages.components.press import pressed, start_job
 from fedcore.accounting.headline import THREAT_MODEL_NAMES, format_epsilon, threat_model_text
 from fedcore.resolve import preset_config
 from fedcore.errors import FedcoreError
@@ -154,11 +154,7 @@ def quick_reproduction(paper) -> JobRecord:
     else:
         st.caption(estimate_caption(plan, estimate))
     if go:
-        try:
-            reproduction.start_reproduction(manager, paper.key, owner=host.viewer().owner)
-            st.rerun()
-        except FedcoreError as exc:
-            st.error(plain(exc), icon=":material/hourglass_top:")
+        start_job(lambda: reproduction.start_reproduction(manager, paper.key, owner=host.viewer().owner))
     if status.status in ACTIVE:
         pacing.polling_fragment(reproduction_progress, pacing.poll_seconds(1.0))(paper.key, key)
     elif status.status == "failed":

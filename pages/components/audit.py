@@ -13,7 +13,7 @@ from fedcore.errors import ConfigError
 
 from . import pacing, plot
 from .plain import plain
-from .press import pressed
+from .press import pressed, start_job
 
 DRAWS = 10000
 
@@ -135,7 +135,6 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
     """"Audit this run": the paper's claim, the accountant's ε and an audited lower bound side
     by side. The audit is a job (queued beside runs, under the same limits, owned by who
     pressed the button: seconds to minutes); the panel polls."""
-    from fedcore.errors import FedcoreError
     from fedcore.runner.audits import AUDIT, DEFAULT_TRIALS, start_audit
 
     from .host import manager, viewer
@@ -148,11 +147,7 @@ def run_audit_panel(cfg, key: str = "pg-audit") -> None:
                    "page explains what the lower bound means.")
         if not AUDIT.asked(manager(), cfg, DEFAULT_TRIALS):
             if pressed(st, "Audit this run", key=f"{key}-go", icon=":material/play_arrow:"):
-                try:
-                    start_audit(manager(), cfg, DEFAULT_TRIALS, owner=viewer().owner)
-                    st.rerun()
-                except FedcoreError as exc:
-                    st.error(plain(exc), icon=":material/hourglass_top:")
+                start_job(lambda: start_audit(manager(), cfg, DEFAULT_TRIALS, owner=viewer().owner))
             return
         done = AUDIT.result(manager().store_dir, cfg, DEFAULT_TRIALS)
         pacing.polling_fragment(_audit_state, pacing.poll_seconds(2.0) if done is None else None)(

@@ -18,7 +18,7 @@ import streamlit as st
 
 from . import pacing, plot
 from .plain import plain as plain_text
-from .press import pressed
+from .press import pressed, start_job
 
 LOW = 1e-4
 """The axes' lower end (FPR and TPR): ``cap_curve`` starts there."""
@@ -177,7 +177,6 @@ def roc_section(result: dict, key: str, plain: bool) -> None:
 def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
     """After a finished run: "Attack membership" queues the experiment on the run's recipe (its
     shadow runs trained together, a job like an audit); the ROC appears when it is done."""
-    from fedcore.errors import FedcoreError
     from fedcore.runner.membership import MEMBERSHIP, shadows_for, start_membership
 
     from .form import student_mode
@@ -193,11 +192,7 @@ def run_panel(cfg, preset: str, key: str = "pg-mia") -> None:
                     "LiRA and RMIA over the same shadow runs of this recipe, each on a random half of the data.")
                    + f" {shadows + 1} training runs of this recipe, trained together in the background.")
         if pressed(c1, "Attack membership", key=f"{key}-go", icon=":material/person_search:"):
-            try:
-                start_membership(manager(), cfg, shadows, owner=viewer().owner)
-                st.rerun()
-            except FedcoreError as exc:
-                st.error(plain_text(exc), icon=":material/hourglass_top:")
+            start_job(lambda: start_membership(manager(), cfg, shadows, owner=viewer().owner))
         return
     done = MEMBERSHIP.result(manager().store_dir, cfg, shadows)
     pacing.polling_fragment(_job_state, pacing.poll_seconds(2.0) if done is None else None)(cfg, shadows, key, plain)
@@ -228,18 +223,13 @@ def wanted(cfg, preset: str) -> bool:
 def start_button(cfg, preset: str, key: str = "pg-mia-present") -> None:
     """Presentation: one large button that starts the membership attack on a finished run's recipe
     (a preset made for it starts at once, without a click)."""
-    from fedcore.errors import FedcoreError
     from fedcore.runner.membership import PRESET_SHADOWS, shadows_for, start_membership
 
     from .host import manager, viewer
 
     if preset in PRESET_SHADOWS or pressed(st, "Who was in the training data? Attack membership", key=f"{key}-go",
                                            type="primary", icon=":material/person_search:", width="stretch"):
-        try:
-            start_membership(manager(), cfg, shadows_for(preset), owner=viewer().owner)
-            st.rerun()
-        except FedcoreError as exc:
-            st.error(plain_text(exc), icon=":material/hourglass_top:")
+        start_job(lambda: start_membership(manager(), cfg, shadows_for(preset), owner=viewer().owner))
 
 
 def beside_accuracy(cfg, preset: str, key: str = "pg-mia-present") -> None:

@@ -34,3 +34,16 @@ def pressed(where, label: str, *, key: str, disabled: bool = False, **kwargs) ->
         return False
     where.button(label, key=key, disabled=disabled, on_click=_press, args=(flag,), **kwargs)
     return bool(st.session_state.pop(flag, False)) and not disabled
+
+
+def start_job(start) -> None:
+    """``start()`` a job and rerun the page, or say in one line why the host refuses it (a limit)."""
+    from fedcore.errors import FedcoreError
+
+    from .plain import plain
+
+    try:
+        start()
+        st.rerun()
+    except FedcoreError as exc:
+        st.error(plain(exc), icon=":material/hourglass_top:")
