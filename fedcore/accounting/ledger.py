@@ -123,8 +123,18 @@ class Figures:
         out = self.exact_at(delta)
         if self.rdp_only.any():
             d = self.delta if delta is None else np.full(len(self.delta), float(delta))
-            out[self.rdp_only] = rdp_epsilons(self.rdp[self.rdp_only], d[self.rdp_only])
+            sel = np.flatnonzero(self.rdp_only)
+            curves, history = self.rdp_histories()
+            pairs = np.stack([history[sel].astype(np.float64), d[sel]], axis=1)   # each distinct history, δ once
+            _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+            out[sel] = rdp_epsilons(curves[history[sel[first]]], d[sel[first]])[inverse.reshape(-1)]
         return out
+
+    def rdp_histories(self) -> tuple:
+        """``(curves, history [N])``: client c's RDP curve is ``curves[history[c]]``, the same row for clients with
+        the same history (:attr:`.rdp_queue.RdpQueue.history`)."""
+        _, first, inverse = np.unique(self.rdp_history, return_index=True, return_inverse=True)
+        return self.rdp, first[inverse.reshape(-1)]
 
     def headline(self, delta: Optional[float] = None) -> np.ndarray:
         """``[N]`` headline epsilon (inf = no guarantee), see :mod:`.headline`; with ``delta``, every
@@ -175,6 +185,7 @@ class RoundFigures(Figures):
     rdp_only: np.ndarray
     steps: np.ndarray
     rdp: Optional[np.ndarray] = None
+    rdp_history: Optional[np.ndarray] = None
 
 
 class Ledger(Figures):
@@ -204,6 +215,9 @@ class Ledger(Figures):
 
     exact = property(lambda self: self.lineages.epsilon, doc="``[N]`` each client's PLD ε at its own δ (:mod:`.exact`).")
     rdp = property(lambda self: self.rdp_queue.curves, doc="``[N, len(ORDERS)]`` each client's composed RDP curve.")
+
+    def rdp_histories(self) -> tuple:
+        return self.rdp_queue.histories
     wait_s = property(lambda self: self.rdp_queue.wait_s, doc="Wall seconds readers waited for curves still out.")
 
     def exact_at(self, delta: Optional[float]) -> np.ndarray:

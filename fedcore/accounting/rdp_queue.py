@@ -48,11 +48,20 @@ def _keep_on_disk(pair: tuple, curve: np.ndarray) -> None:
             pass
 
 
+def _groups(history: np.ndarray, steps: np.ndarray) -> tuple:
+    """The distinct ``(history, steps)`` of one unit's clients: ``(histories [k], steps [k], inverse [n])``."""
+    keys, inverse = np.unique(np.stack([history.astype(np.float64), np.asarray(steps, np.float64)], axis=1), axis=0,
+                              return_inverse=True)
+    return keys[:, 0].astype(np.int64), keys[:, 1], inverse.reshape(-1)
+
+
 class RdpQueue:
     """Each of ``num_clients`` clients' composed RDP curve, ``[N, len(ORDERS)]`` (:attr:`curves`)."""
 
     def __init__(self, num_clients: int):
-        self._rdp = np.zeros((num_clients, len(ORDERS)))
+        self.history = np.zeros(num_clients, dtype=np.int64)
+        """Each client's history: clients with the same one hold the same curve, composed once (issue 55 §2)."""
+        self._store, self._count = np.zeros((64, len(ORDERS))), 1   # history -> its composed curve (rows 0-count)
         self._queue: deque = deque()    # (clients, steps, curve or (pair, parts)), in the order recorded
         self.queued = self.composed = 0   # units ever queued / composed (the queue's positions)
         self._marks: deque = deque()      # figures waiting for the curves up to their position
@@ -64,7 +73,14 @@ class RdpQueue:
     def curves(self) -> np.ndarray:
         """Every client's curve of every record so far (waits for the curves still out)."""
         self.drain(wait=True)
-        return self._rdp
+        return self._histories[self.history]
+
+    @property
+    def histories(self) -> tuple:
+        """``(curves [H, len(ORDERS)], history [N])``: each distinct history's curve and each client's history
+        (waits for the curves still out)."""
+        self.drain(wait=True)
+        return self._histories, self.history.copy()
 
     def __getstate__(self):
         self.drain(wait=True)
@@ -84,7 +100,9 @@ class RdpQueue:
 
     def add_now(self, client: int, tally: dict) -> None:
         """Client ``client``'s whole ``tally`` ``{(z, q): steps}`` at once (a PLD that could not be built)."""
-        self._rdp[client] += sum(k * gaussian_rdp(*zq) for zq, k in tally.items())
+        self._compact()
+        curve = self._histories[self.history[client]] + sum(k * gaussian_rdp(*zq) for zq, k in tally.items())
+        self.history[client] = self._add_histories(curve[None, :])[0]
 
     def drain(self, wait: bool, upto: Optional[int] = None) -> None:
         """Compose the queued curves in the order recorded; with ``wait``, all of them (those up to
@@ -105,11 +123,11 @@ class RdpQueue:
                     _keep_on_disk(pair, curve)
                 except Exception:   # noqa: BLE001 -- a worker that ended: compute it here
                     unit = _inline_curve(pair)
-            np.add.at(self._rdp, ids, steps[:, None] * unit[None, :])
+            self._compose(ids, steps, unit)
             self._queue.popleft()
             self.composed += 1
             while self._marks and self._marks[0].position <= self.composed:
-                self._marks.popleft().rdp = self._rdp.copy()
+                self._fill(self._marks.popleft())
         if t0 is not None:
             self.wait_s += time.perf_counter() - t0
 
@@ -122,7 +140,7 @@ class RdpQueue:
         """``figures`` (with ``position``, the queue's length when they were taken) get their ``rdp`` when
         every curve up to that position is composed; at once if it is."""
         if self.composed >= figures.position:
-            figures.rdp = self._rdp.copy()
+            self._fill(figures)
         else:
             self._marks.append(figures)
 
@@ -131,6 +149,36 @@ class RdpQueue:
         if figures.rdp is None:
             self.drain(wait=wait, upto=figures.position if wait else None)
         return figures.rdp is not None
+
+    def _compose(self, ids: np.ndarray, steps: np.ndarray, unit: np.ndarray) -> None:
+        """Clients ``ids`` take ``steps`` more of ``unit``: one new curve per distinct (history, steps), the very
+        sum each client's own row would hold."""
+        self._compact()
+        olds, ks, inverse = _groups(self.history[ids], steps)
+        self.history[ids] = self._add_histories(self._histories[olds] + ks[:, None] * unit[None, :])[inverse]
+
+    def _add_histories(self, curves: np.ndarray) -> np.ndarray:
+        """Append ``curves [k, len(ORDERS)]`` as new histories; their numbers."""
+        n = self._count
+        if n + len(curves) > len(self._store):
+            self._store = np.concatenate([self._store, np.zeros((max(len(self._store), len(curves)), len(ORDERS)))])
+        self._store[n:n + len(curves)] = curves
+        self._count += len(curves)
+        return np.arange(n, n + len(curves))
+
+    @property
+    def _histories(self) -> np.ndarray:
+        return self._store[:self._count]
+
+    def _compact(self) -> None:
+        """Drop the histories no client holds any more (kept below 8 per client)."""
+        if self._count > 8 * len(self.history) + 64:
+            held, inverse = np.unique(self.history, return_inverse=True)
+            self._store, self._count = self._store[held], len(held)
+            self.history = inverse.reshape(-1).astype(np.int64)
+
+    def _fill(self, figures) -> None:
+        figures.rdp, figures.rdp_history = self._histories[self.history], self.history.copy()
 
     def _curve(self, value: float, rate: float):
         """The curve of ``(value, rate)``: an array, or ``(pair, parts)`` when it is computed beside (in pieces:
