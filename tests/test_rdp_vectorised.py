@@ -98,3 +98,29 @@ def test_a_gaussian_pld_is_dp_accountings_bit_for_bit(z, q, steps):
     for (lo_a, p_a, inf_a), (lo_b, p_b, inf_b) in zip(_dense(ours), _dense(theirs)):
         assert lo_a == lo_b and inf_a == inf_b and np.array_equal(p_a, p_b)
     assert ours.get_epsilon_for_delta(1e-5) == theirs.get_epsilon_for_delta(1e-5)
+
+
+def test_a_small_runs_per_client_headline_is_dp_accountings_per_client_composition(monkeypatch):
+    """A short ULDP-FED run (central reading, decaying clip: grid records composed by RDP): every client's
+    headline against its own tally composed the way the ledger did before issue 55, each step's curve from
+    dp-accounting's accountant, client by client."""
+    import fedcore.catalog  # noqa: F401
+    from fedcore.engine import iter_run, loop
+    from fedcore.events import RoundEvent
+    from fedcore.layering import build_config
+
+    monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    ledgers = []
+    new_ledger = loop.new_ledger
+    monkeypatch.setattr(loop, "new_ledger", lambda s: ledgers.append(new_ledger(s)) or ledgers[-1])
+    cfg = build_config(None, None, ["dataset=digits", "model=logreg", "num_clients=30", "rounds=4", "eval_every=4",
+                                    "method=dsdp_fedavg", "privacy.epsilon=[7.3]", "privacy.delta=[1e-5]",
+                                    "device=cpu"])
+    last = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)][-1]
+    ledger = ledgers[0]
+    assert last.accountant == "rdp" and ledger.rdp_only.all()
+    theirs = np.array([rdp_mod.rdp_epsilons(sum(k * _library_curve(z, q) for (z, q), k in tally.items())[None, :],
+                                            1e-5)[0] if tally else 0.0 for tally in ledger.tally])
+    ours = np.array([np.inf if e is None else e for e in last.epsilon_headline])
+    assert theirs.max() > 1 and len({tuple(sorted(t.items())) for t in ledger.tally}) > 3
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=0)
