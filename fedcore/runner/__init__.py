@@ -11,12 +11,6 @@ Plain Python (never imports Streamlit): the dashboard, scripts and tests share i
   workers); ``worker.py`` runs inside the processes; ``tempo.py``: pause, step and slow motion.
 - ``labels.py``: run names; ``limits.py``: what a host allows; ``owners.py``: who may see and
   stop a job; ``queueing.py``: when a queued job starts.
-
-What the runner once held for its first users lives where every feature reaches it:
-:mod:`fedcore.tables` (an event stream as tables), :mod:`fedcore.links` (a config as a link),
-:mod:`fedcore.budgets` (the papers' budget tiers), :mod:`fedcore.equal_privacy` (a knob solved to a
-headline ε), :mod:`fedcore.reproduce.estimate` (durations) and
-:func:`fedcore.engine.split.partition_preview` (the split before training).
 """
 from .jobs import Jobs
 from .labels import run_label

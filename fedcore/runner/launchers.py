@@ -85,10 +85,8 @@ class PidLauncher:
         return pid_alive(self.pid)
 
     def terminate(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGTERM)
-        except OSError:
-            pass
 
 
 def load_entry(entry: str) -> Callable[..., Launcher]:

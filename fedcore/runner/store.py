@@ -58,6 +58,7 @@ record runs inside a SQLite transaction (``Cache.transact``).
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -196,10 +197,8 @@ class JobStore:
     def _quarantine(self, exc: BaseException) -> None:
         """Move a damaged database aside (only one that SQLite calls malformed or not a database:
         :func:`damaged`) and start a store from the archives."""
-        try:
+        with contextlib.suppress(Exception):  # it may never have opened
             self.cache.close()
-        except Exception:  # noqa: BLE001  (it may never have opened)
-            pass
         db = self.directory / "cache.db"
         moved = db.with_name(f"cache.db.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
         while moved.exists():  # never over an earlier copy
@@ -230,10 +229,8 @@ class JobStore:
             self._reopen("The run store's database was replaced and has been reopened.")
 
     def _reopen(self, problem: str) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.cache.close()
-        except Exception:  # noqa: BLE001
-            pass
         self._open()
         restored = self._restore_archives()
         self.problem = problem if not restored else (
@@ -252,11 +249,9 @@ class JobStore:
             return
         n = self.cache.get(f"n:{job_id}", 0)
         events = [self.cache.get(f"ev:{job_id}:{k}") for k in range(n)]
-        try:
+        with contextlib.suppress(OSError):  # a full disk: the database still has the run
             path.parent.mkdir(exist_ok=True, mode=PRIVATE)
             write_atomic(path, json.dumps({"record": record, "events": [e for e in events if e is not None]}))
-        except OSError:  # a full disk: the database still has the run
-            pass
 
     def _backfill_archives(self) -> None:
         """Archive jobs that ended before archives existed (a store from an older version)."""
@@ -571,12 +566,10 @@ def unusable(exc: BaseException) -> str:
 
 def keep_private(directory: Path) -> None:
     """Make ``directory`` mode 0700 when it is ours (diskcache would unpickle what others write)."""
-    try:
+    with contextlib.suppress(OSError):
         info = directory.stat()
         if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != PRIVATE:
             directory.chmod(PRIVATE)
-    except OSError:
-        pass
 
 
 class EventCache:
