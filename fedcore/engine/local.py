@@ -39,7 +39,7 @@ from torch.func import functional_call, grad, vmap
 from torch.overrides import TorchFunctionMode
 
 from ..config import LocalConfig
-from .flat import flatten
+from .flat import contiguous_strides, flatten
 from .plan import BatchPlan
 from .stacked import stacked_gradients, supports as stackable
 
@@ -424,12 +424,12 @@ def flat_step(grad_fn, part: torch.Tensor, shapes: dict, buffers, x_all: torch.T
 
 def layer_views(flat: torch.Tensor, shapes: dict[str, tuple]) -> dict[str, torch.Tensor]:
     """``{name: [m, *shape]}`` views of the rows of ``flat [m, d]``, the tensors of ``shapes`` side by
-    side in that order."""
-    m, views, col = flat.shape[0], {}, 0
+    side in that order: one ``as_strided`` each (a slice and a ``view`` are four dispatched ops, every
+    local step: :func:`fedcore.engine.flat.unflatten` does the same for one row)."""
+    (rows, col), offset, views = flat.stride(), flat.storage_offset(), {}
     for k, sh in shapes.items():
-        n = math.prod(sh)
-        views[k] = flat[:, col:col + n].view(m, *sh)
-        col += n
+        views[k] = flat.as_strided((flat.shape[0], *sh), (rows, *(st * col for st in contiguous_strides(sh))), offset)
+        offset += math.prod(sh) * col
     return views
 
 
