@@ -20,21 +20,15 @@ A Gaussian record may cover clients that did not upload (central DP with Poisson
 sampling: every user who *could* have been sampled pays the subsampled-Gaussian cost of
 the round); each covered client composes ``steps`` steps at its own noise multiplier.
 
-**Off the round's critical path** (issue 41): a record whose multipliers change every round
-(``GaussianRecord.grid``, ULDP-FED's central reading: every user its own noise history, hundreds of
-distinct tallies, too many to compose a PLD each round) is composed by RDP, and brings new curves most rounds, 0.1-0.3
-CPU-s each through dp-accounting. Those curves are computed beside the round by a pool of worker
-processes (:mod:`.curve_workers`: all started at the first such record and warmed while round 1
-computes its own curves inline), and composed in the order they
-were recorded as soon as they are back; every reader (:meth:`Ledger.headline`, :meth:`Ledger.views`,
-...) first waits for what is still out, so a figure is always that of every round recorded (bitwise
-the same as composing inline). The round loop does not wait (:func:`fedcore.engine.loop.iter_run`): a
-round whose curves are out keeps its figures (:meth:`Ledger.snapshot`: each client's basic ε, validity
-flags, pure releases, claims) and the next rounds record meanwhile; the snapshot's RDP curves are
-copied when every curve up to its place in the queue is composed (:meth:`Ledger.settle`), so its
-headline is bitwise the one an inline ledger read after that round.
-``FEDCORE_ACCOUNTING=inline`` computes every curve in the round, as before; where no process can be
-started the ledger does so too.
+**RDP records** (issues 41 and 55): a record whose multipliers change every round (``GaussianRecord.grid``,
+ULDP-FED's central reading: every user its own noise history, hundreds of distinct tallies, too many to
+compose a PLD each round) is composed by RDP (:class:`.rdp_queue.RdpQueue`): each new curve every order at
+once (about 2 ms), each distinct history composed once. ``FEDCORE_ACCOUNTING=background`` sends new curves
+to worker processes instead (:mod:`.curve_workers`); every reader (:meth:`Ledger.headline`,
+:meth:`Ledger.views`, ...) then first waits for what is still out, so a figure is always that of every round
+recorded, and the round loop does not wait (:func:`fedcore.engine.loop.iter_run`): a round whose curves are
+out keeps its figures (:meth:`Ledger.snapshot`) and gets its RDP curves when every curve up to its place in
+the queue is composed (:meth:`Ledger.settle`), bitwise the headline an inline ledger read after that round.
 """
 from __future__ import annotations
 
