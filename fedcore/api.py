@@ -293,23 +293,10 @@ def attack(config: Union[str, Path, None] = None, *, preset: str = "demo", match
            shadows: Optional[int] = 64, budget: float = 2.0, **settings) -> dict:
     """What an attacker recovers from a run, beside the cap its ε proves: the CLI's ``python -m
     fedcore attack --json`` as a dict (``shadows=None``: no membership inference)."""
-    from .attacks.cli import attack_config, per_client_budgets
-    from .attacks.membership import check_shadows
-    from .attacks.run import attack_run
-    from .layering import build_config
+    from .attacks.cli import attacked
 
-    if shadows is not None:
-        check_shadows(shadows)
-    if not 0 < budget <= 600:
-        raise FedcoreError(f"--budget {budget}: must be seconds in (0, 600]")
-    sets, file = sets_of(settings), str(config) if config is not None else None
-    budgets = build_config(preset, file, sets).privacy
-    cfg = attack_config(preset, file, sets, match)
-    check_model(cfg)
-    result = attack_run(cfg, shadows=shadows, budget_s=budget)
-    result["epsilon_per_client"] = per_client_budgets(budgets.epsilons(cfg.num_clients),
-                                                      result.pop("epsilon_headline_per_client"))
-    return result
+    return attacked(preset, str(config) if config is not None else None, sets_of(settings), match, shadows, budget,
+                    check=check_model)
 
 
 def reproduce_paper(paper: str, out: Union[str, Path], *, quick: bool = True, seeds: Optional[int] = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Optional
 
 from ..errors import FedcoreError
 
@@ -57,31 +58,35 @@ def attack_config(preset, config_file, sets, match: str):
     return match_headline(cfg, max(cfg.privacy.epsilons(cfg.num_clients))).config
 
 
-def cmd_attack(args) -> int:
+def attacked(preset, config_file, sets, match: str, shadows: Optional[int], budget: float, check=None) -> dict:
+    """What ``attack --json`` prints (and :func:`fedcore.attack` returns): :func:`.run.attack_run` on
+    :func:`attack_config`'s config (``shadows`` None: no membership inference; ``check(cfg)`` may refuse
+    it first), with ``epsilon_per_client``: ``[{"client", "set", "spent"}]``, each client's ε as set and
+    its headline ε spent (None = ∞)."""
+    from ..layering import build_config
     from .membership import check_shadows
     from .run import attack_run
 
-    if not args.no_membership:
-        check_shadows(args.shadows)
-    if not 0 < args.budget <= 600:
-        raise FedcoreError(f"--budget {args.budget}: must be seconds in (0, 600]")
-    from ..layering import build_config
+    if shadows is not None:
+        check_shadows(shadows)
+    if not 0 < budget <= 600:
+        raise FedcoreError(f"--budget {budget}: must be seconds in (0, 600]")
+    budgets = build_config(preset, config_file, list(sets or ())).privacy
+    cfg = attack_config(preset, config_file, sets, match)
+    if check is not None:
+        check(cfg)
+    result = attack_run(cfg, shadows=shadows, budget_s=budget)
+    spent = result.pop("epsilon_headline_per_client")
+    result["epsilon_per_client"] = [{"client": i, "set": float(e), "spent": h}
+                                    for i, (e, h) in enumerate(zip(budgets.epsilons(cfg.num_clients), spent))]
+    return result
 
-    budgets = build_config(args.preset, args.config, list(args.set or ())).privacy
-    cfg = attack_config(args.preset, args.config, args.set, args.match)
-    result = attack_run(cfg, shadows=None if args.no_membership else args.shadows, budget_s=args.budget)
-    result["epsilon_per_client"] = per_client_budgets(budgets.epsilons(cfg.num_clients),
-                                                      result.pop("epsilon_headline_per_client"))
-    if args.json:
-        print(json.dumps(result, allow_nan=False))
-    else:
-        print("\n".join(report_lines(result)))
+
+def cmd_attack(args) -> int:
+    result = attacked(args.preset, args.config, args.set, args.match, None if args.no_membership else args.shadows,
+                      args.budget)
+    print(json.dumps(result, allow_nan=False) if args.json else "\n".join(report_lines(result)))
     return 0
-
-
-def per_client_budgets(set_values, spent) -> list[dict]:
-    """``[{"client", "set", "spent"}]``: each client's ε as set and its headline ε spent (None = ∞)."""
-    return [{"client": i, "set": float(e), "spent": h} for i, (e, h) in enumerate(zip(set_values, spent))]
 
 
 def _pct(x) -> str:
