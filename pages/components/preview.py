@@ -77,21 +77,26 @@ PLAIN_X_TITLE = "ε spent (log; smaller = more private)"
 """The x axis in Plain words: what the number means, not which accountant proved it."""
 
 
+def compact_figure(rows: list[dict], key: str, height: int, plain: bool):
+    """A frontier's figure as the first screen draws it: panel titles large without fine print, the legend
+    below, in Plain words the x axis of :data:`PLAIN_X_TITLE`."""
+    from .frontier import figure
+
+    fig = figure(rows, [], key)
+    for note in fig.layout.annotations:   # the panel titles: the threat model, large, no fine print
+        note.text = note.text.split("<br>")[0]
+        note.font.size = 15
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
+    fig.update_xaxes(title_standoff=4, **({"title_text": PLAIN_X_TITLE} if plain else {}))
+    return fig
+
+
 @st.cache_resource(show_spinner=False)
 def _first_screen_figure(plain: bool = False):
     from fedcore.sweep.rows import read_frontier
 
-    from .frontier import figure
-
-    rows = read_frontier(FIRST_SCREEN)
-    fig = figure(rows, [], "first-screen")
-    for note in fig.layout.annotations:   # the panel titles: the threat model, large, no fine print
-        note.text = note.text.split("<br>")[0]
-        note.font.size = 15
-    fig.update_layout(height=FIRST_SCREEN_HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
-    fig.update_xaxes(title_standoff=4, **({"title_text": PLAIN_X_TITLE} if plain else {}))
-    return fig
+    return compact_figure(read_frontier(FIRST_SCREEN), "first-screen", FIRST_SCREEN_HEIGHT, plain)
 
 
 @st.cache_resource(show_spinner=False)

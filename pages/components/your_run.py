@@ -116,19 +116,13 @@ def _v(x) -> str:
 def figure(rows: list[dict], threat: str, eps: Optional[float], acc: float, plain: bool):
     """The stored frontier (compact, as the first screen) with the run's ★ in panel ``threat``, its axis grown to
     hold it; ``eps`` None or ∞: an arrow at the right end. None when the frontier has no panel ``threat``."""
-    from .frontier import facets, figure as frontier_figure
-    from .preview import PLAIN_X_TITLE
+    from .frontier import facets
+    from .preview import compact_figure
 
     panels = facets(rows)
     if threat not in panels:
         return None
-    fig = frontier_figure(rows, [], f"your-run-{threat}")
-    for note in fig.layout.annotations:
-        note.text = note.text.split("<br>")[0]
-        note.font.size = 15
-    fig.update_layout(height=HEIGHT, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top", font=dict(size=13)))
-    fig.update_xaxes(title_standoff=4, **({"title_text": PLAIN_X_TITLE} if plain else {}))
+    fig = compact_figure(rows, f"your-run-{threat}", HEIGHT, plain)
     col = panels.index(threat) + 1
     axis = "" if col == 1 else str(col)
     xaxis = fig.layout[f"xaxis{axis}"]
