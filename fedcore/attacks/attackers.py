@@ -1,16 +1,8 @@
-"""Who sees what under each threat model (``shared/ATTACKS.md`` §1), named on screen.
-
-- none: the server receives each client's raw update; nothing bounds it (cap 1);
-- local: anyone, the server included, receives the client's noised upload; the client's local
-  headline ε bounds it (LDP-FL's uploads are also shuffled: the attacker gets the mixed
-  reports, and the headline does not count on the shuffle);
-- central / user-level: (a) an outsider, or the next round's clients, receives the noised
-  aggregate, bounded by the user-level headline; (b) the trusted server receives the raw
-  updates, and the attack succeeds against it *by design*: that is what "trusted" means;
-- record-level (DP-SGD): the server receives the update after per-step clipping and noise,
-  bounded by the record-level headline for one record.
-
-Each is an :class:`~fedcore.events.AttackRow` before its round fills it (``source``: the vector it gets).
+"""Who sees what under each threat model (``shared/ATTACKS.md`` §1), named on screen: :data:`ATTACKERS`,
+each an :class:`~fedcore.events.AttackRow` before its round fills it (``received``, in words, and
+``source``: the vector it gets; ``bounded``: whether the run's headline ε for that threat model bounds it,
+a cap of 1 where not). LDP-FL's uploads are also shuffled: the attacker gets the mixed reports, and the
+headline does not count on the shuffle.
 """
 from __future__ import annotations
 

@@ -3,15 +3,10 @@ page's "Attack each point").
 
 Each finished point's config is attacked with :func:`fedcore.attacks.run.attack_run` (the
 point retrained with the attack watch, then LiRA with ``shadows`` shadow runs), and the row gets
-:data:`ATTACK_KEYS`: ``reidentified`` (analytic inversion), ``matched`` (the informed
-adversary), their ``reidentified_chance`` and ``reidentified_cap`` (the cap the point's ε
-proves), ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and its ``mia_cap_tpr_at_1pct_fpr``,
-``worst_tpr_at_1pct_fpr`` (the worst-case record's membership in one upload, local threat model
-only: :mod:`fedcore.attacks.worst_case`) and its ``worst_cap_tpr_at_1pct_fpr`` (one upload's curve),
-the ``attacker`` drawn, and ``attack_above_cap`` (a bug when true). Each cap is proven for its
-attack's game (:mod:`fedcore.accounting.games`): ``reidentified_cap_epsilon``, ``mia_cap_epsilon``
-and ``worst_cap_epsilon`` are their ε, ``reidentified_cap_game`` and ``mia_cap_game`` the games.
-Reference rows are attacked too: no privacy is where the attack does best.
+:data:`ATTACK_KEYS` (:func:`attack_columns`): each attack's success beside the cap the point's ε
+proves for its game, that cap's ε and game, and ``attack_above_cap`` (a bug when true); ``worst_*``
+is the worst-case record's membership in one upload (local threat model only,
+:mod:`fedcore.attacks.worst_case`). Reference rows are attacked too: no privacy is where the attack does best.
 
 For the membership ROC on log-log axes (:data:`ROC_KEYS`): ``mia_roc`` and ``rmia_roc`` (LiRA's and
 RMIA's ``roc_log`` thinned to :data:`ROC_POINTS` log-spaced corners), ``mia_cap_curve`` (the cap at
