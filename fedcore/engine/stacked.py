@@ -118,7 +118,7 @@ def _backward(tape: list, g: torch.Tensor, m: int) -> dict[str, torch.Tensor]:
         if kind == "linear":
             _, key, h, w, first, bias = rec
             if bias:   # h + b.unsqueeze(1): the bias's gradient sums over the batch
-                grads[f"{key}.bias"] = g.sum([1], keepdim=True).squeeze(1)
+                grads[f"{key}.bias"] = g.sum(1)
             gt = g.transpose(1, 2)
             grads[f"{key}.weight"] = torch.bmm(gt, h)
             if not first:
