@@ -64,11 +64,9 @@ class RunResult:
 
     @classmethod
     def from_events(cls, events: list) -> "RunResult":
-        from functools import reduce
+        from .events import summarize
 
-        from .events import RunState, fold
-
-        state = reduce(fold, events, RunState())
+        state = summarize(events)
         rounds, last, end = list(state.rounds), state.last_round, state.end
         inf = lambda e: math.inf if e is None else float(e)   # noqa: E731  (events write ∞ as None)
         return cls(config=state.start.config, config_hash=state.start.config_hash,

@@ -14,6 +14,7 @@ cancels every job still queued or running (``ray.cancel(force=True)``).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
@@ -103,7 +104,5 @@ class Dispatcher:
             refs = list(self._pending)
             self._pending.clear()
         for ref in refs:
-            try:
+            with contextlib.suppress(Exception):  # already finished, or the cluster is gone
                 ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001  (already finished, or the cluster is gone)
-                pass

@@ -48,11 +48,9 @@ def dirichlet(labels: np.ndarray, num_clients: int, num_classes: int,
     labels, num_clients, num_classes, rng
         As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
         source of the shuffles and the Dirichlet draws.
-    alpha : float
-        Concentration, > 0. ``alpha -> 0``: each class goes (almost) entirely to one
-        client; ``alpha = 1000``: every client gets (almost) the global label mix.
-    min_size : int
-        Smallest acceptable client size; ``0`` accepts empty clients.
+    alpha, min_size
+        :class:`DirichletOptions`: ``alpha -> 0`` gives each class (almost) entirely to one client,
+        ``alpha = 1000`` every client (almost) the global label mix; ``min_size`` 0 accepts empty clients.
 
     Raises
     ------

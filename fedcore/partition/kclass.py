@@ -79,10 +79,8 @@ def kclass(labels: np.ndarray, num_clients: int, num_classes: int,
     labels, num_clients, num_classes, rng
         As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
         source of the sizes, the tie-breaks and the draws.
-    classes_per_client : int
-        Classes per client, between 1 and the number of classes present.
-    size_cv : float
-        Coefficient of variation (std / mean) of the client sizes; ``0`` = equal sizes.
+    classes_per_client, size_cv
+        :class:`KClassOptions` (``classes_per_client`` at most the number of classes present).
 
     Examples
     --------

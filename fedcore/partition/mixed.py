@@ -51,10 +51,8 @@ def mixed(labels: np.ndarray, num_clients: int, num_classes: int,
     labels, num_clients, num_classes, rng
         As :func:`~fedcore.partition.make_partition` hands them to every partitioner; ``rng`` is the
         source of all the randomness.
-    iid_fraction : float
-        Fraction of IID clients, in [0, 1].
-    classes_per_client : int
-        Classes per non-IID client.
+    iid_fraction, classes_per_client
+        :class:`MixedOptions`.
 
     Examples
     --------

@@ -29,6 +29,7 @@ another (:mod:`fedcore.runner.warm`): no run waits for a fresh interpreter once 
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import threading
 import time
@@ -547,13 +548,11 @@ class Jobs:
     def _watch(self) -> None:
         while not self._closed:
             time.sleep(POLL_INTERVAL)
-            try:
+            with contextlib.suppress(Exception):  # the monitor must survive a bad poll
                 self.poll()
                 with self._lock:
                     if not self._closed:
                         self._warm.tick(busy=bool(self._training()))
-            except Exception:  # noqa: BLE001  (the monitor must survive a bad poll)
-                pass
 
     def _recover(self) -> None:
         """Take up the store's jobs after a restart: one whose worker still lives is watched

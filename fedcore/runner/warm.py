@@ -14,6 +14,7 @@ machine. One that dies while idle is replaced, backing off (up to 5 min) if they
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import time
 from dataclasses import dataclass, field
@@ -114,10 +115,8 @@ class WarmWorker:
         start no other."""
         pool, self.pool, self.enabled = self.pool, [], False
         for warm in pool:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 warm.jobs.put(None)
-            except (OSError, ValueError):
-                pass
         for warm in pool:
             if warm.idle.is_set():
                 warm.process.join(1.0)

@@ -24,6 +24,7 @@ so the first round of a demo run appears within a fraction of a second.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import queue
@@ -56,10 +57,8 @@ def heartbeat_timeout() -> float:
 def lower_priority(nice: int = 0, threads: int = 0) -> None:
     """``os.nice(nice)`` and at most ``threads`` torch / OpenMP threads (0: leave as is)."""
     if nice:
-        try:
+        with contextlib.suppress(OSError):
             os.nice(nice)
-        except OSError:
-            pass
     if threads:
         from ..threads import set_threads
 
@@ -228,13 +227,11 @@ def warm_up(dataset: str = "digits") -> None:
     Failures are left for the job to report (it repeats the imports and records the
     error as one line in the store), so a broken install does not kill the worker.
     """
-    try:
+    with contextlib.suppress(Exception):
         from .. import catalog, engine  # noqa: F401
         from ..data import load_dataset
 
         load_dataset(dataset)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 def warm_worker_main(store_dir: str, jobs, ready, nice: int = 0, threads: int = 0, idle=None,

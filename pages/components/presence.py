@@ -11,6 +11,7 @@ after the grace period, as before.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Callable, Optional
@@ -58,10 +59,8 @@ class Presence:
     def _loop(self, every: float) -> None:
         while True:
             time.sleep(every)
-            try:
+            with contextlib.suppress(Exception):   # a store hiccup must not end presence for the server
                 self.tick()
-            except Exception:  # noqa: BLE001  (a store hiccup must not end presence for the server)
-                pass
 
 
 def session_alive(session_id: str) -> bool:
