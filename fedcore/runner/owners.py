@@ -27,6 +27,7 @@ started by scripts or the CLI have no owner.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import sqlite3
@@ -34,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from ..errors import FedcoreError
 from .record import JobRecord
@@ -169,15 +170,18 @@ class Identities:
         with self._db():
             pass
 
-    def _db(self) -> "_Locked":
-        if self._conn is None or not self.path.exists():  # first use, or the store folder was deleted
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
-                         "issued REAL NOT NULL)")
-            self._conn = conn
-        return _Locked(self._conn, self._lock)
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held by one thread at a time."""
+        with self._lock:
+            if self._conn is None or not self.path.exists():  # first use, or the store folder was deleted
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("CREATE TABLE IF NOT EXISTS codes (digest TEXT PRIMARY KEY, owner TEXT UNIQUE NOT NULL, "
+                             "issued REAL NOT NULL)")
+                self._conn = conn
+            yield self._conn
 
     def issue(self) -> tuple[str, str]:
         """A new anonymous owner and its code."""
@@ -219,17 +223,3 @@ class Identities:
                 raise
             db.execute("COMMIT")
         return (row[0], new_code) if row is not None else None
-
-
-class _Locked:
-    """``with _Locked(conn, lock) as conn``: the connection, held by one thread at a time."""
-
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock):
-        self.conn, self.lock = conn, lock
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.lock.acquire()
-        return self.conn
-
-    def __exit__(self, *exc) -> None:
-        self.lock.release()
