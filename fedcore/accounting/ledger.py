@@ -127,6 +127,8 @@ class Figures:
     def rdp_histories(self) -> tuple:
         """``(curves, history [N])``: client c's RDP curve is ``curves[history[c]]``, the same row for clients with
         the same history (:attr:`.rdp_queue.RdpQueue.history`)."""
+        if self.rdp_history is None:
+            return self.rdp, np.arange(len(self.rdp))
         _, first, inverse = np.unique(self.rdp_history, return_index=True, return_inverse=True)
         return self.rdp, first[inverse.reshape(-1)]
 
