@@ -89,16 +89,16 @@ def reidentify(watch, seen) -> None:
     # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
     dot = by_block(recon[:, None, :], images, at)[:, 0]               # each client's images once
     dist = watch.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
-    guess = np.where(watch.valid[at], dist, np.inf).argmin(1)
     closest = np.where(mask, dist, np.inf).argmin(1)
-    found = mask[np.arange(len(at)), guess].tolist()
+    everything = all(row["used"] == row["n"] for row in seen.out)        # then any guess is one they used
+    found = [] if everything else mask[np.arange(len(at)), np.where(watch.valid[at], dist, np.inf).argmin(1)].tolist()
     truth = images[at, :, closest]                                      # [k, pixels]
     miss = recon - truth
     mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
     shown = [q for q, c in enumerate(seen.clients) if c in watch.show]
-    pictures = dict(zip(shown, zip(encode_images(recon[shown]), watch._truths(seen.clients, closest, truth, shown))))
+    pictures = dict(zip(shown, zip(encode_images(recon[shown]), watch._truths(seen.clients, closest, shown))))
     for q, row in enumerate(seen.out):
-        row.update(reidentified=row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], watch.peak), 2))
+        row.update(reidentified=everything or row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], watch.peak), 2))
         if q in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
             row["image"], row["truth"] = pictures[q]
 

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+from binascii import b2a_base64
 from typing import Optional
 
 import numpy as np
@@ -48,23 +49,18 @@ def standard_error(successes: float, trials: int) -> float:
 def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
     """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one stacked product per block (no
     gather of a block's array per row; each row's product is the same however many share it)."""
-    blocks = np.asarray(blocks)
+    rows: dict = {}
+    for i, b in enumerate(np.asarray(blocks).tolist()):
+        rows.setdefault(b, []).append(i)
     out = np.empty((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
-    for b in np.unique(blocks).tolist():
-        mine = np.flatnonzero(blocks == b)
+    for b, mine in rows.items():
         out[mine] = left[mine] @ blocks_right[b]
     return out
 
 
-def encode_images(values, box: Optional[tuple] = None) -> list[str]:
-    """Each row of ``values [k, pixels]`` (a tensor or an array) as base64 8-bit grey levels over
-    ``box`` (default: the row's own min and max).
-
-    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
-    [[0, 128, 255], [0, 0, 255]]
-    """
-    import base64
-
+def grey_levels(values, box: Optional[tuple] = None) -> np.ndarray:
+    """``[k, pixels]`` uint8: each row of ``values [k, ...]`` (a tensor or an array) in 8-bit grey levels over
+    ``box`` (default: the row's own min and max)."""
     if isinstance(values, torch.Tensor):
         values = values.detach().float().cpu().numpy()
     v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
@@ -73,8 +69,16 @@ def encode_images(values, box: Optional[tuple] = None) -> list[str]:
     else:
         lo, hi = np.float32(box[0]), np.float32(box[1])
     span = np.where(hi > lo, hi - lo, np.float32(1.0))
-    scaled = np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
-    return [base64.b64encode(row.tobytes()).decode("ascii") for row in scaled]
+    return np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
+
+
+def encode_images(values, box: Optional[tuple] = None) -> list[str]:
+    """Each row of ``values [k, pixels]`` as base64 text of its :func:`grey_levels`.
+
+    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
+    [[0, 128, 255], [0, 0, 255]]
+    """
+    return [b2a_base64(row.tobytes(), newline=False).decode("ascii") for row in grey_levels(values, box)]
 
 
 def decode_image(text: str, shape: Optional[list] = None):

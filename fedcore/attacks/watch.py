@@ -20,6 +20,7 @@ model whose first layer is not linear keeps its first updates for ``python -m fe
 from __future__ import annotations
 
 import time
+from binascii import b2a_base64
 from dataclasses import replace
 from typing import NamedTuple, Optional
 
@@ -31,7 +32,7 @@ from ..events import AttackRow
 from .attackers import attackers_for
 from .informed import CandidatePool, Candidates
 from .inversion import first_linear, last_bias, recover_label
-from .metrics import decode_image, encode_images  # noqa: F401  (watch.decode_image: the view reads it here)
+from .metrics import decode_image, grey_levels  # noqa: F401  (watch.decode_image: the view reads it here)
 from .registry import of_kind, reconstruction_game
 
 SHOW = 6
@@ -56,6 +57,8 @@ class AttackWatch:
         self.layer = first_linear(setup.params)
         self.label_slice = last_bias(setup.params)
         self.attackers = attackers_for(setup.mechanism.threat_model)
+        self.sources = {a.source for a in self.attackers}
+        self.blank = [replace(a, shape=tuple(setup.x_train.shape[1:]), unsupported=self.unsupported) for a in self.attackers]
         self.attacks = of_kind("reconstruction")
         x = setup.x_train.reshape(len(setup.x_train), -1)
         self.x = x
@@ -71,8 +74,13 @@ class AttackWatch:
             self.position[setup.padded[c, : self.counts[c]].cpu().numpy()] = np.arange(self.counts[c])
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
-        self._pictures: dict[tuple[int, int], str] = {}
-        """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
+        shown = [c for c in self.clients if c in self.show]
+        grey = grey_levels(self.pool.images[[self.index[c] for c in shown]].transpose(0, 2, 1).reshape(-1, x.shape[1]),
+                           self.box) if shown else None
+        self._grey = {c: grey[i * self.n_max:(i + 1) * self.n_max] for i, c in enumerate(shown)}
+        """The shown clients' images in grey levels, once per run: ``client -> [n_max, pixels]``."""
+        self._unbounded: dict = {}
+        """The rows' start for attackers no ε bounds (the same every round): ``(attacker, client, used) -> row``."""
         self._round: dict = {}
         self._pending: list[dict] = []
         """Rounds closed (:meth:`close`) whose records :meth:`flush` has not built yet."""
@@ -93,40 +101,40 @@ class AttackWatch:
     def plan(self, sel: torch.Tensor, plan) -> None:
         """Round start: which row of the round each watched client is, and which of its images it uses
         (``mask[j]``: over client ``clients[j]``'s images; a Poisson batch that drew nothing is left out)."""
-        rows = {int(c): i for i, c in enumerate(sel.tolist())}
+        rows = {c: i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
         clients, mask, counted = [], np.zeros((0, self.n_max), dtype=bool), []
         if watched:
-            at = np.asarray([rows[c] for c in watched])
+            at = [rows[c] for c in watched]
             live = (_host_rows(plan.mask, at) * _host_rows(plan.active, at)[:, :, None] > 0).reshape(len(at), -1)
-            where = self.position[_host_rows(plan.index, at).reshape(len(at), -1)]       # [k, S*B] places
-            full = np.zeros((len(watched), self.n_max + 1), dtype=bool)
-            full.reshape(-1)[np.where(live, where, self.n_max) + (self.n_max + 1) * np.arange(len(watched))[:, None]] = True
-            counted = full[:, :-1].sum(1)
-            keep = counted > 0
-            clients, mask, counted = [c for c, k in zip(watched, keep) if k], full[keep, :-1], counted[keep].tolist()
+            where = np.where(live, self.position[_host_rows(plan.index, at).reshape(len(at), -1)], self.n_max)
+            full = np.zeros((len(at), self.n_max + 1), dtype=bool)     # [k, n_max + 1]: the last column unused
+            full[np.arange(len(at))[:, None], where] = True
+            mask = full[:, :-1]
+            counted = mask.sum(1).tolist()
+            if 0 in counted:                                            # a Poisson batch that drew nothing
+                keep = [j for j, k in enumerate(counted) if k]
+                watched, mask, counted = [watched[j] for j in keep], mask[keep], [counted[j] for j in keep]
+            clients = watched
         self._round = {"rows": rows, "clients": clients, "mask": mask, "counted": counted, "raw": None,
                        "upload": None, "aggregate": None, "params": self.s.params}
 
     def before(self, updates: torch.Tensor, sel: torch.Tensor) -> None:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
         r = self._round
-        if r.get("clients") and any(a.source == "raw" for a in self.attackers):
-            rows = torch.as_tensor([r["rows"][c] for c in r["clients"]], device=updates.device)
-            r["raw"] = (list(range(len(rows))), updates.index_select(0, rows))
+        if r.get("clients") and "raw" in self.sources:
+            r["raw"] = (list(range(len(r["clients"]))), _host_rows(updates, [r["rows"][c] for c in r["clients"]]))
 
     def after(self, upload, step: Optional[torch.Tensor]) -> None:
         """What the mechanism uploaded (rows aligned with ``upload.clients``) and the global change."""
         r = self._round
         if not r.get("clients"):
             return
-        sources = {a.source for a in self.attackers}
-        if "upload" in sources:
+        if "upload" in self.sources:
             index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
             mine = [j for j, c in enumerate(r["clients"]) if c in index]
-            at = torch.as_tensor([index[r["clients"][j]] for j in mine], dtype=torch.long, device=upload.values.device)
-            r["upload"] = (mine, upload.values.detach().index_select(0, at))
-        if "aggregate" in sources:
+            r["upload"] = (mine, _host_rows(upload.values, [index[r["clients"][j]] for j in mine]))
+        if "aggregate" in self.sources:
             r["aggregate"] = None if step is None else step.detach().float().clone()
 
     def close(self, ledger) -> None:
@@ -172,8 +180,7 @@ class AttackWatch:
             for (t, _), row in zip(rows, self._score(pending, i, rows, candidates, slot) if rows else []):
                 per_round[t].append(row)
             for t, clients in enumerate(per_round):
-                out[t].append(replace(a, clients=tuple(clients), shape=tuple(self.s.x_train.shape[1:]),
-                                      unsupported=self.unsupported))
+                out[t].append(replace(self.blank[i], clients=tuple(clients)))
         return [tuple(rows) for rows in out]
 
     def _proofs(self, got, attacker, ledger, r: dict) -> list[dict]:
@@ -184,12 +191,17 @@ class AttackWatch:
         for j in got[0]:
             c = r["clients"][j]
             k, n = int(r["counted"][j]), self.counts[c]
+            if not attacker.bounded and (attacker.key, c, k) in self._unbounded:
+                rows.append(dict(self._unbounded[attacker.key, c, k]))
+                continue
             game = reconstruction_game(self.s.mechanism.threat_model, k)
             proof = ledger.game_bound(c, game) if attacker.bounded else unbounded(
                 game, float(ledger.delta[c]), f"{attacker.who} is not bounded by the run's ε")
             rows.append({"client": c, "used": k, "n": n, "chance": k / n,
                          "epsilon": proof.epsilon if proof.finite else None, "game": game.key,
                          "cap": proof.reid_cap(k / n)})
+            if not attacker.bounded:
+                self._unbounded[attacker.key, c, k] = dict(rows[-1])
         return rows
 
     def _score(self, pending: list, i: int, rows: list, candidates: Optional[Candidates], slot: dict) -> list[dict]:
@@ -203,11 +215,10 @@ class AttackWatch:
         guessed = recover_label(host, self.label_slice)
         mask = np.concatenate([pending[t]["mask"][pending[t]["received"][i][0]] for t in rounds])  # [k, n_max] images used
         classes = s.ctx.num_classes
-        present = np.zeros((len(clients), classes + 1), dtype=bool)
-        present.reshape(-1)[np.where(mask, self.pool.labels[at], classes) + (classes + 1) * np.arange(len(clients))[:, None]] = True
-        present = present[:, :classes]                                     # [k, classes] labels used
+        present = np.zeros((len(clients), classes + 1), dtype=bool)      # [k, classes + 1] labels used
+        present[np.arange(len(clients))[:, None], np.where(mask, self.pool.labels[at], classes)] = True
         label_ok = present[np.arange(len(clients)), guessed].tolist()
-        label_count = present.sum(1).tolist()
+        label_count = present[:, :classes].sum(1).tolist()
         starts = {t: 0 for t, _ in rows}
         out = []
         for q, (t, j) in enumerate(rows):
@@ -225,13 +236,10 @@ class AttackWatch:
                                   "label": int(guessed[q]), "row": row})
         return out
 
-    def _truths(self, clients: list, closest, truth, shown: list) -> list[str]:
-        """The encoded true images of the ``shown`` rows (each client's image encoded once per run)."""
-        keys = [(clients[j], p) for j, p in zip(shown, closest[shown].tolist())]
-        new = [i for i, key in enumerate(keys) if key not in self._pictures]
-        if new:
-            self._pictures.update(zip([keys[i] for i in new], encode_images(truth[[shown[i] for i in new]], self.box)))
-        return [self._pictures[key] for key in keys]
+    def _truths(self, clients: list, closest, shown: list) -> list[str]:
+        """The encoded true images of the ``shown`` rows (row ``j``: client ``clients[j]``'s image ``closest[j]``)."""
+        return [b2a_base64(self._grey[clients[j]][p].tobytes(), newline=False).decode("ascii")
+                for j, p in zip(shown, closest[shown].tolist())]
 
 
 def live_watch(setup) -> Optional[AttackWatch]:
@@ -260,7 +268,7 @@ class Seen(NamedTuple):
 
 
 def _host_rows(t: torch.Tensor, at: np.ndarray) -> np.ndarray:
-    """Rows ``at`` of ``t`` as a numpy array (a CPU tensor is read in place, a device's rows are copied)."""
+    """Rows ``at`` of ``t``, copied to a numpy array (on the host: a tensor changed later in place leaves them)."""
     t = t.detach()
     return t.numpy()[at] if t.device.type == "cpu" else t[torch.as_tensor(at, device=t.device)].cpu().numpy()
 
@@ -275,4 +283,4 @@ def _received(source: str, r: dict) -> Optional[tuple[list, np.ndarray]]:
             return None
         return list(range(len(clients))), np.repeat(step.float().cpu().numpy()[None], len(clients), 0)
     got = r.get("raw") if source == "raw" else r.get("upload")
-    return (got[0], got[1].float().cpu().numpy()) if got and got[0] else None
+    return (got[0], got[1].astype(np.float32, copy=False)) if got and got[0] else None
