@@ -68,17 +68,8 @@ class ConvPoolNet(nn.Module):
     ``classifier.fc1, ...``, so LDP-FL's per-layer ranges can be keyed by name.
     """
 
-    def __init__(
-        self,
-        name: str,
-        input_shape: tuple[int, ...],
-        num_classes: int,
-        *,
-        blocks: Sequence[Sequence[int]],
-        kernel_size: int,
-        padding: int,
-        hidden: Sequence[int],
-    ):
+    def __init__(self, name: str, input_shape: tuple[int, ...], num_classes: int, *,
+                 blocks: Sequence[Sequence[int]], kernel_size: int, padding: int, hidden: Sequence[int]):
         super().__init__()
         smallest = min_side(blocks, kernel_size, padding)
         channels, height, width = require_image(name, input_shape, smallest)
@@ -87,18 +78,13 @@ class ConvPoolNet(nn.Module):
         for b, block in enumerate(blocks, start=1):
             for out_channels in block:
                 conv += 1
-                convolution = nn.Conv2d(channels, out_channels, kernel_size, padding=padding)
-                layers.append((f"conv{conv}", convolution))
-                layers.append((f"relu{conv}", nn.ReLU()))
+                layers += [(f"conv{conv}", nn.Conv2d(channels, out_channels, kernel_size, padding=padding)),
+                           (f"relu{conv}", nn.ReLU())]
                 channels = out_channels
             layers.append((f"pool{b}", nn.MaxPool2d(2)))
         self.features = nn.Sequential(OrderedDict(layers))
-        feature_shape = (
-            channels,
-            side_after(height, blocks, kernel_size, padding),
-            side_after(width, blocks, kernel_size, padding),
-        )
-        self.classifier = FlatMLP(feature_shape, num_classes, hidden)
+        sides = (side_after(height, blocks, kernel_size, padding), side_after(width, blocks, kernel_size, padding))
+        self.classifier = FlatMLP((channels, *sides), num_classes, hidden)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.classifier(self.features(x))

@@ -43,9 +43,7 @@ def resnet18(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     channels, height, width = require_image("resnet18", input_shape, 1)
     import torchvision  # here, not at the top: it costs ~1 s of start-up (torch._dynamo)
 
-    model = torchvision.models.resnet18(
-        weights=None, num_classes=num_classes, norm_layer=group_norm
-    )
+    model = torchvision.models.resnet18(weights=None, num_classes=num_classes, norm_layer=group_norm)
     if max(height, width) <= SMALL_IMAGE:
         model.conv1 = nn.Conv2d(channels, 64, kernel_size=3, stride=1, padding=1, bias=False)
         model.maxpool = nn.Identity()

@@ -59,8 +59,7 @@ class EqualPrivacy:
         """A record's ``match`` (a dict, as stored), or None."""
         if not value:
             return None
-        fields = ("target", "headline", "reached", "knob", "released", "per_client", "each")
-        out = {k: value[k] for k in fields if k in value}
+        out = {f.name: value[f.name] for f in fields(cls) if f.name in value}
         if out.get("per_client") is not None:
             out["per_client"] = tuple(out["per_client"])
         return cls(**out)
