@@ -202,9 +202,7 @@ class Identities:
 
     def valid(self, owner: str, code: str) -> bool:
         """Whether ``code`` is ``owner``'s live code (not spent by a claim)."""
-        with self._db() as db:
-            row = db.execute("SELECT owner FROM codes WHERE digest = ?", (_digest(code),)).fetchone()
-        return row is not None and row[0] == owner
+        return owner is not None and self.owner_of(code) == owner
 
     def claim(self, code: str) -> Optional[tuple[str, str]]:
         """``(owner, new_code)`` for a live ``code`` (which is spent), else None."""

@@ -24,7 +24,7 @@ from fedcore.tables import (BASIC, HEADLINE, accountant_views, epsilon_matrix, m
                                     privacy_summary, rounds_table, weights_matrix)
 
 from . import charts, host, pacing, plot, presentation, state, tempo
-from .queue_words import queue_text  # noqa: F401  (job_progress reads it here too)
+from .queue_words import queue_text  # job_progress reads it here too
 
 POLL_SECONDS = 0.5
 DETAIL_SECONDS = 2.0
@@ -147,8 +147,8 @@ def status_block(record: JobRecord, run: RunState, caption: bool = True, compact
                 icon=":material/pause_circle:")
     elif pace.get("paused"):
         st.info("Pausing when the round in training ends…", icon=":material/pause_circle:")
-    elif status == "queued":
-        queue_line(record.id)
+    elif status == "queued":   # "Queued: position 3 of 5 · starts in about 40 s" (the page keeps polling)
+        st.info(queue_text(state.manager().queue_info(record.id)), icon=":material/hourglass_top:")
     elif status == "running" and start is None:
         solving = record.match is not None and record.match.knob is None
         st.info("Solving the budget that spends exactly your ε (replaying the run's accounting)…" if solving
@@ -423,11 +423,6 @@ def detail_charts_below(record: JobRecord, run: RunState, key: str) -> None:
     from . import attack_view
 
     detail_charts(record, run, key, with_privacy=attack_view.shown(run))
-
-
-def queue_line(run_id: str) -> None:
-    """"Queued: position 3 of 5 · starts in about 40 s" (the page keeps polling meanwhile)."""
-    st.info(queue_text(state.manager().queue_info(run_id)), icon=":material/hourglass_top:")
 
 
 def worker_badge(poll: bool = True) -> None:
