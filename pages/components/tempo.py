@@ -47,10 +47,7 @@ def apply_to_new_run(run_id: str) -> None:
     """Give a run this session just started the Speed picked before it."""
     delay = SLOW_MOTION[speed()]
     if delay:
-        try:
-            set_tempo(state.manager().store, run_id, by=host.viewer(), delay=delay)
-        except FedcoreError as exc:
-            st.toast(host.plain(exc))
+        _change(run_id, set_tempo, delay=delay)
 
 
 def _change(run_id: str, action, **kw) -> None:
