@@ -242,16 +242,18 @@ def gather_curve(parts: list, length: int):
 
 def curve_pool(fill: bool = False) -> Optional[CurvePool]:
     """The process's :class:`CurvePool` (its first worker started on first call; with ``fill``, all of
-    them), or None: ``FEDCORE_ACCOUNTING=inline``, or no process could start, or every worker ended."""
+    them), or None: unless ``FEDCORE_ACCOUNTING=background`` (read on every call), or where no process could start, or
+    every worker ended."""
+    if os.environ.get(ACCOUNTING_ENV, "inline").strip().lower() != "background":
+        return None
     if "pool" not in _POOL:
         _POOL["pool"] = None
-        if os.environ.get(ACCOUNTING_ENV, "inline").strip().lower() == "background":
-            pool = CurvePool(pool_size())
-            if pool.workers:
-                _POOL["pool"] = pool
-                import atexit
+        pool = CurvePool(pool_size())
+        if pool.workers:
+            _POOL["pool"] = pool
+            import atexit
 
-                atexit.register(pool.stop)
+            atexit.register(pool.stop)
     pool = _POOL["pool"]
     if fill and pool is not None:
         pool.fill()
