@@ -247,8 +247,8 @@ def parse_seeds(value: Union[int, str, Sequence]) -> Union[int, tuple[int, ...]]
 
 def check_sets(sets: Sequence[str]) -> None:
     """Reject a ``--set`` that the sweep itself controls (epsilon, seed, method)."""
+    flags = {"privacy.epsilon": "--epsilons", "seed": "--seeds", "method": "--methods"}
     for item in sets:
         key = item.partition("=")[0].strip()
-        if key in ("privacy.epsilon", "seed", "method"):
-            flag = {"privacy.epsilon": "--epsilons", "seed": "--seeds", "method": "--methods"}[key]
-            raise FedcoreError(f"--set {key}: the sweep sets it for every point; use {flag}")
+        if key in flags:
+            raise FedcoreError(f"--set {key}: the sweep sets it for every point; use {flags[key]}")
