@@ -145,7 +145,8 @@ class LayerCandidates(Candidates):
 class CandidatePool:
     """A run's candidates, fixed for the run: block ``b`` holds the images ``x[padded[b, :counts[b]]]``
     of one watched client (the padding repeats an image and is masked out by ``valid``), on the host,
-    feature-major (``images [B, pixels, n]``, ``square [B, n]`` their squared norms, ``labels [B, n]``).
+    feature-major (``images [B, pixels, n]``, ``square [B, n]`` their squared norms, ``labels [B, n]``, and
+    for fully connected models ``onehot [B, classes, n]``, made once, not per round).
     :meth:`at` gives the :class:`Candidates` at one or more rounds' global parameters."""
 
     def __init__(self, model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor,
@@ -159,6 +160,8 @@ class CandidatePool:
         self.square = np.einsum("bpn,bpn->bn", self.images, self.images)
         self.labels = y[padded].cpu().numpy()
         self.layers = _flat_mlp_layers(model, params)
+        self.onehot = None if self.layers is None else \
+            (self.labels[:, None, :] == np.arange(self.layers[-1].rows)[:, None]).astype(self.images.dtype)
         widths = [w.shape[0] for k, w in params.items() if w.dim() == 2] if self.layers is not None else [1]
         self.round_bytes = max(1, 4 * self.valid.size * 2 * sum(widths))
         """What one round's candidates hold (each layer's output and error per candidate, float32)."""
@@ -177,7 +180,7 @@ class CandidatePool:
         block is computed: a few more rows cost less than a copy), else written out for the round's
         ``blocks[t]`` only."""
         if self.layers is not None:
-            inputs, errors = layer_errors(params, self.images, self.labels)
+            inputs, errors = layer_errors(params, self.images, self.onehot)
             return LayerCandidates(self.layers, inputs, errors, self.valid, self.square)
         rounds, order = [], []
         for p, wanted in zip(params, blocks):
@@ -201,24 +204,21 @@ def _flat_mlp_layers(model: torch.nn.Module, params: dict) -> Optional[list[Line
             for i in range(1, n_layers + 1)]
 
 
-def layer_errors(params: list[list[np.ndarray]], x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
+def layer_errors(params: list[list[np.ndarray]], x: np.ndarray, onehot: np.ndarray) -> tuple[list, list]:
     """Each layer's input ``a_{l-1}`` and back-propagated error ``δ_l = ∂ℓ/∂z_l`` of the cross-entropy
     ``ℓ`` of a ReLU MLP at ``T`` rounds' parameters (``params[t]``: ``W1, b1, W2, b2, …``) on
-    candidates ``x [B, pixels, n]`` with labels ``y [B, n]``, feature-major: ``[T, B, fan, n]`` (the
-    first input is ``x`` itself). One forward and one backward pass written out,
-    ``δ_L = softmax(z_L) - onehot(y)``."""
+    candidates ``x [B, pixels, n]`` with labels ``onehot [B, classes, n]``, feature-major: ``[T, B, fan, n]``
+    (the first input is ``x`` itself). One forward and one backward pass written out,
+    ``δ_L = softmax(z_L) - onehot``."""
     stacked = [np.stack(p) for p in zip(*params)]       # [T, rows, fan_in], [T, rows]
     a, inputs, pre = x, [], []
     for w, b in zip(stacked[0::2], stacked[1::2]):
+        a = np.maximum(pre[-1], 0) if pre else a
         inputs.append(a)
-        z = w[:, None] @ a + b[:, None, :, None]
-        pre.append(z)
-        a = np.maximum(z, 0)
+        pre.append(w[:, None] @ a + b[:, None, :, None])
     error = np.exp(pre[-1] - pre[-1].max(2, keepdims=True))
     error /= error.sum(2, keepdims=True)
-    rounds, blocks, classes, n = error.shape
-    place = (np.arange(rounds * blocks).reshape(rounds, blocks, 1) * classes + y) * n + np.arange(n)
-    error.reshape(-1)[place] -= 1
+    error -= onehot
     errors = [error]
     for l in range(len(pre) - 1, 0, -1):
         error = (stacked[2 * l].transpose(0, 2, 1)[:, None] @ error) * (pre[l - 1] > 0)
