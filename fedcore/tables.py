@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from .accounting.headline import decode_epsilon
 from .events import RoundEvent, RunState, to_dict
 
 BASIC = "basic composition"
@@ -63,11 +64,7 @@ def _headline_of(event: RoundEvent) -> Optional[float]:
     predates the headline (unknown)."""
     if not event.epsilon_headline:
         return None
-    return _decode(event.epsilon_headline_run)
-
-
-def _decode(x) -> float:
-    return float("inf") if x is None else float(x)
+    return decode_epsilon(event.epsilon_headline_run)
 
 
 def privacy_summary(run: RunState) -> dict:

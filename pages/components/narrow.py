@@ -52,10 +52,6 @@ def _legend_px(data: list[dict]) -> int:
     return rows * LEGEND_ROW_PX
 
 
-def _title_lines(text: str) -> int:
-    return text.count("<br>") + 1
-
-
 def stacked(fig) -> dict:
     """``fig`` (a Plotly figure or its dict, of panels made by ``make_subplots``) with its columns
     of panels one under another, each full width: column 1's panels, then column 2's, ...; each
@@ -91,7 +87,7 @@ def stacked(fig) -> dict:
                 continue
             cursor += gap                           # the panel above's tick labels (and axis title)
             if first and c in titles:
-                cursor += TITLE_LINE_PX * _title_lines(titles[c].get("text", "")) + 6
+                cursor += TITLE_LINE_PX * (titles[c].get("text", "").count("<br>") + 1) + 6   # its lines
             first, tops[(c, r)] = False, cursor
             cursor += PANEL_PX
             x = lay[grid[(c, r)][0]]
