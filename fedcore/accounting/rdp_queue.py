@@ -172,8 +172,8 @@ class RdpQueue:
         return self._store[:self._count]
 
     def _compact(self) -> None:
-        """Drop the histories no client holds any more (kept below 8 per client)."""
-        if self._count > 8 * len(self.history) + 64:
+        """Drop the histories no client holds any more (at most twice as many rows as clients are kept)."""
+        if self._count > 2 * len(self.history) + 64:
             held, inverse = np.unique(self.history, return_inverse=True)
             self._store, self._count = self._store[held], len(held)
             self.history = inverse.reshape(-1).astype(np.int64)
