@@ -124,3 +124,28 @@ def test_a_small_runs_per_client_headline_is_dp_accountings_per_client_compositi
     ours = np.array([np.inf if e is None else e for e in last.epsilon_headline])
     assert theirs.max() > 1 and len({tuple(sorted(t.items())) for t in ledger.tally}) > 3
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=0)
+
+
+def test_histories_dropped_by_compaction_leave_every_clients_curve_bit_for_bit():
+    """Clients with the same history share one composed curve; once the histories outnumber twice the clients
+    the unheld ones are dropped. Every client's curve stays the sum of its own steps, in the order recorded."""
+    clients, rng = 6, np.random.default_rng(7)
+    ledger, mine = Ledger(clients, np.full(clients, 1e-5), "central"), np.zeros((clients, len(rdp_mod.ORDERS)))
+    for _ in range(30):
+        z = np.round(0.6 + rng.random(clients), 3)
+        z[:2] = 0.9                                    # two clients keep the same history throughout
+        ledger.record(torch.arange(clients), torch.zeros(clients),
+                      GaussianRecord(torch.tensor(z, dtype=torch.float64), sample_rate=0.1, grid=True))
+        grid = ledger_grid(z)
+        mine += np.stack([rdp_mod.gaussian_rdp(v, 0.1) for v in grid])
+    assert ledger.rdp_queue._count <= 2 * clients + 64 + clients
+    assert ledger.rdp_queue.history[0] == ledger.rdp_queue.history[1]
+    assert np.array_equal(ledger.rdp, mine)
+
+
+def ledger_grid(z: np.ndarray) -> np.ndarray:
+    """The multipliers a grid record composes (:data:`fedcore.accounting.ledger.GRID`, 6 digits)."""
+    from fedcore.accounting.ledger import GRID
+
+    down = GRID ** np.floor(np.log(z) / np.log(GRID))
+    return np.array([float(f"{v:.6g}") for v in down])
