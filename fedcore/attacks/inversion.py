@@ -96,9 +96,10 @@ def reidentify(watch, seen) -> None:
     miss = recon - truth
     mse = (np.einsum("kp,kp->k", miss, miss) / miss.shape[1]).tolist()
     shown = [q for q, c in enumerate(seen.clients) if c in watch.show]
-    pictures = dict(zip(shown, zip(encode_images(recon[shown]), watch._truths(seen.clients, closest, shown))))
+    pictures = dict(zip(shown, zip(encode_images(recon[shown]), watch._truths(seen.clients, closest, truth, shown))))
     for q, row in enumerate(seen.out):
-        row.update(reidentified=everything or row["used"] == row["n"] or bool(found[q]), psnr=round(psnr_from_mse(mse[q], watch.peak), 2))
+        row.update(reidentified=everything or row["used"] == row["n"] or bool(found[q]),
+                   psnr=round(psnr_from_mse(mse[q], watch.peak), 2))
         if q in pictures:  # the reconstruction in its own range (noise shows as noise), the image in the data's
             row["image"], row["truth"] = pictures[q]
 

@@ -58,9 +58,13 @@ def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
     return out
 
 
-def grey_levels(values, box: Optional[tuple] = None) -> np.ndarray:
-    """``[k, pixels]`` uint8: each row of ``values [k, ...]`` (a tensor or an array) in 8-bit grey levels over
-    ``box`` (default: the row's own min and max)."""
+def encode_images(values, box: Optional[tuple] = None) -> list[str]:
+    """Each row of ``values [k, pixels]`` (a tensor or an array) as base64 8-bit grey levels over
+    ``box`` (default: the row's own min and max).
+
+    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
+    [[0, 128, 255], [0, 0, 255]]
+    """
     if isinstance(values, torch.Tensor):
         values = values.detach().float().cpu().numpy()
     v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
@@ -69,16 +73,8 @@ def grey_levels(values, box: Optional[tuple] = None) -> np.ndarray:
     else:
         lo, hi = np.float32(box[0]), np.float32(box[1])
     span = np.where(hi > lo, hi - lo, np.float32(1.0))
-    return np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
-
-
-def encode_images(values, box: Optional[tuple] = None) -> list[str]:
-    """Each row of ``values [k, pixels]`` as base64 text of its :func:`grey_levels`.
-
-    >>> [decode_image(s).tolist() for s in encode_images(torch.tensor([[0.0, 0.5, 1.0], [2.0, 2.0, 4.0]]))]
-    [[0, 128, 255], [0, 0, 255]]
-    """
-    return [b2a_base64(row.tobytes(), newline=False).decode("ascii") for row in grey_levels(values, box)]
+    scaled = np.rint(np.clip((v - lo) / span, 0, 1) * 255).astype(np.uint8)
+    return [b2a_base64(row.tobytes(), newline=False).decode("ascii") for row in scaled]
 
 
 def decode_image(text: str, shape: Optional[list] = None):

@@ -20,7 +20,6 @@ model whose first layer is not linear keeps its first updates for ``python -m fe
 from __future__ import annotations
 
 import time
-from binascii import b2a_base64
 from dataclasses import replace
 from typing import NamedTuple, Optional
 
@@ -32,7 +31,7 @@ from ..events import AttackRow
 from .attackers import attackers_for
 from .informed import CandidatePool, Candidates
 from .inversion import first_linear, last_bias, recover_label
-from .metrics import decode_image, grey_levels  # noqa: F401  (watch.decode_image: the view reads it here)
+from .metrics import decode_image, encode_images  # noqa: F401  (watch.decode_image: the view reads it here)
 from .registry import of_kind, reconstruction_game
 
 SHOW = 6
@@ -58,7 +57,9 @@ class AttackWatch:
         self.label_slice = last_bias(setup.params)
         self.attackers = attackers_for(setup.mechanism.threat_model)
         self.sources = {a.source for a in self.attackers}
-        self.blank = [replace(a, shape=tuple(setup.x_train.shape[1:]), unsupported=self.unsupported) for a in self.attackers]
+        self.blank = [replace(a, shape=tuple(setup.x_train.shape[1:]), unsupported=self.unsupported)
+                      for a in self.attackers]
+        """Each attacker's row before a round fills its ``clients``."""
         self.attacks = of_kind("reconstruction")
         x = setup.x_train.reshape(len(setup.x_train), -1)
         self.x = x
@@ -74,11 +75,8 @@ class AttackWatch:
             self.position[setup.padded[c, : self.counts[c]].cpu().numpy()] = np.arange(self.counts[c])
         self.box = (float(x.min()), float(x.max()))
         self.peak = (self.box[1] - self.box[0]) or 1.0
-        shown = [c for c in self.clients if c in self.show]
-        grey = grey_levels(self.pool.images[[self.index[c] for c in shown]].transpose(0, 2, 1).reshape(-1, x.shape[1]),
-                           self.box) if shown else None
-        self._grey = {c: grey[i * self.n_max:(i + 1) * self.n_max] for i, c in enumerate(shown)}
-        """The shown clients' images in grey levels, once per run: ``client -> [n_max, pixels]``."""
+        self._pictures: dict[tuple[int, int], str] = {}
+        """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
         self._unbounded: dict = {}
         """The rows' start for attackers no ε bounds (the same every round): ``(attacker, client, used) -> row``."""
         self._round: dict = {}
@@ -236,10 +234,13 @@ class AttackWatch:
                                   "label": int(guessed[q]), "row": row})
         return out
 
-    def _truths(self, clients: list, closest, shown: list) -> list[str]:
-        """The encoded true images of the ``shown`` rows (row ``j``: client ``clients[j]``'s image ``closest[j]``)."""
-        return [b2a_base64(self._grey[clients[j]][p].tobytes(), newline=False).decode("ascii")
-                for j, p in zip(shown, closest[shown].tolist())]
+    def _truths(self, clients: list, closest, truth, shown: list) -> list[str]:
+        """The encoded true images of the ``shown`` rows (each client's image encoded once per run)."""
+        keys = [(clients[j], p) for j, p in zip(shown, closest[shown].tolist())]
+        new = [i for i, key in enumerate(keys) if key not in self._pictures]
+        if new:
+            self._pictures.update(zip([keys[i] for i in new], encode_images(truth[[shown[i] for i in new]], self.box)))
+        return [self._pictures[key] for key in keys]
 
 
 def live_watch(setup) -> Optional[AttackWatch]:
