@@ -101,7 +101,7 @@ class AttackWatch:
         (``mask[j]``: over client ``clients[j]``'s images; a Poisson batch that drew nothing is left out)."""
         rows = {c: i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
-        clients, mask, counted = [], np.zeros((0, self.n_max), dtype=bool), []
+        clients, mask, counted = [], self.valid[:0], []
         if watched:
             at = [rows[c] for c in watched]
             live = (_host_rows(plan.mask, at) * _host_rows(plan.active, at)[:, :, None] > 0).reshape(len(at), -1)
@@ -121,7 +121,7 @@ class AttackWatch:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
         r = self._round
         if r.get("clients") and "raw" in self.sources:
-            r["raw"] = (list(range(len(r["clients"]))), _host_rows(updates, [r["rows"][c] for c in r["clients"]]))
+            r["raw"] = (list(range(len(r["clients"]))), _host_rows(updates.float(), [r["rows"][c] for c in r["clients"]]))
 
     def after(self, upload, step: Optional[torch.Tensor]) -> None:
         """What the mechanism uploaded (rows aligned with ``upload.clients``) and the global change."""
@@ -131,7 +131,7 @@ class AttackWatch:
         if "upload" in self.sources:
             index = {int(c): i for i, c in enumerate(upload.clients.tolist())}
             mine = [j for j, c in enumerate(r["clients"]) if c in index]
-            r["upload"] = (mine, _host_rows(upload.values, [index[r["clients"][j]] for j in mine]))
+            r["upload"] = (mine, _host_rows(upload.values.float(), [index[r["clients"][j]] for j in mine]))
         if "aggregate" in self.sources:
             r["aggregate"] = None if step is None else step.detach().float().clone()
 
@@ -284,4 +284,4 @@ def _received(source: str, r: dict) -> Optional[tuple[list, np.ndarray]]:
             return None
         return list(range(len(clients))), np.repeat(step.float().cpu().numpy()[None], len(clients), 0)
     got = r.get("raw") if source == "raw" else r.get("upload")
-    return (got[0], got[1].astype(np.float32, copy=False)) if got and got[0] else None
+    return got if got and got[0] else None
