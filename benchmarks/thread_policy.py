@@ -2,7 +2,7 @@
 a CNN run on the policy's threads against 1 and 2 (issue 55 §1; :mod:`fedcore.threads`).
 
     python -m benchmarks.thread_policy [--pairs 3] [--epsilons 1,100,10000] [--seeds 1] [--before]
-                                       [--cnn [--set KEY=VALUE]] [--busy N]
+                                       [--cnn [--set KEY=VALUE]] [--busy N] [--quiet S]
 
 1. **Sweep**: ``python -m fedcore sweep --preset demo --match headline --epsilons ... --seeds ...`` (the
    CLI's ``main``, in a fresh process) and the Frontier page's worker
@@ -16,7 +16,8 @@ a CNN run on the policy's threads against 1 and 2 (issue 55 §1; :mod:`fedcore.t
 2. ``--cnn``: ``python -m fedcore run --preset mnist_cnn_100 --set rounds=2`` on the policy's threads
    (``auto``), ``--threads 1`` and ``--threads 2``, interleaved the same way.
 
-``--busy N`` starts N busy loops (each in a session of its own, as another user's work) for the
+``--quiet S`` waits before each run, up to S seconds, for a moment when nothing runs elsewhere (the idle
+case on a shared host). ``--busy N`` starts N busy loops (each in a session of its own, as another user's work) for the
 whole measurement. Prints one line per process and the medians with the 1-minute load average
 before and after each (the cores are shared: compare only within one run).
 """
@@ -84,11 +85,24 @@ def reap_orphans(keep: set, timeout: float = 60.0) -> None:
 
 KEEP: set = set()
 """The busy loops' process ids (never reaped between measurements)."""
+QUIET_S = 0.0
+"""``--quiet``: wait up to this long before each run for nothing to be runnable elsewhere (an idle moment)."""
+
+
+def wait_quiet(limit_s: float) -> None:
+    """Until two readings 0.9 s apart of :func:`fedcore.threads.runnable_elsewhere` say 0, at most ``limit_s``."""
+    from fedcore.threads import runnable_elsewhere
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and runnable_elsewhere(9, 0.1) > 0:
+        time.sleep(1.0)
 
 
 def measured(system: str, code: str, env: dict) -> dict:
     """Run ``python -c code`` alone; its wall and CPU seconds (its own, its children's and its orphans')
     and the threads it reported."""
+    if QUIET_S:
+        wait_quiet(QUIET_S)
     load, c0, t0 = _load(), _children_cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -199,8 +213,12 @@ def main(argv=None) -> int:
     p.add_argument("--busy", type=int, default=0, help="busy loops beside the measurement")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="more overrides of the CNN run (e.g. train_size=6000: a cut-down run, said as such)")
+    p.add_argument("--quiet", type=float, default=0.0, metavar="SECONDS",
+                   help="before each run, wait up to SECONDS for nothing to be runnable elsewhere (idle)")
     p.add_argument("--json", help="write every measurement here")
     args = p.parse_args(argv)
+    global QUIET_S
+    QUIET_S = args.quiet
     become_subreaper()
     loops = busy(args.busy)
     KEEP.update(proc.pid for proc in loops)
