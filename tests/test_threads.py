@@ -279,3 +279,24 @@ def test_the_frontier_worker_takes_the_hosts_worker_threads_as_its_ceiling(tmp_p
     store.create_job(manager.queued.id, "sweep", **manager.queued.fields)
     job.sweep_main(str(tmp_path), manager.queued.id)
     assert asked == [(job.NICE, 1)]
+
+
+def test_a_reproduction_worker_takes_the_hosts_worker_threads_as_its_ceiling(tmp_path, monkeypatch):
+    """A queued reproduction's record holds the host's ``worker_threads`` (as a sweep's does), and its
+    worker applies it through ``lower_priority`` before anything trains."""
+    from fedcore.reproduce import job
+    from fedcore.runner import worker
+    from fedcore.runner.store import JobStore
+
+    p = job.plan("kdp_fl")
+    fields = job.reproduction_fields(p, "k", threads=1)
+    assert fields["threads"] == 1 and job.reproduction_fields(p, "k")["threads"] == 0
+    asked = []
+    monkeypatch.setattr(worker, "lower_priority", lambda nice=0, threads=0: asked.append((nice, threads)))
+    monkeypatch.setattr("fedcore.reproduce.run.reproduce", lambda *a, **k: {"tables": []})
+    store = JobStore(tmp_path)
+    store.create_job("r1", job.JOB_KIND, **fields)
+    job.reproduction_main(str(tmp_path), "r1")
+    from fedcore.sweep.job import NICE
+
+    assert asked == [(NICE, 1)]

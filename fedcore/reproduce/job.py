@@ -138,11 +138,12 @@ def record_dir(store_dir, key: str) -> Path:
     return Path(store_dir) / "reproductions" / key
 
 
-def reproduction_fields(p: Plan, key: str, *, estimate: Optional[float] = None) -> dict:
+def reproduction_fields(p: Plan, key: str, *, estimate: Optional[float] = None, threads: int = 0) -> dict:
     """What the job record of reproducing ``p`` as ``key`` holds for its launcher, worker and page
-    (``estimate_s``: the seconds expected when it was queued)."""
+    (``estimate_s``: the seconds expected when it was queued; ``threads``: the host's ``worker_threads``
+    ceiling, 0 for none, as a sweep's record holds it)."""
     return {"key": key, "paper": p.paper, "tables": p.tables, "rows": p.rows, "seeds": p.seeds,
-            "left_out": p.left_out, "estimate_s": estimate, "done": 0, "total": p.total}
+            "left_out": p.left_out, "estimate_s": estimate, "threads": threads, "done": 0, "total": p.total}
 
 
 class Progress(dict):
@@ -180,9 +181,9 @@ def reproduction_main(store_dir: str, job_id: str) -> None:
     from ..sweep.job import NICE
     from .run import paper_named, reproduce
 
-    lower_priority(NICE)  # as a sweep's worker: the page's runs stay responsive
     store = JobStore(store_dir)
     record = store.get_job_dict(job_id)
+    lower_priority(NICE, record.get("threads") or 0)  # as a sweep's worker: the page's runs stay responsive
     try:
         paper = paper_named(record["paper"])   # the paper's defaults as None: its command reads as the CLI's
         tables = None if record["tables"] == [t.key for t in paper.tables if t.in_quick] else record["tables"]
@@ -274,9 +275,10 @@ def start_reproduction(manager, paper: str, *, owner: Optional[str] = None, tabl
     estimate = reproduction_estimate(manager, key, p)
     check_duration(paper, estimate, manager.limits)
     seconds = estimate and (estimate.low * estimate.high) ** 0.5   # the queue's guess: the range's middle
+    ceiling = (manager.limits.worker_threads or 0) if manager.limits is not None else 0
     manager.submit(Job(reproduction_id(key), JOB_KIND, "fedcore.reproduce.job:launch", owner,
                        label=f"quick reproduction of {paper} ({p.total} runs)", seconds=seconds,
-                       fields=reproduction_fields(p, key, estimate=seconds), pausable=True))
+                       fields=reproduction_fields(p, key, estimate=seconds, threads=ceiling), pausable=True))
     return key
 
 
