@@ -86,9 +86,8 @@ def reidentify(watch, seen) -> None:
     from .metrics import by_block, encode_images, psnr_from_mse
 
     recon, at, mask, images = invert_linear(seen.host, watch.layer), seen.at, seen.mask, watch.pool.images
-    # squared L2 from each image: ‖x‖² - 2 x·x̂ + ‖x̂‖² (the images feature-major, as the pool keeps them)
-    dot = by_block(recon[:, None, :], images, at)[:, 0]               # each client's images once
-    dist = watch.pool.square[at] - 2 * dot + np.einsum("kp,kp->k", recon, recon)[:, None]   # [k, n_max]
+    # squared L2 from each image less ‖x̂‖², the same for all of them: ‖x‖² - 2 x·x̂ (the images feature-major)
+    dist = watch.pool.square[at] - 2 * by_block(recon[:, None, :], images, at)[:, 0]       # [k, n_max]
     closest = np.where(mask, dist, np.inf).argmin(1)
     everything = all(row["used"] == row["n"] for row in seen.out)        # then any guess is one they used
     found = [] if everything else mask[np.arange(len(at)), np.where(watch.valid[at], dist, np.inf).argmin(1)].tolist()

@@ -69,6 +69,10 @@ class AttackWatch:
         self.pool = CandidatePool(setup.model, setup.params, setup.x_train, setup.y_train, pad,
                                   [self.counts[c] for c in self.clients])
         self.valid = self.pool.valid                # [clients, n_max]: which padded places are images
+        classes = setup.ctx.num_classes
+        self.labels_held = np.zeros((len(self.clients), classes + 1), dtype=bool)
+        self.labels_held[np.arange(len(self.clients))[:, None], np.where(self.valid, self.pool.labels, classes)] = True
+        """``[clients, classes + 1]``: the labels each watched client holds (the last column unused)."""
         self.n_max = pad.shape[1]
         self.position = np.zeros(len(x), dtype=np.int64)   # a row's place in its client's list
         for c in self.clients:
@@ -97,8 +101,18 @@ class AttackWatch:
         return ""
 
     def plan(self, sel: torch.Tensor, plan) -> None:
-        """Round start: which row of the round each watched client is, and which of its images it uses
+        """Round start: the round's clients ``sel`` and batch plan, read once the round's updates are in
+        (:meth:`_planned`: the round's host work in one stretch, not split by the training)."""
+        self._round = {"sel": sel, "plan": plan, "raw": None, "upload": None, "aggregate": None,
+                       "params": self.s.params}
+
+    def _planned(self) -> dict:
+        """The round: which row of the round each watched client is, and which of its images it used
         (``mask[j]``: over client ``clients[j]``'s images; a Poisson batch that drew nothing is left out)."""
+        r = self._round
+        if "sel" not in r:
+            return r
+        sel, plan = r.pop("sel"), r.pop("plan")
         rows = {c: i for i, c in enumerate(sel.tolist())}
         watched = [c for c in self.clients if c in rows]
         clients, mask, counted = [], self.valid[:0], []
@@ -114,18 +128,18 @@ class AttackWatch:
                 keep = [j for j, k in enumerate(counted) if k]
                 watched, mask, counted = [watched[j] for j in keep], mask[keep], [counted[j] for j in keep]
             clients = watched
-        self._round = {"rows": rows, "clients": clients, "mask": mask, "counted": counted, "raw": None,
-                       "upload": None, "aggregate": None, "params": self.s.params}
+        r.update(rows=rows, clients=clients, mask=mask, counted=counted)
+        return r
 
     def before(self, updates: torch.Tensor, sel: torch.Tensor) -> None:
         """The raw updates ``[m, d]`` of the round (before the mechanism changes them)."""
-        r = self._round
+        r = self._planned()
         if r.get("clients") and "raw" in self.sources:
             r["raw"] = (list(range(len(r["clients"]))), _host_rows(updates.float(), [r["rows"][c] for c in r["clients"]]))
 
     def after(self, upload, step: Optional[torch.Tensor]) -> None:
         """What the mechanism uploaded (rows aligned with ``upload.clients``) and the global change."""
-        r = self._round
+        r = self._planned()
         if not r.get("clients"):
             return
         if "upload" in self.sources:
@@ -139,7 +153,7 @@ class AttackWatch:
         """Round end: keep what the round's record needs, read the game each attacker plays per client
         from ``ledger`` (the run's, this round recorded) now; :meth:`flush` builds the records."""
         self.ledger = ledger
-        r, self._round = self._round, {}
+        r, self._round = self._planned(), {}
         r["received"] = [_received(a.source, r) for a in self.attackers]
         r["rows"] = [self._proofs(got, a, ledger, r) for got, a in zip(r["received"], self.attackers)]
         if r.get("clients") and any(got for got in r["received"]):
@@ -213,8 +227,11 @@ class AttackWatch:
         guessed = recover_label(host, self.label_slice)
         mask = np.concatenate([pending[t]["mask"][pending[t]["received"][i][0]] for t in rounds])  # [k, n_max] images used
         classes = s.ctx.num_classes
-        present = np.zeros((len(clients), classes + 1), dtype=bool)      # [k, classes + 1] labels used
-        present[np.arange(len(clients))[:, None], np.where(mask, self.pool.labels[at], classes)] = True
+        if all(pending[t]["counted"][j] == self.counts[c] for (t, j), c in zip(rows, clients)):
+            present = self.labels_held[at]                                 # every image used: the client's labels
+        else:
+            present = np.zeros((len(clients), classes + 1), dtype=bool)  # [k, classes + 1] labels used
+            present[np.arange(len(clients))[:, None], np.where(mask, self.pool.labels[at], classes)] = True
         label_ok = present[np.arange(len(clients)), guessed].tolist()
         label_count = present[:, :classes].sum(1).tolist()
         starts = {t: 0 for t, _ in rows}
