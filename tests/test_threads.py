@@ -300,3 +300,17 @@ def test_a_reproduction_worker_takes_the_hosts_worker_threads_as_its_ceiling(tmp
     from fedcore.sweep.job import NICE
 
     assert asked == [(NICE, 1)]
+
+
+def test_numpys_blas_trains_on_the_chosen_count_too(fresh_policy):
+    """The choice reaches numpy's BLAS as well as torch: the attack view's products run there, and idle
+    OpenBLAS threads spin after each call (a page's slow motion woke them every round: 1.60 against 0.47
+    CPU-s on pldp_mnist_noniid_lh_a, docs/benchmarks.md)."""
+    import numpy as np
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    np.ones((2, 2)) @ np.ones((2, 2))                           # numpy's BLAS loaded
+    with threadpool_limits(limits=2, user_api="blas"):          # restored after the test
+        threads.set_threads(1)
+        blas = [d for d in threadpool_info() if d["user_api"] == "blas"]
+        assert blas and all(d["num_threads"] == 1 for d in blas)
