@@ -6,7 +6,7 @@ without and with the worker's watch (:func:`fedcore.attacks.watch.live_watch`), 
 Per preset: one warm-up of each, then ``pairs`` pairs whose order alternates (plain first, then watched
 first), each counted in CPU seconds of the run's processes: this process's ``time.process_time`` (another
 program's load moves it far less than wall time) plus what the accounting's curve workers spent on its
-curves (:func:`fedcore.accounting.curve_workers.background_cpu_seconds`), one torch thread.
+curves (:func:`fedcore.accounting.curve_workers.background_cpu_seconds`), one thread (torch and numpy's BLAS).
 ``--hold-ms``: the consumer keeps each round's event that long before asking for the next (as the
 dashboard's slow motion does, :func:`fedcore.runner.tempo.between_rounds`), so the engine cannot batch
 rounds: every round's attack record is built on its own. Prints the medians, the median of the pairs'
@@ -65,7 +65,7 @@ def measure(preset: str, pairs: int, hold_s: float = 0.0) -> dict:
 
 
 def main(argv=None) -> None:
-    import torch
+    from fedcore.threads import pin
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=7)
@@ -74,7 +74,7 @@ def main(argv=None) -> None:
     p.add_argument("--hold-ms", type=float, default=0.0,
                    help="the consumer keeps each round's event this many ms (slow motion: no batching)")
     args = p.parse_args(argv)
-    torch.set_num_threads(1)
+    pin(1)   # one thread for torch and numpy's BLAS, as `python -m fedcore --threads 1` (fedcore.threads)
     for preset in args.presets.split(","):
         m = measure(preset, args.pairs, args.hold_ms / 1000)
         print(f"{preset} (hold {m['hold_ms']} ms, {m['pairs']} pairs): {m['plain']:.3f} CPU-s plain, "

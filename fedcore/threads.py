@@ -114,12 +114,17 @@ def set_threads(threads: int, *, inherited: bool = False) -> None:
         torch.set_num_interop_threads(threads)
     except RuntimeError:  # already set, or parallel work already ran
         pass
+    blas_threads(threads)
+    _applied = threads
+
+
+def blas_threads(threads: int) -> None:
+    """numpy's BLAS on ``threads`` threads too: the attack view's products run there, and its idle threads
+    spin after each call, which a page's slow motion wakes every round (pldp_mnist_noniid_lh_a: 1.60 CPU-s
+    with the view on 2 BLAS threads, 0.44 on one)."""
     from threadpoolctl import threadpool_limits
 
-    # numpy's BLAS too (the attack view's products): its idle threads spin after each call, and a page's
-    # slow motion wakes them every round (pldp_mnist_noniid_lh_a: 1.60 CPU-s with the view, 0.47 on one)
     threadpool_limits(threads, user_api="blas")
-    _applied = threads
 
 
 def pin(threads: int) -> None:
@@ -268,6 +273,7 @@ def apply_policy(cfg, model, x_train, y_train, device) -> Choice:
         return _last
     theirs = caller_chose()
     if theirs is not None:
+        blas_threads(theirs)
         _last = Choice(theirs, f"the caller's torch.set_num_threads({theirs})", ceiling())
         return _last
     cores, conv, kind = ceiling(), has_convolution(model), getattr(device, "type", str(device))
