@@ -144,7 +144,7 @@ class LayerCandidates(Candidates):
 
 class CandidatePool:
     """A run's candidates, fixed for the run: block ``b`` holds the images ``x[padded[b, :counts[b]]]``
-    of one watched client (the padding repeats an image and is masked out by ``valid``), on the host,
+    of one watched client (the padding is zeros, masked out by ``valid``), on the host,
     feature-major (``images [B, pixels, n]``, ``square [B, n]`` their squared norms, ``labels [B, n]``, and
     for fully connected models ``onehot [B, classes, n]``, made once, not per round).
     :meth:`at` gives the :class:`Candidates` at one or more rounds' global parameters."""
@@ -154,10 +154,24 @@ class CandidatePool:
         self.model, self.x, self.y, self.counts, self.padded = model, x, y, list(counts), padded
         n = padded.shape[1] if len(counts) else 0
         self.valid = np.arange(n)[None, :] < np.asarray(self.counts, dtype=np.int64).reshape(-1, 1)
-        dtype = next(iter(params.values())).dtype
-        # transposed by torch's copy, twice as fast as numpy's ascontiguousarray of the transposed view
-        self.images = x[padded].reshape(len(counts), n, -1).to(dtype).transpose(1, 2).contiguous().cpu().numpy()
-        self.square = np.einsum("bpn,bpn->bn", self.images, self.images)
+        source = x.reshape(len(x), -1).to(next(iter(params.values())).dtype)
+        index = padded.cpu().numpy()
+        if source.device.type != "cpu":     # gathered on the device: only the pool's rows cross to the host
+            source, index = source[padded.reshape(-1)].cpu().numpy(), np.arange(index.size).reshape(index.shape)
+        else:
+            source = source.numpy()
+        rows = np.zeros((len(counts), n, source.shape[1]), dtype=source.dtype)   # padding: zeros, masked by valid
+        self.square = np.zeros((len(counts), n), dtype=source.dtype)
+        low, high = [], []
+        for b, c in enumerate(self.counts):   # each block's own images, copied once straight into place
+            block = rows[b, :c]
+            np.take(source, index[b, :c], axis=0, out=block, mode="clip")   # "raise" buffers a copy
+            self.square[b, :c] = np.einsum("np,np->n", block, block)
+            low.append(block.min(initial=np.inf))
+            high.append(block.max(initial=-np.inf))
+        self.box = (float(min(low, default=0.0)), float(max(high, default=0.0)))
+        """The pixel range of the candidates' images (read while each block is fresh in the cache)."""
+        self.images = rows.transpose(0, 2, 1)   # feature-major, a view: BLAS reads the rows transposed
         self.labels = y[padded].cpu().numpy()
         self.layers = _flat_mlp_layers(model, params)
         self.onehot = None if self.layers is None else \

@@ -46,15 +46,18 @@ def standard_error(successes: float, trials: int) -> float:
     return math.sqrt(max(p * (1.0 - p), 1.0 / trials) / trials)
 
 
-def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks) -> np.ndarray:
-    """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one stacked product per block (no
-    gather of a block's array per row; each row's product is the same however many share it)."""
+def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks, widths=None) -> np.ndarray:
+    """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one product per block (no gather of a
+    block's array per row; the rows sharing a block as one matrix, so the block is read once). ``widths``:
+    only block ``b``'s first ``widths[b]`` columns are computed (the rest, padding, are 0)."""
     rows: dict = {}
     for i, b in enumerate(np.asarray(blocks).tolist()):
         rows.setdefault(b, []).append(i)
-    out = np.empty((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
+    out = np.zeros((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
     for b, mine in rows.items():
-        out[mine] = left[mine] @ blocks_right[b]
+        width = blocks_right.shape[-1] if widths is None else widths[b]
+        product = left[mine].reshape(-1, left.shape[-1]) @ blocks_right[b][..., :width]
+        out[mine, ..., :width] = product.reshape(*out[mine].shape[:-1], width)
     return out
 
 

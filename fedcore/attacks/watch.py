@@ -77,7 +77,7 @@ class AttackWatch:
         self.position = np.zeros(len(x), dtype=np.int64)   # a row's place in its client's list
         for c in self.clients:
             self.position[setup.padded[c, : self.counts[c]].cpu().numpy()] = np.arange(self.counts[c])
-        self.box = (float(x.min()), float(x.max()))
+        self.box = self.pool.box                     # the watched images' pixel range
         self.peak = (self.box[1] - self.box[0]) or 1.0
         self._pictures: dict[tuple[int, int], str] = {}
         """The shown clients' true images, encoded once each: ``(client, position) -> text``."""
