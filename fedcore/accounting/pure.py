@@ -30,6 +30,8 @@ import math
 from functools import lru_cache
 from typing import Mapping
 
+import numpy as np
+
 MAX_UNIT = 30.0
 """Above this ε per release (e^ε past 10^13) composition saves nothing worth a PLD: the sum is kept."""
 GRID_POINTS = 200_000
@@ -126,7 +128,10 @@ def gaussian_steps_pld(z: float, q: float, steps: int, relation: str = "ADD_OR_R
     when q < 1 (Abadi et al. 2016), under the neighbouring ``relation`` (a ``dp_accounting.NeighboringRelation``
     name): built exactly as dp-accounting's ``PLDAccountant`` builds one ``compose(event, steps)`` of a
     ``PoissonSampledDpEvent`` (a ``GaussianDpEvent`` for q >= 1), so that composing these parts in order is
-    that accountant bit for bit. For z > 0, q > 0; raises what dp-accounting raises.
+    that accountant bit for bit, but for one step: the accountant self-composes it once, which only moves
+    tail mass below 1e-15 to the infinite loss (a bound at least as large); here the step's PLD is kept as
+    built (a DSDP-FedAvg run's steps each have their own multiplier: half the run-end PLD's cost).
+    For z > 0, q > 0; raises what dp-accounting raises.
 
     Add/remove neighbours (and replace-special) are built by :func:`_gaussian_pld`: dp-accounting's
     ``from_gaussian_mechanism`` with the hockey-stick divergences of all the grid's losses at once."""
@@ -142,24 +147,48 @@ def gaussian_steps_pld(z: float, q: float, steps: int, relation: str = "ADD_OR_R
         build = lambda std, rate: _gaussian_pld(std, rate, interval)   # noqa: E731
     if q >= 1:
         return build(z / math.sqrt(steps), 1.0)
-    return build(z, q).self_compose(steps)
+    one = build(z, q)
+    return one if steps == 1 else one.self_compose(steps)   # one step: no FFT, nor its 1e-15 tail truncation
 
 
 def _gaussian_pld(standard_deviation: float, sampling_prob: float, interval: float):
     """``dp_accounting.pld.from_gaussian_mechanism(standard_deviation, value_discretization_interval=interval,
-    sampling_prob=sampling_prob)`` (add/remove neighbours, connect-the-dots, pessimistic) bit for bit, the grid's
-    divergences computed at once (:func:`_vectorised_gaussian_loss`) where the library takes each loss in a
-    Python loop (0.17 s of a 0.2 s PLD at q = 0.1, z = 0.57)."""
+    sampling_prob=sampling_prob)`` (add/remove neighbours, connect-the-dots, pessimistic) bit for bit: the
+    library's steps (``_create_pld_pmf_from_monotone_privacy_loss``, continuous branch), the grid's divergences
+    computed at once (:func:`_vectorised_gaussian_loss`) where the library takes each loss in a Python loop
+    (0.17 s of a 0.2 s PLD at q = 0.1, z = 0.57), the PMF made dense at once (:func:`_connect_dots_pmf`)."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     loss = _vectorised_gaussian_loss()
 
     def single(adjacency):
-        return pld._create_pld_pmf_from_monotone_privacy_loss(   # noqa: SLF001 -- the library's own steps
-            loss(standard_deviation, sampling_prob=sampling_prob, adjacency_type=adjacency),
-            pessimistic_estimate=True, value_discretization_interval=interval, use_connect_dots=True)
+        mechanism = loss(standard_deviation, sampling_prob=sampling_prob, adjacency_type=adjacency)
+        bounds = mechanism.connect_dots_bounds()
+        upper = math.ceil(bounds.epsilon_upper / interval)
+        lower = math.floor(bounds.epsilon_lower / interval)
+        return _connect_dots_pmf(interval, lower, upper,
+                                 mechanism.get_delta_for_epsilon(np.arange(lower, upper + 1) * interval))
 
-    return pld._pld_for_subsampled_mechanism(single, sampling_prob)   # noqa: SLF001
+    return pld._pld_for_subsampled_mechanism(single, sampling_prob)   # noqa: SLF001 -- the library's own steps
+
+
+def _connect_dots_pmf(interval: float, lower: int, upper: int, deltas: np.ndarray):
+    """dp-accounting's ``create_pmf_pessimistic_connect_dots_fixed_gap`` (Doroshenko et al. 2022, Algorithm 1)
+    bit for bit, its probabilities handed to ``DensePLDPmf`` as the array they are (the library makes a dict of
+    them and lists it again in Python: 40 % of a part's cost); a support of at most the library's sparse size
+    is left to the library."""
+    from dp_accounting.pld import pld_pmf
+
+    if upper - lower + 1 <= pld_pmf._MAX_PMF_SPARSE_SIZE or np.any(deltas < 0) or np.any(deltas > 1) \
+            or np.any(np.diff(deltas) > pld_pmf._DELTA_DIFF_TOLERANCE):   # noqa: SLF001 -- its errors, its way
+        return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(interval, lower, upper, deltas)
+    deltas = np.minimum.accumulate(np.asarray(deltas, dtype=np.float64))
+    diffs = np.diff(deltas)
+    probs = np.zeros_like(deltas)
+    probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(interval)
+    probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(interval)) / math.expm1(interval)
+    probs[-1] = diffs[-1] / math.expm1(-interval)
+    return pld_pmf.DensePLDPmf(interval, lower, np.maximum(0.0, probs), deltas[-1], True)
 
 
 @lru_cache(maxsize=1)
