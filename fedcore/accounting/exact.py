@@ -29,6 +29,8 @@ from typing import Optional
 
 import numpy as np
 
+from .pure import compose
+
 INTERVAL = 1e-3
 """Value discretisation interval of the PLDs (pessimistic: an upper bound of ε, within about 1e-4
 relative of dp-accounting's default 1e-4 on the peers' vectors, at a tenth of its cost)."""
@@ -99,7 +101,7 @@ def tally_pld(tally: tuple, interval: Optional[float] = None):
     interval = interval_for(tally) if interval is None else interval
     composed = pld.identity(value_discretization_interval=interval)
     for (z, q), k in tally:
-        composed = composed.compose(part_pld(z, q, whole_steps(k), interval))
+        composed = compose(composed, part_pld(z, q, whole_steps(k), interval))
         if _size(composed) > MAX_SUPPORT:
             return tally_pld(tally, interval * 10)
     return composed
@@ -169,7 +171,7 @@ class Lineages:
             needed = interval_for(new)
             if base is None or needed > interval * 1.000001:    # a new lineage, or a decade more of ε
                 return tally_pld(new, needed)
-            composed = base.compose(part_pld(z, q, whole_steps(k), interval))
+            composed = compose(base, part_pld(z, q, whole_steps(k), interval))
             return composed if _size(composed) <= MAX_SUPPORT else tally_pld(new, interval * 10)
         except FAILED:
             return None
