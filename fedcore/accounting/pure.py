@@ -201,7 +201,15 @@ def _vectorised_gaussian_loss():
     import numpy as np
     from dp_accounting.pld import privacy_loss_mechanism as plm
 
+    from scipy import special
+
     class VectorisedGaussianLoss(plm.GaussianPrivacyLoss):
+        def noise_cdf(self, x):       # scipy.stats.norm(scale=σ).cdf's values, without its argument checks
+            return special.ndtr((np.asarray(x, dtype=np.float64) - 0.0) / self._standard_deviation)[()]
+
+        def noise_log_cdf(self, x):   # and its logcdf's
+            return special.log_ndtr((np.asarray(x, dtype=np.float64) - 0.0) / self._standard_deviation)[()]
+
         def _cutoffs(self, loss: np.ndarray) -> np.ndarray:
             s, var, q = self.sensitivity, self._standard_deviation ** 2, self.sampling_prob
             add = self.adjacency_type == plm.AdjacencyType.ADD
