@@ -42,3 +42,17 @@ def test_the_pool_grows_to_the_slot_limit_and_hands_each_of_a_burst_to_a_warm_wo
         assert {r["pid"] for r in records} <= warm_pids
     finally:
         m.close()
+
+
+def test_a_warm_worker_has_the_exact_accountants_library_loaded_before_its_first_run():
+    """A run's PLD headline at its end (dp-accounting, scipy.signal and scipy.stats under it: about
+    0.6 CPU-s to import) costs a run in a warm worker nothing to load."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from fedcore.runner.worker import warm_up; "
+             "assert 'dp_accounting' not in sys.modules; warm_up(); "
+             "print(all(m in sys.modules for m in ('dp_accounting.pld.pld_pmf', 'scipy.stats', 'scipy.signal')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"
