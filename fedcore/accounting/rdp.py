@@ -146,24 +146,30 @@ TERMS = (16, 64, 256, MAX_TERMS)
 
 def _fractional_log_a(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
     """``log A_alpha`` at fractional orders ``alpha [F]`` (dp-accounting's ``_compute_log_a_frac``): the two
-    series over i, summed up to the first i where both terms decrease and lie 30 below the running total."""
+    series over i, summed up to the first i where both terms decrease and lie 30 below the running total.
+    Each of :data:`TERMS` computes only the terms after the last one's, for the orders not stopped yet, and
+    continues their running totals (a running log-sum adds in the same order either way)."""
     from scipy.special import log_ndtr
 
     out = np.full(len(alpha), np.inf)
     rows = np.arange(len(alpha))
     z0 = sigma ** 2 * math.log(1 / q - 1) + 0.5
+    start, before = 0, None          # before: the remaining rows' last (s0, s1, total), to go on from
     for terms in TERMS:
         t0, t1, i, j = _fractional_terms(q, tuple(alpha), terms)
-        t0, t1, j = t0[rows], t1[rows], j[rows]
+        t0, t1, i, j = t0[rows, start:], t1[rows, start:], i[:, start:], j[rows, start:]
         # the library's log(0.5) + log(erfc(x / sqrt 2)) = log ndtr(-x): its log 0.5 and log 2 cancel exactly
         s0 = t0 + (i * i - i) / (2 * sigma ** 2) + log_ndtr(-(i - z0) / (math.sqrt(2) * sigma) * 2 ** 0.5)
         s1 = t1 + (j * j - j) / (2 * sigma ** 2) + log_ndtr(-(z0 - j) / (math.sqrt(2) * sigma) * 2 ** 0.5)
-        total = np.logaddexp.accumulate(np.logaddexp(s0, s1), axis=1)
+        step = np.logaddexp(s0, s1)
+        if before is not None:
+            s0, s1, step = (np.concatenate([b[:, None], x], axis=1) for b, x in zip(before, (s0, s1, step)))
+        total = np.logaddexp.accumulate(step, axis=1)
         with np.errstate(invalid="ignore"):
             stop = (s0[:, 1:] < s0[:, :-1]) & (s1[:, 1:] < s1[:, :-1]) & (np.maximum(s0, s1)[:, 1:] < total[:, 1:] - 30)
         done = stop.any(axis=1)
         out[rows[done]] = total[np.flatnonzero(done), stop[done].argmax(axis=1) + 1]
-        rows = rows[~done]
+        rows, before, start = rows[~done], (s0[~done, -1], s1[~done, -1], total[~done, -1]), terms
         if not len(rows):
             break
     return out
