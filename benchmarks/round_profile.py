@@ -16,7 +16,9 @@ far less than wall time):
 - ``ledger_background_cpu_s_per_round``: the CPU the accounting worker spent off the critical path;
 - ``accounting_cpu_s_per_round_all`` (issue 55 §2): *all* the CPU accounting cost, every round included (round 1
   too), divided by the rounds: this thread's in the ledger, at the run's end (its PLD) and the curve
-  workers' whole CPU with their start-up (:func:`accounting_all`; its parts in ``accounting_cpu_s_all_parts``);
+  workers' whole CPU with their start-up, and dp-accounting's import (timed before the run, once per
+  process) (:func:`accounting_all`; its parts in ``accounting_cpu_s_all_parts``);
+  ``accounting_cpu_s_per_round_warm`` the same without the import (a run in a warm worker);
 - ``eval_cpu_s_per_round``: the test-set evaluation (0 in rounds that do not evaluate:
   ``eval_every``), and ``evaluated_rounds``;
 - ``aten_calls_per_round``: ``aten::`` events of a round under ``torch.profiler`` (the way the issue
@@ -341,17 +343,34 @@ def summarize(rounds: list[dict], skip_first: bool = True) -> dict:
     return out
 
 
+def library_import_cpu() -> float:
+    """CPU seconds of this thread importing dp-accounting (with the scipy it loads) where this process has
+    not yet: once per process (a warm worker pays it before its first run, :func:`fedcore.runner.worker.warm_up`)."""
+    import sys
+
+    if "dp_accounting" in sys.modules:
+        return 0.0
+    t0 = time.thread_time()
+    import dp_accounting  # noqa: F401
+
+    return time.thread_time() - t0
+
+
 def accounting_all(rounds: list[dict], result: dict) -> dict:
     """Every CPU-second accounting cost the run, over all its rounds (round 1 included), divided by the
     rounds (issue 55 §2): this thread's in the ledger's calls each round, at the run's end (its PLD,
     ``pld_run``, and profile) and the curve workers' whole CPU, start-up included (``RUSAGE_CHILDREN`` once
-    they are reaped; any other child process of the run would count here too)."""
+    they are reaped; any other child process of the run would count here too), and the exact accountant's
+    library imported once per process (:func:`library_import_cpu`). ``accounting_cpu_s_per_round_warm``
+    leaves the import out: a run in the dashboard's warm worker, which imported it while warming."""
     released = sum(len(r.get("released", [r.get("round")])) for r in rounds) or 1
     in_thread = sum(r.get("ledger_cpu", 0.0) for r in rounds)
     workers = result["workers_cpu"]
-    total = in_thread + result["final_ledger_cpu"] + workers
-    return {"accounting_cpu_s_per_round_all": total / released,
+    run = in_thread + result["final_ledger_cpu"] + workers
+    return {"accounting_cpu_s_per_round_all": (run + result["library_import_cpu"]) / released,
+            "accounting_cpu_s_per_round_warm": run / released,
             "accounting_cpu_s_all_parts": {
+                "library_import": round(result["library_import_cpu"], 4),
                 "rounds_in_thread": round(in_thread, 4),
                 "round_1_in_thread": round(rounds[0].get("ledger_cpu", 0.0), 4) if rounds else 0.0,
                 "run_end_in_thread": round(result["final_ledger_cpu"], 4),
@@ -401,7 +420,9 @@ def main(argv=None) -> int:
     cfg = case.config(args.device, extra)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
+    imported = library_import_cpu()
     result = profile_case(cfg, count_aten=not args.no_aten, chunk=args.chunk, graphs=args.graphs)
+    result["library_import_cpu"] = imported
     rounds = result["rounds"]
     for r in rounds:
         r["ledger_critical"] = r.get("ledger_cpu", 0.0) + r.get("ledger_wait", 0.0)
