@@ -70,7 +70,7 @@ def invert_linear(updates, layer: LinearLayer):
     w = u[:, layer.weight].reshape(-1, layer.rows, layer.inputs)
     b = u[:, layer.bias]
     norm = (b * b).sum(1, keepdims=True)
-    x = np.where(norm > 0, np.einsum("kr,kri->ki", b, w) / np.maximum(norm, 1e-300), 0.0).astype(np.float32)
+    x = np.where(norm > 0, (b[:, None, :] @ w)[:, 0] / np.maximum(norm, 1e-300), 0.0).astype(np.float32)
     return torch.from_numpy(x).to(updates.device) if tensor else x
 
 

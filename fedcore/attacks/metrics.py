@@ -46,12 +46,21 @@ def standard_error(successes: float, trials: int) -> float:
     return math.sqrt(max(p * (1.0 - p), 1.0 / trials) / trials)
 
 
+GATHER_BYTES = 2 ** 20
+"""Up to this many bytes of blocks, :func:`by_block` gathers them (a small model's rows: a loop costs more)."""
+
+
 def by_block(left: np.ndarray, blocks_right: np.ndarray, blocks, widths=None) -> np.ndarray:
     """``left[i] @ blocks_right[blocks[i]]`` for every row ``i``, one product per block (no gather of a
     block's array per row; the rows sharing a block as one matrix, so the block is read once). ``widths``:
-    only block ``b``'s first ``widths[b]`` columns are computed (the rest, padding, are 0)."""
+    only block ``b``'s first ``widths[b]`` columns are computed: the rest are padding, zeros in
+    ``blocks_right`` (:class:`~.informed.CandidatePool`'s), so they come out 0 either way. Blocks of at most
+    :data:`GATHER_BYTES` in all are gathered and multiplied at once instead (one product, no loop)."""
+    blocks = np.asarray(blocks)
+    if len(blocks) * blocks_right[0].nbytes <= GATHER_BYTES:
+        return left @ blocks_right[blocks]
     rows: dict = {}
-    for i, b in enumerate(np.asarray(blocks).tolist()):
+    for i, b in enumerate(blocks.tolist()):
         rows.setdefault(b, []).append(i)
     out = np.zeros((*left.shape[:-1], blocks_right.shape[-1]), dtype=np.result_type(left, blocks_right))
     for b, mine in rows.items():
