@@ -87,7 +87,7 @@ def reidentify(watch, seen) -> None:
 
     recon, at, mask, images = invert_linear(seen.host, watch.layer), seen.at, seen.mask, watch.pool.images
     # squared L2 from each image less ‖x̂‖², the same for all of them: ‖x‖² - 2 x·x̂ (the images feature-major)
-    dist = watch.pool.square[at] - 2 * by_block(recon[:, None, :], images, at, watch.pool.counts)[:, 0]       # [k, n_max]
+    dist = watch.pool.square[at] - 2 * by_block(recon[:, None, :], images, at, watch.pool.counts)[:, 0]   # [k, n_max]
     closest = np.where(mask, dist, np.inf).argmin(1)
     everything = all(row["used"] == row["n"] for row in seen.out)        # then any guess is one they used
     found = [] if everything else mask[np.arange(len(at)), np.where(watch.valid[at], dist, np.inf).argmin(1)].tolist()
