@@ -20,7 +20,7 @@ from ..mechanisms import MECHANISMS, Mechanism
 from ..models import build_model, has_batch_norm
 from ..partition import Partition
 from ..threads import apply_policy
-from .device import resolve_device, start_device
+from .device import import_beside, resolve_device, start_device
 from .flat import layer_slices
 from .plan import pad_client_indices
 from .split import split_data
@@ -49,6 +49,8 @@ def prepare(cfg: RunConfig) -> RunSetup:
     process's torch threads for that model (:func:`fedcore.threads.apply_policy`, the one policy)."""
     device = resolve_device(cfg.device)
     starting = start_device(device)   # CUDA starts beside the parse
+    if device.type == "cuda" and cfg.privacy.mechanism != "none":
+        import_beside("dp_accounting")   # the run's PLD at its end, imported beside the training
     data = load_dataset(cfg.dataset, device=device)
     if starting is not None:
         starting.join()
