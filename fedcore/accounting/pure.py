@@ -267,7 +267,7 @@ def compose(first, second):
 
     whole = first.compose(second, tail_mass_truncation=0.0)
     pmfs = [whole._pmf_remove] if whole._symmetric else [whole._pmf_remove, whole._pmf_add]   # noqa: SLF001
-    if not all(isinstance(p, pld_pmf.DensePLDPmf) for p in pmfs):
+    if not all(isinstance(p, pld_pmf.DensePLDPmf) and p._pessimistic_estimate for p in pmfs):   # noqa: SLF001
         return first.compose(second)
     return pld.PrivacyLossDistribution(*(_truncated(p, TAIL_MASS_TRUNCATION) for p in pmfs))
 
