@@ -32,8 +32,8 @@ def test_a_module_imported_beside_the_work_is_there_for_its_later_import():
 
     probe = ("import sys; from fedcore.engine.device import import_beside; "
              "t = import_beside('dp_accounting'); bad = import_beside('no_such_module_here'); "
-             "t.join(60); bad.join(60); import dp_accounting; "
+             "t.join(); bad.join(); import dp_accounting; "
              "print('dp_accounting.pld.pld_pmf' in sys.modules, t.is_alive(), bad.is_alive())")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)  # a hang only
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "False", "False"]

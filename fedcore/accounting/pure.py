@@ -198,9 +198,7 @@ def _vectorised_gaussian_loss():
     ``_log_sub``) written on arrays, operation for operation (``tests/test_rdp_vectorised.py``: the same PLD)."""
     import numbers
 
-    import numpy as np
     from dp_accounting.pld import privacy_loss_mechanism as plm
-
     from scipy import special
 
     class VectorisedGaussianLoss(plm.GaussianPrivacyLoss):
