@@ -7,6 +7,7 @@ rows in their real on-disk formats and load them through the real loaders.
 """
 from __future__ import annotations
 
+import gzip
 import os
 import pickle
 import shutil
@@ -22,6 +23,7 @@ import pytest
 import torch
 
 from fedcore.data import DATASETS, Dataset, data_root, load_dataset
+from fedcore.data import idx
 from fedcore.data.cache import CACHE_DIR
 from fedcore.data.root import DOWNLOAD_TIMEOUT_S, downloads_allowed
 from fedcore.data.vision import CIFAR10_MEAN, CIFAR10_STD, load_cifar10
@@ -171,6 +173,53 @@ def test_decoded_tensors_are_cached_on_disk_for_the_next_process(raw_copy, tmp_p
     second = DATASETS.get("mnist")(tmp_path, False)  # what the next process runs
     assert second is not first
     assert torch.equal(second.x_train, first.x_train) and torch.equal(second.y_test, first.y_test)
+
+
+@pytest.mark.parametrize("folder", ["MNIST", "FashionMNIST"])
+def test_present_idx_files_read_as_torchvision_decodes_them_without_importing_it(folder, raw_copy, tmp_path):
+    """Issue 55 §5: present files are read by :mod:`fedcore.data.idx` (torchvision's import is
+    2.5 CPU-s); the bytes are torchvision's, image for image and label for label."""
+    import subprocess
+    import sys
+
+    from torchvision import datasets
+
+    root = raw_copy(folder)
+    code = ("import sys; from fedcore.data.vision import _idx_images; from pathlib import Path; "
+            f"t = _idx_images('x', {folder!r}, Path(sys.argv[1]), False); "
+            "print(sorted(t), 'torchvision' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "FEDCORE_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env)
+    assert out.returncode != 0 and "not available" in out.stderr   # tmp_path has no files: refused
+    shutil.copytree(root / folder, tmp_path / folder)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["['x_test',", "'x_train',", "'y_test',", "'y_train']", "False"], out.stderr
+    ours = torch.load(tmp_path / CACHE_DIR / "x-v1.pt", weights_only=True)
+    extracted = tmp_path / "tv"
+    shutil.copytree(root / folder, extracted / folder)
+    for archive in (extracted / folder / "raw").glob("*.gz"):
+        archive.with_suffix("").write_bytes(gzip.decompress(archive.read_bytes()))
+    for train in (True, False):
+        theirs = getattr(datasets, folder)(str(extracted), train=train, download=False)
+        split = "train" if train else "test"
+        assert torch.equal(ours[f"x_{split}"][:, 0], theirs.data)
+        assert torch.equal(ours[f"y_{split}"], theirs.targets) and ours[f"y_{split}"].dtype == torch.int64
+
+
+def test_a_damaged_idx_archive_is_refused_naming_the_file(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in idx.FILES.values():
+        (raw / f"{name}.gz").write_bytes(gzip.compress(bytes([0, 0, 8, 1, 0, 0, 0, 2, 5])))  # 1 of 2 bytes
+    with pytest.raises(DatasetUnavailable, match="'mnist'.*train-images-idx3-ubyte.gz is not an IDX file"):
+        load_dataset("mnist", root=tmp_path, download=False)
+    (raw / "t10k-labels-idx1-ubyte.gz").write_bytes(b"\x1f\x8b not gzip")
+    (raw / "train-images-idx3-ubyte.gz").unlink()
+    (raw / "train-images-idx3-ubyte").write_bytes(bytes([0, 0, 8, 3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 9]))
+    (raw / "train-labels-idx1-ubyte.gz").write_bytes(gzip.compress(bytes([0, 0, 8, 1, 0, 0, 0, 1, 4])))
+    (raw / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(bytes([0, 0, 8, 3] + [0, 0, 0, 1] * 3 + [2])))
+    with pytest.raises(DatasetUnavailable, match="t10k-labels-idx1-ubyte.gz is a damaged archive"):
+        load_dataset("mnist", root=tmp_path, download=False)
 
 
 # --- offline failures ---------------------------------------------------------------------

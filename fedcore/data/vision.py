@@ -1,13 +1,13 @@
 """Image datasets read by torchvision: MNIST, Fashion-MNIST and CIFAR-10.
 
-Each loader lets torchvision find (or download) the original files under the data
-root, takes its decoded ``uint8`` arrays (caching them in ``fedcore_cache/`` so the next
+Each loader finds (or lets torchvision download) the original files under the data
+root, decodes them to ``uint8`` arrays (caching them in ``fedcore_cache/`` so the next
 process skips the decoding) and normalises them per channel with the usual constants.
-Archives already present under the root and matching torchvision's md5 are extracted
-here first, so the original ``.gz`` / ``.tar.gz`` files are enough even offline.
-torchvision is imported only when files must be decoded (about a second of start-up
-otherwise, most of it torch._dynamo pulled in by ``torchvision.ops``); a cached load
-does not touch it.
+MNIST-format files already present are read by :mod:`fedcore.data.idx`, as they are; CIFAR-10's
+archive, when present and matching torchvision's md5, is extracted here first, so the original
+``.gz`` / ``.tar.gz`` files are enough even offline. torchvision is imported only to download
+or to read CIFAR-10 (2.5 CPU-s of start-up, most of it torch._dynamo pulled in by
+``torchvision.ops``); a cached load does not touch it.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import idx
 from .base import Dataset, DatasetFacts
 from .cache import Tensors, cached_tensors
 from .registry import DATASETS
@@ -60,16 +61,25 @@ def _normalised(name: str, facts: DatasetFacts, raw: Tensors, mean, std) -> Data
 
 
 def _idx_images(name: str, class_name: str, root: Path, download: bool) -> Tensors:
-    """Decoded MNIST-format (IDX) images ``[n, 1, 28, 28]`` and labels, cached;
-    ``class_name`` is the ``torchvision.datasets`` class that reads them."""
+    """Decoded MNIST-format (IDX) images ``[n, 1, 28, 28]`` and labels, cached; read by
+    :mod:`fedcore.data.idx` when the four files are present, else by ``torchvision.datasets``'
+    ``class_name``, which downloads them."""
+    raw_folder = root / class_name / "raw"
+    expected = f"{class_name}/raw/" + ", ".join(f"{f}.gz" for f in idx.FILES.values())
 
     def decode() -> Tensors:
-        from torchvision import datasets
+        import torch
 
-        cls = getattr(datasets, class_name)
-        raw_folder = root / class_name / "raw"
-        expected = f"{class_name}/raw/" + ", ".join(f for f, _ in cls.resources)
         with fetching(name, root, expected, download):
+            files = idx.present(raw_folder)
+            if files is not None:
+                arrays = {key: idx.read_idx(path, 3 if key.startswith("x") else 1)
+                          for key, path in files.items()}
+                return {key: torch.from_numpy(a).unsqueeze(1) if key.startswith("x") else torch.from_numpy(a).long()
+                        for key, a in arrays.items()}
+            from torchvision import datasets
+
+            cls = getattr(datasets, class_name)
             for filename, md5 in cls.resources:
                 archive = raw_folder / filename
                 _extract_verified(archive, md5, archive.with_suffix(""), raw_folder)
