@@ -127,6 +127,18 @@ def test_pure_count_splits_a_round_into_equal_releases():
     assert ledger.headline()[0] < 0.5 * 200
 
 
+def test_the_last_round_holds_only_the_latest_rounds_releases_by_client():
+    """``last_round`` (the one-round games' input) is each touched client's latest Gaussian steps by (z, q)
+    and pure releases by ε, built when read; the next record replaces it."""
+    ledger = Ledger(4, np.full(4, 1e-5))
+    ledger.record(torch.tensor([0, 1, 2]), None, GaussianRecord(torch.tensor([1.5, 1.5, 2.0]), 0.1, steps=3))
+    assert ledger.last_round == {0: ({(1.5, 0.1): 3.0}, {}), 1: ({(1.5, 0.1): 3.0}, {}), 2: ({(2.0, 0.1): 3.0}, {})}
+    ledger.record(torch.tensor([1, 3]), None, GaussianRecord(torch.tensor([1.25]), 1.0, steps=2, clients=torch.tensor([1])),
+                  pure=torch.tensor([0.0, 6.0]), pure_count=torch.tensor([1.0, 3.0]))
+    assert ledger.last_round == {1: ({(1.25, 1.0): 2.0}, {}), 3: ({}, {2.0: 3.0})}
+    assert ledger.tally[1] == {(1.5, 0.1): 3.0, (1.25, 1.0): 2.0} and ledger.pure_releases[3] == {2.0: 3.0}
+
+
 def test_a_release_outside_every_bound_makes_the_client_infinite():
     ledger = Ledger(2, np.full(2, 1e-5))
     ledger.record(torch.tensor([0, 1]), torch.ones(2), GaussianRecord(torch.tensor([2.0, 2.0])))

@@ -204,10 +204,22 @@ class Ledger(Figures):
         self.lineages = Lineages(self.delta)                  # each client's Gaussian steps as one PLD (.exact)
         self.rdp_only = np.zeros(num_clients, dtype=bool)     # composed by RDP instead (grid records, failed PLDs)
         self.tally: list[dict[tuple, float]] = [{} for _ in range(num_clients)]   # (z, q) -> steps
-        self.last_round: dict[int, tuple[dict, dict]] = {}
-        """The latest round's releases of each client it touched: ``{client: ({(z, q): steps}, {ε: count})}``
-        (the games that read one round, :meth:`game_bound`)."""
+        self._round: list = []   # the latest round's Gaussian groups (key, ids, steps) and pure releases
+        self._last_round: Optional[dict] = {}
         self.claims: dict[str, np.ndarray] = {}
+
+    @property
+    def last_round(self) -> dict[int, tuple[dict, dict]]:
+        """The latest round's releases of each client it touched: ``{client: ({(z, q): steps}, {ε: count})}``
+        (the games that read one round, :meth:`game_bound`); built from the round's groups when first read."""
+        if self._last_round is None:
+            made: dict[int, tuple[dict, dict]] = {}
+            for kind, key, ids, counts in self._round:
+                for c, k in zip(ids, counts):
+                    mine = made.setdefault(c, ({}, {}))[kind]
+                    mine[key] = k if kind else mine.get(key, 0.0) + k   # pure: a client's one count of it
+            self._last_round = made
+        return self._last_round
 
     exact = property(lambda self: self.lineages.epsilon, doc="``[N]`` each client's PLD ε at its own δ (:mod:`.exact`).")
     rdp = property(lambda self: self.rdp_queue.curves, doc="``[N, len(ORDERS)]`` each client's composed RDP curve.")
@@ -248,7 +260,7 @@ class Ledger(Figures):
         ``pure / pure_count`` eps each make up ``pure`` (None: one); ``gaussian`` covers its
         own clients."""
         ids = _ids(clients)
-        self.last_round = {}
+        self._round, self._last_round = [], None
         if spent is not None:
             np.add.at(self.basic, ids, _numpy(spent))
         for label, values in (claims or {}).items():
@@ -275,7 +287,7 @@ class Ledger(Figures):
                 unit = float(f"{total / k:.12g}")
                 self.pure_releases[c][unit] = self.pure_releases[c].get(unit, 0) + k
                 if total > 0:
-                    self.last_round.setdefault(int(c), ({}, {}))[1][unit] = float(k)
+                    self._round.append((1, unit, (int(c),), (float(k),)))
             with_pure[ids] = True
         else:
             self.exposed[uncovered] = True
@@ -289,18 +301,20 @@ class Ledger(Figures):
         (z rounded to 6 digits, rate)."""
         uz, zinv = np.unique(np.asarray(z, np.float64).reshape(-1), return_inverse=True)
         zr = np.array([float(f"{v:.6g}") for v in uz])[zinv.reshape(-1)]   # formatted once per distinct z
-        pairs = np.stack([zr, np.minimum(1.0, np.asarray(sample_rate, np.float64).reshape(-1))], axis=1)
-        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        pairs = zr + 1j * np.minimum(1.0, np.asarray(sample_rate, np.float64).reshape(-1))
+        distinct, inverse = np.unique(pairs, return_inverse=True)   # (z, rate) pairs, as complex numbers: in order
         if not exact:
             self.rdp_only[ids] = True
-        for j, (value, rate) in enumerate(distinct.tolist()):
+        tally = self.tally
+        for j, pair in enumerate(distinct.tolist()):
             sel = inverse.reshape(-1) == j
-            key = (value, rate)
+            key = (pair.real, pair.imag)
             np.add.at(self.steps, ids[sel], steps[sel])
-            for c, k in zip(ids[sel].tolist(), steps[sel].tolist()):
-                self.tally[c][key] = self.tally[c].get(key, 0.0) + float(k)
-                mine = self.last_round.setdefault(c, ({}, {}))[0]
-                mine[key] = mine.get(key, 0.0) + float(k)
+            mine, counts = ids[sel].tolist(), steps[sel].astype(np.float64).tolist()
+            for c, k in zip(mine, counts):
+                t = tally[c]
+                t[key] = t.get(key, 0.0) + k
+            self._round.append((0, key, mine, counts))
             by_pld = sel & ~self.rdp_only[ids]
             if by_pld.any():
                 self.lineages.add(ids[by_pld], key, steps[by_pld])
@@ -309,7 +323,7 @@ class Ledger(Figures):
                     self.rdp_queue.add_now(c, self.tally[c])
                 self.rdp_only[lost] = True
             if (sel & ~by_pld).any():
-                self.rdp_queue.add(ids[sel & ~by_pld], steps[sel & ~by_pld], value, rate)
+                self.rdp_queue.add(ids[sel & ~by_pld], steps[sel & ~by_pld], *key)
         self.rdp_queue.drain(wait=False)
 
     def profile(self, deltas: tuple = PROFILE_DELTAS) -> list[tuple[float, float]]:
