@@ -51,9 +51,8 @@ def _keep_on_disk(pair: tuple, curve: np.ndarray) -> None:
 
 def _groups(history: np.ndarray, steps: np.ndarray) -> tuple:
     """The distinct ``(history, steps)`` of one unit's clients: ``(histories [k], steps [k], inverse [n])``."""
-    keys, inverse = np.unique(np.stack([history.astype(np.float64), np.asarray(steps, np.float64)], axis=1), axis=0,
-                              return_inverse=True)
-    return keys[:, 0].astype(np.int64), keys[:, 1], inverse.reshape(-1)
+    keys, inverse = np.unique(history.astype(np.float64) + 1j * np.asarray(steps, np.float64), return_inverse=True)
+    return keys.real.astype(np.int64), keys.imag, inverse.reshape(-1)   # pairs as complex numbers: sorted the same
 
 
 class RdpQueue:

@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtr
 
 VARIANCE = "variance of the released value"
 SIGN_ERROR = "P(released sign differs from the sign of w)"
@@ -173,6 +172,8 @@ def gaussian_exact_delta(epsilon, sensitivity: float, sigma):
 
         delta(eps) = Phi(D / (2 sigma) - eps sigma / D) - e^eps Phi(-D / (2 sigma) - eps sigma / D)
     """
+    from scipy.special import ndtr   # here, not at import: a run's setup need not load scipy (0.3-0.6 s)
+
     eps, sigma = np.asarray(epsilon, dtype=float), np.asarray(sigma, dtype=float)
     a, b = sensitivity / (2 * sigma), eps * sigma / sensitivity
     return np.maximum(ndtr(a - b) - np.exp(eps) * ndtr(-a - b), 0.0)
