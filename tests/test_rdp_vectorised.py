@@ -173,3 +173,50 @@ def test_a_composition_truncates_tails_as_dp_accounting_bit_for_bit(seed):
         theirs, ours = theirs.compose(part), compose(ours, part)
         for (lo_a, p_a, inf_a), (lo_b, p_b, inf_b) in zip(_dense(ours), _dense(theirs)):
             assert lo_a == lo_b and inf_a == inf_b and np.array_equal(p_a, p_b)
+
+
+def test_self_convolution_bounds_are_dp_accountings_on_any_pmf():
+    """:func:`fedcore.accounting.pure._self_convolve_bounds` takes the 40 Chernoff orders in one ``logsumexp``;
+    the truncation bounds are the library's ``compute_self_convolve_bounds`` on PMFs of every shape."""
+    from dp_accounting.pld import common
+
+    from fedcore.accounting.pure import _self_convolve_bounds
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        probs = rng.random(int(rng.integers(2, 3000))) ** rng.uniform(1, 12)
+        probs /= probs.sum() * rng.uniform(1, 1.01)
+        times, tail = int(rng.integers(2, 8)), float(rng.choice([0.0, 10 ** rng.uniform(-16, -4)]))
+        assert _self_convolve_bounds(probs, times, tail) == common.compute_self_convolve_bounds(probs, times, tail)
+
+
+def test_a_dominating_tally_takes_each_rank_s_smallest_multiplier_over_every_tally():
+    """:func:`fedcore.accounting.pure.dominating_tally` compares every tally's sorted steps at once; it is the
+    definition's loop (each rate: each tally's multipliers expanded by steps and sorted, then the elementwise
+    minimum, a shorter list counting as no step) on random tallies of several rates and fractional steps."""
+    import math
+
+    from fedcore.accounting.pure import dominating_tally
+
+    def by_definition(tallies, max_entries):
+        out = {}
+        for q in sorted({q for t in tallies for (_, q), _ in t}):
+            rows = [np.repeat(*zip(*sorted((z, math.ceil(k - 1e-9)) for (z, r), k in t if r == q)))
+                    if any(r == q for (_, r), _ in t) else np.empty(0) for t in tallies]
+            low = np.full(max(len(r) for r in rows), np.inf)
+            for r in rows:
+                low[:len(r)] = np.minimum(low[:len(r)], r)
+            values, counts = np.unique(low[np.isfinite(low)], return_counts=True)
+            if len(values) > max_entries:
+                values = 1.01 ** np.floor(np.log(values) / np.log(1.01) + 1e-12)
+            for z, k in zip(values.tolist(), counts.tolist()):
+                out[(z, q)] = out.get((z, q), 0) + k
+        return tuple(sorted(out.items()))
+
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        tallies = [tuple({(round(float(rng.uniform(0.3, 3.0)), 3), float(rng.choice([0.01, 0.1, 1.0]))):
+                          float(rng.choice([1.0, 2.0, 0.5, 3.0])) for _ in range(int(rng.integers(1, 12)))}.items())
+                   for _ in range(int(rng.integers(1, 25)))]
+        max_entries = int(rng.choice([3, 64]))
+        assert dominating_tally(tallies, max_entries=max_entries) == by_definition(tallies, max_entries)

@@ -229,9 +229,9 @@ def run_pld(ledger) -> Optional[float]:
     out = head.copy()
     gaussian = [c for c in np.flatnonzero(np.isfinite(head) & ledger.rdp_only & ledger.rdp_valid & (ledger.pure == 0))
                 if ledger.tally[c]]
-    tallies = {tuple(sorted(ledger.tally[c].items())) for c in gaussian}
-    if len(tallies) > EXACT_TALLIES:
-        values = [gaussian_pld_epsilon(dominating_tally(sorted(tallies)), float(ledger.delta[gaussian].min()))]
+    if len({frozenset(ledger.tally[c].items()) for c in gaussian}) > EXACT_TALLIES:   # distinct tallies
+        values = [gaussian_pld_epsilon(dominating_tally([ledger.tally[c].items() for c in gaussian]),
+                                       float(ledger.delta[gaussian].min()))]
     else:
         values = [gaussian_pld_epsilon(tuple(sorted(ledger.tally[c].items())), float(ledger.delta[c])) for c in gaussian]
     if None in values:
