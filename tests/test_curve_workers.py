@@ -161,3 +161,26 @@ def test_a_pld_built_by_the_workers_is_the_accountants_bit_for_bit(fresh_pool):
     bad = curve_workers.side_by_side([["pld", 1.0, 0.1, 1, "NO_SUCH_RELATION", 1e-3]] * 2)
     assert bad == [None, None]                                              # a failure answers None, workers live on
     assert len(pool.live) == 2
+
+
+def test_a_gpu_runs_end_worker_composes_the_pld_so_the_run_never_imports_dp_accounting():
+    """Issue 55 §5: a GPU run starts one worker at its setup (:func:`curve_workers.start_end_worker`); the run's
+    PLD at its end (:func:`pure.gaussian_pld_epsilon`) is composed there, the same float as here, and the run's
+    process never imports dp-accounting. A worker that ended leaves the work to the caller."""
+    import subprocess
+    import sys
+
+    from fedcore.accounting import pure
+
+    tally = (((0.61, 0.1), 3.0), ((0.74, 0.1), 1.0), ((0.9, 0.1), 2.0))
+    here = pure.composed_epsilon(tuple((zq, int(k)) for zq, k in tally), delta=1e-5)
+    probe = ("import sys; from fedcore.accounting import curve_workers as cw, pure; cw.start_end_worker(); "
+             f"w = cw.end_worker(); eps = pure.gaussian_pld_epsilon({tally!r}, 1e-5); "
+             "print(repr(eps), 'dp_accounting' in sys.modules, w.sent, cw.background_cpu_seconds() > 0); "
+             "w.stop(); w.proc.wait(); w.result(w.sent - 1); w.dead = True; "
+             f"print(cw.end_worker() is None, pure.gaussian_pld_epsilon.__wrapped__({tally!r}, 1e-5) == eps)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)  # a hang only
+    assert out.returncode == 0, out.stderr[-2000:]
+    first, second = out.stdout.splitlines()
+    assert first.split() == [repr(here), "False", "1", "True"]
+    assert second.split() == ["True", "True"]   # after the worker ended: computed in the process, the same ε

@@ -35,7 +35,7 @@ takes dp-accounting 0.05-0.2 s, so a whole curve per worker still kept each H200
 _WORKER_CODE = r"""
 import base64, json, pickle, sys, time
 from fedcore.accounting.rdp import _compute_curve
-from fedcore.accounting.pure import gaussian_steps_pld
+from fedcore.accounting.pure import gaussian_steps_pld, composed_epsilon
 import dp_accounting
 print("ready", flush=True)
 for line in sys.stdin:
@@ -44,15 +44,18 @@ for line in sys.stdin:
     try:
         if kind == "pld":
             out = base64.b64encode(pickle.dumps(gaussian_steps_pld(*args))).decode()
+        elif kind == "epsilon":
+            out = composed_epsilon(tuple(((z, q), k) for z, q, k in args[0]), *args[1:])
         else:
             out = list(_compute_curve(*args))
     except Exception:
         out = None
     print(json.dumps([out, time.process_time() - c0]), flush=True)
 """
-"""A request is a JSON line ``["curve", z, q, pieces, piece]`` (RDP orders) or ``["pld", z, q, steps, relation,
-interval]`` (:func:`.pure.gaussian_steps_pld`, pickled); the answer ``[payload, cpu_seconds]``, payload None
-where dp-accounting raised (the caller computes it again and meets the error itself)."""
+"""A request is a JSON line ``["curve", z, q, pieces, piece]`` (RDP orders), ``["pld", z, q, steps, relation,
+interval]`` (:func:`.pure.gaussian_steps_pld`, pickled) or ``["epsilon", [[z, q, steps], ...], relation, interval,
+delta]`` (:func:`.pure.composed_epsilon`); the answer ``[payload, cpu_seconds]``, payload None where dp-accounting
+raised (the caller computes it again and meets the error itself)."""
 
 _BACKGROUND_CPU = [0.0]
 
@@ -287,6 +290,37 @@ def side_by_side(requests: list) -> Optional[list]:
             payload = None
         out.append(payload)
     return out
+
+
+_END: dict = {}
+
+
+def start_end_worker() -> None:
+    """Start this process's one :class:`CurveWorker` for a run's PLD at its end (:func:`end_worker`), if none is
+    running: on a GPU host, beside the run's setup and rounds, on a core of its own. Issue 55 §5: the run's PLD
+    needs dp-accounting (1.5 CPU-s to import on an H100's host); imported in the run's process beside its
+    setup, it slowed the setup by as much under the GIL (0.4 -> 1.1 s on this project's 2-core host), and
+    after its last round it delayed the result. The worker imports it in its own process and composes the
+    PLD there, so the run's process never imports it."""
+    worker = _END.get("worker")
+    if worker is not None and not worker.dead:
+        return
+    try:
+        _END["worker"] = CurveWorker()
+    except Exception:   # noqa: BLE001 -- no process: the run's end composes the PLD itself
+        _END["worker"] = None
+        return
+    if not _END.get("atexit"):
+        import atexit
+
+        atexit.register(lambda: _END["worker"] is not None and _END["worker"].stop())
+        _END["atexit"] = True
+
+
+def end_worker() -> Optional[CurveWorker]:
+    """The worker :func:`start_end_worker` started, while it lives; else None."""
+    worker = _END.get("worker")
+    return worker if worker is not None and not worker.dead else None
 
 
 def stop_pool() -> None:

@@ -391,6 +391,31 @@ def composed_gaussian_pld(tally: tuple, relation: str = "ADD_OR_REMOVE_ONE", int
     return composed
 
 
+def composed_epsilon(tally: tuple, relation: str = "ADD_OR_REMOVE_ONE", interval: float = PLD_INTERVAL,
+                     delta: float = 1e-5) -> float:
+    """ε at ``delta`` of :func:`composed_gaussian_pld` ``(tally, relation, interval)``; inf where it gives None."""
+    composed = composed_gaussian_pld(tally, relation, interval)
+    return math.inf if composed is None else float(composed.get_epsilon_for_delta(delta))
+
+
+def _epsilon_elsewhere(tally: tuple, delta: float):
+    """:func:`composed_epsilon` of ``tally`` computed by the run's end worker (:func:`.curve_workers.end_worker`,
+    started beside a GPU run), or None where there is none or it could not (the caller computes it here). The
+    worker runs the same functions: the same float, which JSON carries exactly."""
+    from .curve_workers import add_background_cpu, end_worker
+
+    worker = end_worker()
+    parts = [[float(z), float(q), int(k)] for (z, q), k in tally if q > 0 and k > 0]
+    if worker is None or len(parts) < 2 or any(z <= 0 for z, _, _ in parts):
+        return None
+    try:
+        payload, seconds = worker.result(worker.ask(["epsilon", parts, "ADD_OR_REMOVE_ONE", PLD_INTERVAL, delta]))
+    except (RuntimeError, OSError, ValueError):   # the worker ended (a closed pipe)
+        return None
+    add_background_cpu(seconds)
+    return payload
+
+
 @lru_cache(maxsize=512)
 def gaussian_pld_epsilon(tally: tuple, delta: float) -> float:
     """ε at ``delta`` of ``tally`` = ``((z, q), steps), ...``: that many Poisson(q)-subsampled Gaussian
@@ -398,9 +423,12 @@ def gaussian_pld_epsilon(tally: tuple, delta: float) -> float:
     (pessimistic discretisation at 1e-3: an upper bound; :func:`composed_gaussian_pld`); inf for a z = 0
     step; None where dp-accounting cannot build the PLD (tiny multipliers: astronomically large ε, where
     the two accountants' gap teaches nothing)."""
+    whole = tuple((zq, int(round(steps))) for zq, steps in tally)
+    elsewhere = _epsilon_elsewhere(whole, delta)
+    if elsewhere is not None:
+        return float(elsewhere)
     try:
-        composed = composed_gaussian_pld(tuple((zq, int(round(steps))) for zq, steps in tally))
-        return math.inf if composed is None else float(composed.get_epsilon_for_delta(delta))
+        return composed_epsilon(whole, delta=delta)
     except (OverflowError, ValueError, MemoryError):
         return None
 

@@ -1,7 +1,6 @@
 """Device choice: ``auto`` = CUDA when present, else CPU (same code on both)."""
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Optional
 
@@ -34,21 +33,5 @@ def start_device(device: torch.device) -> Optional[threading.Thread]:
             pass
 
     thread = threading.Thread(target=start, name="fedcore-device-start", daemon=True)
-    thread.start()
-    return thread
-
-
-def import_beside(name: str) -> threading.Thread:
-    """Import module ``name`` in a started daemon thread, beside the caller's work (a later ``import`` of it
-    waits for this one to finish: Python's per-module import lock). On a GPU host, where wall time is the
-    measure and cores are many: W3's run imports dp-accounting (1.07 CPU-s on the H200's host) for its PLD
-    at its end, after its last round, where nothing else runs beside it. An error is left to that import."""
-    def load() -> None:
-        try:
-            importlib.import_module(name)
-        except Exception:   # noqa: BLE001
-            pass
-
-    thread = threading.Thread(target=load, name=f"fedcore-import-{name}", daemon=True)
     thread.start()
     return thread

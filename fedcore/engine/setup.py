@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..accounting.curve_workers import start_end_worker
 from ..aggregators import AGGREGATORS, Aggregator
 from ..config import RunConfig
 from ..context import RunContext
@@ -20,7 +21,7 @@ from ..mechanisms import MECHANISMS, Mechanism
 from ..models import build_model, has_batch_norm
 from ..partition import Partition
 from ..threads import apply_policy
-from .device import import_beside, resolve_device, start_device
+from .device import resolve_device, start_device
 from .flat import layer_slices
 from .plan import pad_client_indices
 from .split import split_data
@@ -50,7 +51,7 @@ def prepare(cfg: RunConfig) -> RunSetup:
     device = resolve_device(cfg.device)
     starting = start_device(device)   # CUDA starts beside the parse
     if device.type == "cuda" and cfg.privacy.mechanism != "none":
-        import_beside("dp_accounting")   # the run's PLD at its end, imported beside the training
+        start_end_worker()   # the run's PLD at its end, composed in a process of its own (dp-accounting there)
     data = load_dataset(cfg.dataset, device=device)
     if starting is not None:
         starting.join()
