@@ -212,8 +212,8 @@ def profile_case(cfg, *, count_aten: bool = True, chunk: str = "gpu", graphs: bo
         local_round.StepGraphs, local_round.graphs_enabled = _graphs_eager(), lambda device: True
     if chunk == "gpu":   # as on a GPU: one vmap over all clients, 8,192 test samples per forward
         local_round.client_chunk = lambda *a, **k: None
-        loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None: saved_eval(model, params, x, y,
-                                                                                       chunk or 8192, graphs)
+        loop.evaluate = lambda model, params, x, y, chunk=None, graphs=None, meanwhile=None: saved_eval(
+            model, params, x, y, chunk or 8192, graphs, meanwhile)
     _stop_curve_workers()   # a pool left by earlier work in this process is not this run's
     background0, wait0, children0 = _background_cpu(), 0.0, _children_cpu()
     busy0 = background0

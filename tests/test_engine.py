@@ -122,3 +122,27 @@ def test_the_run_echoes_its_privacy_parameters_as_configured_in_float64():
     cfg = build_config("demo", None, ["rounds=1", "num_clients=3", "privacy.epsilon=0.1,0.3,1e-3"])
     start = next(iter_run(cfg))
     assert start.epsilon == [0.1, 0.3, 0.001] and start.delta == [1e-05] * 3
+
+
+def test_a_rounds_ledger_entry_is_made_once_after_its_evaluation_is_queued(monkeypatch):
+    """Issue 55 §5: the round's ledger entry is made while the device evaluates (``evaluate(meanwhile=...)``):
+    once a round, after the pass is queued and before its sums are read; in a round not evaluated, after the
+    server's step. The figures are those of recording inside the server's step."""
+    from fedcore.accounting import Ledger
+    from fedcore.engine import evaluate as evaluate_mod
+
+    order: list = []
+    record, sums = Ledger.record, evaluate_mod.accuracy_sums
+    monkeypatch.setattr(Ledger, "record", lambda self, *a, **k: (order.append("record"), record(self, *a, **k))[1])
+    monkeypatch.setattr(evaluate_mod, "accuracy_sums", lambda *a: (order.append("pass"), sums(*a))[1])
+    cfg = preset_config("demo").with_overrides({"rounds": 4, "eval_every": 2})
+    ends = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
+    assert order == ["record", "pass", "record", "record", "pass", "record"]
+    monkeypatch.setattr(Ledger, "record", record)
+    from fedcore.engine import loop
+
+    inside = loop.server_round
+    monkeypatch.setattr(loop, "server_round", lambda *a, record=True, **k: inside(*a, **k))   # records inside
+    again = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
+    assert [e.epsilon_spent for e in again] == [e.epsilon_spent for e in ends]
+    assert [e.accuracy for e in again] == [e.accuracy for e in ends]

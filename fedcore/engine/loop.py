@@ -74,18 +74,22 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             t0 = time.perf_counter()
             local = local_round(rnd, rng, global_flat)
             signals, events, selected = local.signals, local.events, local.selected
-            uploaded, weights, aggregated = [], [], False
+            uploaded, weights, aggregated, entry = [], [], False, None
             if local.client_flat is not None or local.streamed is not None:
-                res = (apply_round(s, global_flat, ledger, *local.streamed, rnd) if local.streamed is not None else
-                       server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher))
+                res = (apply_round(s, global_flat, ledger, *local.streamed, rnd, record=False)
+                       if local.streamed is not None else
+                       server_round(s, global_flat, ledger, local.client_flat, local.sel, rnd, gen, tap=watcher,
+                                    record=False))
                 local.client_flat = local.streamed = None
                 global_flat, uploaded, weights, aggregated = res.global_flat, res.uploaded, res.weights, res.aggregated
-                signals, events = {**signals, **res.signals}, events + res.events
+                signals, events, entry = {**signals, **res.signals}, events + res.events, res.record
             elif not len(selected):
                 charge_empty_round(s, ledger, rnd)
             evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
-            if evaluated:  # the ledger's curves of this round are computed beside it (accounting.rdp_queue)
-                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=local_round.graphs)
+            if evaluated:  # the round's ledger entry is made while the device evaluates
+                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=local_round.graphs, meanwhile=entry)
+            elif entry is not None:
+                entry()
             aggregated_rounds += aggregated
             outbox.post(RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
                                    uploaded=uploaded, weights=weights, epsilon_spent=[], events=events,

@@ -14,6 +14,8 @@ vmap), so that a run gives the same result either way:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -69,10 +71,12 @@ class ServerResult:
     weights: list = field(default_factory=list)
     aggregated: bool = False
     """Whether the aggregator combined at least one update and the server stepped."""
+    record: Optional[Callable[[], None]] = None
+    """The round's ledger entry, where the caller records it itself (``record=False``)."""
 
 
 def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor, sel: torch.Tensor,
-                 rnd: int, gen: torch.Generator, tap=None) -> ServerResult:
+                 rnd: int, gen: torch.Generator, tap=None, record: bool = True) -> ServerResult:
     """Privatize, aggregate and apply the updates ``client_flat [m, d] - global_flat``
     of clients ``sel``; updates ``s.params`` and ``s.mechanism``'s state, records in ``ledger``.
 
@@ -87,15 +91,17 @@ def server_round(s, global_flat: torch.Tensor, ledger, client_flat: torch.Tensor
     if tap is not None:
         tap.before(updates, sel)
     upload = s.mechanism.privatize(updates, sel, rnd, gen)
-    return apply_round(s, global_flat, ledger, upload, s.aggregator.aggregate(upload, rnd), rnd, tap)
+    return apply_round(s, global_flat, ledger, upload, s.aggregator.aggregate(upload, rnd), rnd, tap, record)
 
 
-def apply_round(s, global_flat: torch.Tensor, ledger, upload, result, rnd: int, tap=None) -> ServerResult:
+def apply_round(s, global_flat: torch.Tensor, ledger, upload, result, rnd: int, tap=None,
+                record: bool = True) -> ServerResult:
     """The server's step from a round's ``upload`` and the aggregator's ``result`` (an
     :class:`~fedcore.aggregators.base.Aggregate`): ``W <- W + eta_s f`` (``sign(f)`` for sign uploads);
     updates ``s.params``, the mechanism's state and ``ledger``. The second half of :func:`server_round`;
     a round summed block by block (:mod:`fedcore.engine.stream`) comes here with its upload's per-client
-    fields, the values not kept."""
+    fields, the values not kept. ``record=False``: the ledger entry is left to the caller
+    (``ServerResult.record``), who makes it while the device evaluates (:func:`~fedcore.engine.loop.iter_run`)."""
     cfg = s.cfg
     step = None
     if result.delta is not None:
@@ -105,7 +111,10 @@ def apply_round(s, global_flat: torch.Tensor, ledger, upload, result, rnd: int, 
     if tap is not None:
         tap.after(upload, step)
     s.mechanism.after_round(step, rnd)
-    ledger.record(upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
-                  upload.pure_count)
+    entry = partial(ledger.record, upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
+                    upload.pure_count)
+    if record:
+        entry()
     return ServerResult(global_flat, upload.events + result.events, {**upload.signals, **result.signals},
-                        upload.clients.tolist(), result.weights.tolist(), result.delta is not None)
+                        upload.clients.tolist(), result.weights.tolist(), result.delta is not None,
+                        None if record else entry)
