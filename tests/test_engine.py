@@ -146,3 +146,20 @@ def test_a_rounds_ledger_entry_is_made_once_after_its_evaluation_is_queued(monke
     again = [e for e in iter_run(cfg) if isinstance(e, RoundEvent)]
     assert [e.epsilon_spent for e in again] == [e.epsilon_spent for e in ends]
     assert [e.accuracy for e in again] == [e.accuracy for e in ends]
+
+
+def test_a_deferred_ledger_entry_holds_host_copies_of_the_rounds_tensors():
+    """``on_host``: the entry made while the device evaluates reads no device memory (no wait on the pass);
+    tuples, dicts and a ``GaussianRecord`` keep their shape and values."""
+    from fedcore.accounting import GaussianRecord
+    from fedcore.engine.rounds import on_host
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    record = GaussianRecord(torch.tensor([1.5, 2.0], device=device), 0.1, torch.tensor(3, device=device),
+                            torch.tensor([4, 7], device=device), grid=True)
+    fields = (torch.tensor([4, 7], device=device), None, record, {"claim": torch.ones(2, device=device)}, 0.5)
+    ids, none, rec, claims, half = on_host(fields)
+    assert ids.device.type == "cpu" and ids.tolist() == [4, 7] and none is None and half == 0.5
+    assert isinstance(rec, GaussianRecord) and rec.grid and rec.sample_rate == 0.1
+    assert all(t.device.type == "cpu" for t in (rec.noise_multiplier, rec.steps, rec.clients, claims["claim"]))
+    assert rec.noise_multiplier.tolist() == [1.5, 2.0] and rec.clients.tolist() == [4, 7]

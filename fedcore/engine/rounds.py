@@ -13,6 +13,7 @@ vmap), so that a run gives the same result either way:
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Optional
@@ -111,10 +112,25 @@ def apply_round(s, global_flat: torch.Tensor, ledger, upload, result, rnd: int, 
     if tap is not None:
         tap.after(upload, step)
     s.mechanism.after_round(step, rnd)
-    entry = partial(ledger.record, upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon,
-                    upload.pure_count)
+    fields = (upload.clients, upload.spent, upload.gaussian, upload.claims, upload.pure_epsilon, upload.pure_count)
     if record:
-        entry()
+        ledger.record(*fields)
+    entry = None if record else partial(ledger.record, *on_host(fields))
     return ServerResult(global_flat, upload.events + result.events, {**upload.signals, **result.signals},
-                        upload.clients.tolist(), result.weights.tolist(), result.delta is not None,
-                        None if record else entry)
+                        upload.clients.tolist(), result.weights.tolist(), result.delta is not None, entry)
+
+
+def on_host(value):
+    """``value`` with every tensor in it (in tuples, lists, dicts and dataclasses such as a ``GaussianRecord``)
+    copied to the host now: a ledger entry made later reads no device memory, so it waits for nothing the
+    device does meanwhile (the same values: a float32 tensor turns float64 exactly on either side)."""
+    if isinstance(value, torch.Tensor):
+        return value.cpu()
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_host(v) for v in value)
+    if isinstance(value, dict):
+        return {k: on_host(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: on_host(getattr(value, f.name)) for f in dataclasses.fields(value)
+                                             if f.init})
+    return value
