@@ -19,6 +19,7 @@ def fresh_pool(monkeypatch):
     monkeypatch.setattr(curve_workers, "_POOL", {})
     monkeypatch.setattr(rdp_queue_mod, "_CURVES", {})
     monkeypatch.setattr(rdp_mod, "curve_cache", lambda: None)
+    monkeypatch.setattr(rdp_queue_mod, "curve_cache", lambda: None)   # its own name: a curve kept by a test before
     rdp_mod._gaussian_rdp_cached.cache_clear()
     yield
     pool = curve_workers._POOL.get("pool")
@@ -96,10 +97,12 @@ def test_a_curves_pieces_put_back_together_are_the_whole_curve_bit_for_bit():
 
 
 @pytest.mark.slow
-def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool, monkeypatch):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool, monkeypatch, ahead):
     """DSDP-FedAvg on digits with two workers (curves in two pieces): every round event is the one the
-    same run emits with every curve computed in its round."""
-    from fedcore.engine import iter_run
+    same run emits with every curve computed in its round; also pipelined as on a GPU (``ahead``: round t's
+    entry and event wait for round t + 1's training, :func:`fedcore.engine.loop.pipelined`)."""
+    from fedcore.engine import iter_run, loop
     from fedcore.events import RoundEvent, to_dict
     from fedcore.layering import build_config
 
@@ -118,6 +121,8 @@ def test_a_run_whose_curves_go_out_in_pieces_emits_the_inline_events(fresh_pool,
         return out
 
     _ready(rdp_queue_mod.curve_pool(), 1)   # started and ready before the run (a slow host starts it late)
+    if ahead:
+        monkeypatch.setattr(loop, "pipelined", lambda device, outbox: outbox.may_go_ahead)
     beside = events()
     pool = curve_workers._POOL.get("pool")
     assert pool is not None and sum(w.sent for w in pool.workers) > 0, "no curve went out"

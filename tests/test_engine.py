@@ -163,3 +163,30 @@ def test_a_deferred_ledger_entry_holds_host_copies_of_the_rounds_tensors():
     assert isinstance(rec, GaussianRecord) and rec.grid and rec.sample_rate == 0.1
     assert all(t.device.type == "cpu" for t in (rec.noise_multiplier, rec.steps, rec.clients, claims["claim"]))
     assert rec.noise_multiplier.tolist() == [1.5, 2.0] and rec.clients.tolist() == [4, 7]
+
+
+@pytest.mark.parametrize("preset, overrides", [("demo", {"rounds": 5, "eval_every": 2}),
+                                               ("uldp_recall_digits", {"rounds": 4})])
+def test_a_pipelined_run_gives_the_same_events_and_stops_where_asked(preset, overrides, monkeypatch):
+    """On a GPU (:func:`fedcore.engine.loop.pipelined`) round t's ledger entry and event wait until round t + 1's
+    training is queued; the events are those of the plain order, field for field, and a stop polled before
+    round 3 ends the run after round 2, with both rounds' events out. Forced here on the CPU."""
+    from fedcore.engine import loop
+
+    cfg = preset_config(preset).with_overrides(overrides)
+    timing = {"seconds", "elapsed"}
+
+    def rounds(events):
+        return [{k: v for k, v in to_dict(e).items() if k not in timing} for e in events if isinstance(e, RoundEvent)]
+
+    plain = list(iter_run(cfg))
+    monkeypatch.setattr(loop, "pipelined", lambda device, outbox: outbox.may_go_ahead)
+    ahead = list(iter_run(cfg))
+    assert rounds(ahead) == rounds(plain) and len(rounds(ahead)) == cfg.rounds
+    assert all(e.seconds > 0 for e in ahead if isinstance(e, RoundEvent))
+    assert {k: v for k, v in to_dict(ahead[-1]).items() if k not in timing} == \
+        {k: v for k, v in to_dict(plain[-1]).items() if k not in timing}
+    calls = iter([False, False, True])
+    stopped = list(iter_run(cfg, should_stop=lambda: next(calls)))
+    assert stopped[-1].status == "stopped" and stopped[-1].rounds_done == 2
+    assert rounds(stopped) == rounds(plain)[:2]

@@ -31,6 +31,14 @@ from .rounds import (apply_round, charge_empty_round, choose_clients, new_ledger
 from .setup import RunSetup, prepare
 
 
+def pipelined(device: torch.device, outbox: Outbox) -> bool:
+    """Whether round t's ledger entry and event wait until round t + 1's training is queued (issue 55 §5): on a
+    GPU, which trains meanwhile, the host's accounting and the event's figures (and the consumer, which reads
+    the event) then overlap the device's training. Not on a CPU, where training is the host's own work (the
+    event would come a round later), nor with an attack watch, whose records follow the rounds in order."""
+    return device.type == "cuda" and outbox.may_go_ahead
+
+
 def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
              setup: Optional[RunSetup] = None, trainer: str = "batched", watch=None,
              profile: bool = False) -> Iterator:
@@ -64,15 +72,33 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
     outbox = Outbox(ledger, watcher, t_start, may_go_ahead=watcher is None and trainer == "batched")
     acc = loss = None
     aggregated_rounds = 0
+    ahead = pipelined(s.device, outbox)
+    pending: list = []   # the last round's (ledger entry, event, start, end), settled once the next round trains
+
+    def settle() -> Iterator:
+        """The pending round's ledger entry and its event's post (and release, when due)."""
+        while pending:
+            entry, event, t0, t1, last = pending.pop()
+            c = time.perf_counter()
+            if entry is not None:
+                entry()
+            outbox.post(event, t0 - (time.perf_counter() - c), last=last, done=t1)   # its seconds count the entry
+            if outbox.due(last=last):
+                yield from outbox.release()
+
     try:  # a round that fails still lets the rounds before it out, with their records
         for rnd in range(1, cfg.rounds + 1):
             if should_stop():
+                yield from settle()
                 yield from outbox.flush()
                 yield RunFinished("stopped", rnd - 1, time.perf_counter() - t_start, acc,
                                   aggregated_rounds=aggregated_rounds)
                 return
             t0 = time.perf_counter()
             local = local_round(rnd, rng, global_flat)
+            c = time.perf_counter()
+            yield from settle()   # round rnd - 1's entry and event while the device trains round rnd
+            t0 += time.perf_counter() - c   # not this round's time
             signals, events, selected = local.signals, local.events, local.selected
             uploaded, weights, aggregated, entry = [], [], False, None
             if local.client_flat is not None or local.streamed is not None:
@@ -86,18 +112,19 @@ def iter_run(cfg: RunConfig, should_stop: Callable[[], bool] = lambda: False,
             elif not len(selected):
                 charge_empty_round(s, ledger, rnd)
             evaluated = rnd % cfg.eval_every == 0 or rnd == cfg.rounds
-            if evaluated:  # the round's ledger entry is made while the device evaluates
-                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=local_round.graphs, meanwhile=entry)
-            elif entry is not None:
-                entry()
+            if evaluated:  # without a next round to overlap, the round's ledger entry is made while it evaluates
+                acc, loss = evaluate(s.model, s.params, s.x_test, s.y_test, graphs=local_round.graphs,
+                                     meanwhile=None if ahead else entry)
+                entry = entry if ahead else None
             aggregated_rounds += aggregated
-            outbox.post(RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
-                                   uploaded=uploaded, weights=weights, epsilon_spent=[], events=events,
-                                   signals=signals, aggregated=aggregated, evaluated=evaluated),
-                        t0, last=rnd == cfg.rounds)
-            if outbox.due(last=rnd == cfg.rounds):
-                yield from outbox.release()
+            pending.append((entry, RoundEvent(round=rnd, accuracy=acc, loss=loss, selected=[int(c) for c in selected],
+                                              uploaded=uploaded, weights=weights, epsilon_spent=[], events=events,
+                                              signals=signals, aggregated=aggregated, evaluated=evaluated),
+                            t0, time.perf_counter(), rnd == cfg.rounds))
+            if not ahead or rnd == cfg.rounds:
+                yield from settle()
     except Exception:
+        yield from settle()
         yield from outbox.flush()
         raise
     yield RunFinished("finished", cfg.rounds, time.perf_counter() - t_start, acc,

@@ -45,17 +45,19 @@ class Outbox:
         self.held: list[RoundEvent] = []  # complete, not yet released
         self.consumer_s: Optional[float] = None   # how long the consumer kept the last events released
 
-    def post(self, event: RoundEvent, t0: float, last: bool) -> None:
-        """Round ``event`` (its training began at ``t0``) joins the queue, with its figures now."""
+    def post(self, event: RoundEvent, t0: float, last: bool, done: Optional[float] = None) -> None:
+        """Round ``event`` (its training began at ``t0``; its own work ended at ``done``, default now: a round
+        posted later, :func:`~fedcore.engine.loop.pipelined`, with ``t0`` moved by its ledger entry's time)
+        joins the queue, with its figures now."""
         if self.may_go_ahead and self.ledger.pending():       # its figures now, its curves when they are back
             self.waiting.append((event, self.ledger.snapshot(), time.perf_counter()))
             waited = self.settle(wait=True, keep=0 if last else AHEAD_ROUNDS, lag=0.0 if last else AHEAD_SECONDS)
-            event.seconds += time.perf_counter() - t0 - waited
+            event.seconds += (done - t0) if done is not None else time.perf_counter() - t0 - waited
         else:                                                 # every curve is in: the rounds before it too
             self.settle(wait=True)
             if self.watcher is not None:
                 self.watcher.close(self.ledger)
-            event.seconds = time.perf_counter() - t0
+            event.seconds = (done if done is not None else time.perf_counter()) - t0
             self.held.append(fill(event, self.ledger, self.t_start))
 
     def due(self, last: bool) -> bool:
