@@ -190,3 +190,25 @@ def test_a_pipelined_run_gives_the_same_events_and_stops_where_asked(preset, ove
     stopped = list(iter_run(cfg, should_stop=lambda: next(calls)))
     assert stopped[-1].status == "stopped" and stopped[-1].rounds_done == 2
     assert rounds(stopped) == rounds(plain)[:2]
+
+
+def test_a_pipelined_round_that_fails_still_lets_the_rounds_before_it_out(monkeypatch):
+    """A failure while round 3 trains: round 2's entry and event, still pending (pipelined), come out before it."""
+    from fedcore.engine import local_round as local_mod
+    from fedcore.engine import loop
+
+    monkeypatch.setattr(loop, "pipelined", lambda device, outbox: outbox.may_go_ahead)
+    real = local_mod.LocalRounds.__call__
+
+    def failing(self, rnd, rng, global_flat):
+        if rnd == 3:
+            raise RuntimeError("round 3 failed")
+        return real(self, rnd, rng, global_flat)
+
+    monkeypatch.setattr(local_mod.LocalRounds, "__call__", failing)
+    seen = []
+    with pytest.raises(RuntimeError, match="round 3 failed"):
+        for event in iter_run(preset_config("demo").with_overrides({"rounds": 5})):
+            seen.append(event)
+    assert [e.round for e in seen if isinstance(e, RoundEvent)] == [1, 2]
+    assert all(e.epsilon_headline for e in seen if isinstance(e, RoundEvent))
