@@ -119,8 +119,8 @@ class Figures:
             d = self.delta if delta is None else np.full(len(self.delta), float(delta))
             sel = np.flatnonzero(self.rdp_only)
             curves, history = self.rdp_histories()
-            pairs = np.stack([history[sel].astype(np.float64), d[sel]], axis=1)   # each distinct history, δ once
-            _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+            pairs = history[sel].astype(np.float64) + 1j * d[sel]   # each distinct (history, δ) once: one sort
+            _, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
             out[sel] = rdp_epsilons(curves[history[sel[first]]], d[sel[first]])[inverse.reshape(-1)]
         return out
 

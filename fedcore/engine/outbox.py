@@ -9,6 +9,7 @@ events of rounds that close in quick succession leave together with their attack
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from typing import Iterator, Optional
@@ -30,7 +31,7 @@ def fill(event: RoundEvent, figures, t_start: float) -> RoundEvent:
     headline = figures.headline()
     event.epsilon_spent, event.epsilon_accountant = figures.basic.tolist(), figures.views(headline)
     event.threat_model, event.accountant = figures.threat_model, figures.accountant()
-    event.epsilon_headline = [encode_epsilon(e) for e in headline]
+    event.epsilon_headline = [e if math.isfinite(e) else None for e in headline.tolist()]   # encode_epsilon's form
     event.epsilon_headline_run = encode_epsilon(float(headline.max()))
     event.elapsed = time.perf_counter() - t_start
     return event
