@@ -148,6 +148,28 @@ def scaled_ms(seconds: float) -> int:
     return int(load_scaled(seconds) * 1000)
 
 
+RUN_CONTROLS = ("Stop", "Pause", "Step", "Resume")
+
+
+def enabled_controls(pg, names=RUN_CONTROLS) -> list[str]:
+    """The run controls of ``names`` enabled on page ``pg`` now (Pause / Step are shown greyed out to others). A
+    button counted and then gone before it is read (a rerun redrawing the page, on a busy host) counts as not
+    there, instead of a wait for it to come back."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    found = []
+    for name in names:
+        buttons = pg.get_by_role("button", name=name, exact=True)
+        for i in range(buttons.count()):
+            try:
+                if buttons.nth(i).is_enabled(timeout=scaled_ms(2)):
+                    found.append(name)
+                    break
+            except PlaywrightTimeout:
+                pass
+    return found
+
+
 def stop_active_runs(store, wait_s: float = 30) -> None:
     """Ask every queued or training job of ``store`` (runs, sweeps, audits) to stop, and wait (at most
     ``wait_s``) until none trains: what a test leaves training must not hold the next test's worker

@@ -13,24 +13,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import CHROMIUM, load_scaled, round_counter, scaled_ms, settle, wait_until  # noqa: E402
+from dashboard_server import (CHROMIUM, enabled_controls, load_scaled, round_counter, scaled_ms, settle,  # noqa: E402
+                              wait_until)
 
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=57"
-CONTROLS = ("Stop", "Pause", "Step", "Resume")
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                  reason=f"{CHROMIUM} is missing (apt-get install chromium); "
                                  "the browser test never downloads a browser")]
-
-
-def enabled_controls(pg) -> list[str]:
-    found = []
-    for name in CONTROLS:
-        buttons = pg.get_by_role("button", name=name, exact=True)
-        if any(buttons.nth(i).is_enabled() for i in range(buttons.count())):
-            found.append(name)
-    return found
 
 
 def store_status(store, run_id) -> str:

@@ -23,13 +23,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from dashboard_server import (CHROMIUM, dashboard_server, free_port, press_until, round_counter,  # noqa: E402
-                              scaled_ms, settle, wait_until)
+from dashboard_server import (CHROMIUM, dashboard_server, enabled_controls, free_port, press_until,  # noqa: E402
+                              round_counter, scaled_ms, settle, wait_until)
 
 SIGNED_IN_HOST = {"FEDCORE_MAX_RUNNING": "2", "FEDCORE_OWNER_GRACE_S": "60", "FEDCORE_MAX_ROUNDS": "5000",
                   "FEDCORE_LIMITS": "", "FEDCORE_ADMINS": "teacher@school.org"}
 SLOW = "/?preset=demo&rounds=5000&local.epochs=5&local.batch_size=8&seed=71"
-CONTROLS = ("Stop", "Pause", "Step", "Resume")
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -73,16 +72,6 @@ def store_record(store, run_id):
     return JobStore(store).get_job_dict(run_id)
 
 
-def controls(pg) -> list[str]:
-    """The run controls this page may press (Pause / Step are shown greyed out to others)."""
-    found = []
-    for name in CONTROLS:
-        buttons = pg.get_by_role("button", name=name, exact=True)
-        if any(buttons.nth(i).is_enabled() for i in range(buttons.count())):
-            found.append(name)
-    return found
-
-
 def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_server, thief):
     # the classroom server of tests/test_browser_shared.py (conftest.SHARED_HOST: one worker slot)
     url, store = shared_server
@@ -95,7 +84,7 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_s
     wait_until(lambda: "run=" in a.url, 30, "A's URL never named its run")
     link = a.url
     run_id = re.search(r"run=([^&]+)", link).group(1)
-    assert "Stop" in controls(a)
+    assert "Stop" in enabled_controls(a)
 
     # a page on another port of the same host, in A's browser, reads the cookies it can
     other = new_page(a_ctx)
@@ -113,15 +102,15 @@ def test_cookies_read_from_another_port_do_not_take_over_a_run(browser, shared_s
     b.get_by_text("shared run, read-only").wait_for()
     wait_until(lambda: round_counter(b) >= 1, 60, "B does not see A's run")
     settle(b, 1.0)
-    assert controls(b) == []
+    assert enabled_controls(b) == []
     # ... also with every cookie of A's browser (HttpOnly ones included), and after a reload
     b_ctx.add_cookies([{k: c[k] for k in ("name", "value", "domain", "path")} for c in a_ctx.cookies()])
     b.reload()
     b.get_by_text("shared run, read-only").wait_for()
     settle(b, 1.0)
-    assert controls(b) == []
+    assert enabled_controls(b) == []
     assert store_record(store, run_id)["status"] == "running"
-    assert "Stop" in controls(a)  # A still controls it
+    assert "Stop" in enabled_controls(a)  # A still controls it
 
     # the code A can save (sidebar "Keep my runs") is in no cookie and was not on the other page
     a.get_by_text("Keep my runs").click()
@@ -264,7 +253,7 @@ def press_stop(pg, who):
         stop.wait_for(timeout=scaled_ms(90))
         wait_until(stop.is_enabled, 30, f"{who}'s Stop stayed greyed out")
     except Exception as exc:
-        raise AssertionError((who, str(exc)[:300], pg.url, controls(pg))) from None
+        raise AssertionError((who, str(exc)[:300], pg.url, enabled_controls(pg))) from None
     stop.click()
 
 
@@ -283,7 +272,7 @@ def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_i
     link, run_id = start_run(alice, url, 81)
     owner = store_record(store, run_id)["owner"]
     assert owner.startswith("user:") and "alice" not in owner   # the provider's issuer and subject, hashed
-    assert "Stop" in controls(alice)
+    assert "Stop" in enabled_controls(alice)
     assert alice.locator("[data-testid=stSidebar]").get_by_text("Keep my runs").count() == 0
 
     # Bob, signed in too, opens Alice's link: read-only
@@ -291,7 +280,7 @@ def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_i
     bob.goto(link)
     bob.get_by_text("shared run, read-only").wait_for()
     settle(bob, 1.0)
-    assert controls(bob) == []
+    assert enabled_controls(bob) == []
 
     # Alice, in a new page of her browser (a new Streamlit session), still owns it, and stops it
     alice.goto(link)
@@ -306,7 +295,7 @@ def test_signed_in_users_control_their_own_runs_and_admins_any(browser, signed_i
     mallory.goto(link2)
     mallory.get_by_text("shared run, read-only").wait_for()
     settle(mallory, 1.0)
-    assert controls(mallory) == [] and store_record(store, run2)["status"] in ("queued", "running")
+    assert enabled_controls(mallory) == [] and store_record(store, run2)["status"] in ("queued", "running")
 
     # the host's admin (FEDCORE_ADMINS, verified) may stop anybody's run
     teacher = signed_in(browser, url, ADMIN_EMAIL)
