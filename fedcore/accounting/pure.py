@@ -203,7 +203,8 @@ def _vectorised_gaussian_loss():
     from dp_accounting.pld import privacy_loss_mechanism as plm
     from scipy import special
 
-    class Normal:   # scipy.stats.norm(scale=σ)'s ppf, cdf and logcdf values, without freezing it (1.3 ms each)
+    class Normal:   # scipy.stats.norm(scale=σ)'s ppf, cdf and logcdf values (the library's noise_cdf and
+        # noise_log_cdf read these), without freezing it (1.3 ms each) nor its argument checks
         def __init__(self, scale: float):
             self.scale = scale
 
@@ -230,12 +231,6 @@ def _vectorised_gaussian_loss():
             self._pessimistic_estimate = pessimistic_estimate
             self._log_mass_truncation_bound = log_mass_truncation_bound
             plm.AdditiveNoisePrivacyLoss.__init__(self, sensitivity, False, sampling_prob, adjacency_type)
-
-        def noise_cdf(self, x):       # scipy.stats.norm(scale=σ).cdf's values, without its argument checks
-            return special.ndtr((np.asarray(x, dtype=np.float64) - 0.0) / self._standard_deviation)[()]
-
-        def noise_log_cdf(self, x):   # and its logcdf's
-            return special.log_ndtr((np.asarray(x, dtype=np.float64) - 0.0) / self._standard_deviation)[()]
 
         def _cutoffs(self, loss: np.ndarray) -> np.ndarray:
             s, var, q = self.sensitivity, self._standard_deviation ** 2, self.sampling_prob
@@ -303,8 +298,8 @@ def self_compose(distribution, num_times: int):
     """``distribution.self_compose(num_times)`` (dp-accounting's ``PrivacyLossDistribution.self_compose``, tails
     of at most :data:`TAIL_MASS_TRUNCATION` truncated) bit for bit for dense PMFs: the Chernoff bounds of the
     truncation (``common.compute_self_convolve_bounds``, the supplement's eq. 5 of Koskela et al.'s FFT
-    accountant as the library reads it) take their 40 log-moment-generating functions in one ``logsumexp``
-    over rows, where the library calls it 40 times (two thirds of a W3 run-end PLD's cost)."""
+    accountant as the library reads it) come from one matrix product (:func:`_self_convolve_bounds`), where the
+    library calls ``logsumexp`` 40 times (two thirds of a W3 run-end PLD's cost)."""
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution as pld
 
     pmfs = ([distribution._pmf_remove] if distribution._symmetric                  # noqa: SLF001

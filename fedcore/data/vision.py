@@ -73,10 +73,9 @@ def _idx_images(name: str, class_name: str, root: Path, download: bool) -> Tenso
         with fetching(name, root, expected, download):
             files = idx.present(raw_folder)
             if files is not None:
-                arrays = {key: idx.read_idx(path, 3 if key.startswith("x") else 1)
+                images = {key: torch.from_numpy(idx.read_idx(path, 3 if key.startswith("x") else 1))
                           for key, path in files.items()}
-                return {key: torch.from_numpy(a).unsqueeze(1) if key.startswith("x") else torch.from_numpy(a).long()
-                        for key, a in arrays.items()}
+                return {key: t.unsqueeze(1) if key.startswith("x") else t.long() for key, t in images.items()}
             from torchvision import datasets
 
             cls = getattr(datasets, class_name)
