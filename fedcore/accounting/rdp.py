@@ -169,10 +169,41 @@ def _fractional_log_a(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
             stop = (s0[:, 1:] < s0[:, :-1]) & (s1[:, 1:] < s1[:, :-1]) & (np.maximum(s0, s1)[:, 1:] < total[:, 1:] - 30)
         done = stop.any(axis=1)
         out[rows[done]] = total[np.flatnonzero(done), stop[done].argmax(axis=1) + 1]
+        if start == 0:   # orders proven never to stop within MAX_TERMS are infinite already
+            done |= _never_stops(q, sigma, alpha[rows], terms, total[:, -1])
         rows, before, start = rows[~done], (s0[~done, -1], s1[~done, -1], total[~done, -1]), terms
         if not len(rows):
             break
     return out
+
+
+def _never_stops(q: float, sigma: float, alpha: np.ndarray, start: int, total: np.ndarray) -> np.ndarray:
+    """``[F]`` True where :func:`_fractional_log_a`'s series, summed to ``total`` over its first ``start`` terms,
+    provably does not stop in terms ``start .. MAX_TERMS - 1``, so that its order is infinite (left out, as in
+    dp-accounting) without computing them.
+
+    With ``x = (z0 - j) / sigma`` and ``y = (i - z0) / sigma`` (both >= 1 here), Gaussian tails
+    ``log ndtr(-u) = -u^2/2 - log(u sqrt(2 pi)) + log R(u)`` with ``u^2 / (1 + u^2) <= R(u) <= 1`` (Gordon's
+    inequality) and ``z0``'s definition turn both terms into ``s = D_i - log u + log R(u)``, where
+    ``D_i = log|C(alpha, i)| + alpha log(1-q) - z0^2 / (2 sigma^2) - log sqrt(2 pi)`` decreases in ``i`` (for
+    ``i > alpha``, ``log|C(alpha, i)| = const - (lgamma(i+1) - lgamma(i-alpha))``). So every later term lies
+    at or above its value at the last term less ``log(1 + 1/u_start^2)``, and the running total stays below the
+    ``total`` plus ``2 (MAX_TERMS - start)`` terms of the first one's bound. Where the first bound exceeds the
+    second less 30 (with 1e-6 to spare for rounding) the stopping rule (a term 30 below the total) never holds."""
+    from scipy.special import gammaln
+
+    last = MAX_TERMS - 1
+    z0 = sigma ** 2 * math.log(1 / q - 1) + 0.5
+    y0, y1 = (start - z0) / sigma, (last - z0) / sigma           # the first term's u at start and at last
+    x0, x1 = (z0 - alpha + start) / sigma, (z0 - alpha + last) / sigma
+    if y0 < 1 or x0.min() < 1:
+        return np.zeros(len(alpha), bool)
+    head = gammaln(alpha + 1) + alpha * math.log1p(-q) - z0 ** 2 / (2 * sigma ** 2) - 0.5 * math.log(2 * math.pi)
+    d0 = head - gammaln(start + 1.0) - gammaln(alpha - start + 1)
+    d1 = head - gammaln(last + 1.0) - gammaln(alpha - last + 1)
+    low = d1 - np.minimum(math.log(y1) + math.log1p(1 / y0 ** 2), np.log(x1) + np.log1p(1 / x0 ** 2))
+    high = np.logaddexp(total, math.log(2 * (last - start + 1)) + d0 - np.log(np.minimum(y0, x0)))
+    return low > high - 30 + 1e-6
 
 
 @lru_cache(maxsize=64)
