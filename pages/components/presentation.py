@@ -33,6 +33,9 @@ section[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],
 [data-testid='stProgress'] p {font-size: 1.25rem; font-weight: 600;}
 [data-testid='stImageCaption'] {font-size: 1rem; white-space: nowrap;}
 @media (width < 1200px) {[data-testid='stImageCaption'] {white-space: normal;}}  /* 1,024 px: two lines, not into a neighbour */
+@media (height <= 740px) {  /* 1,280x720: the lesson's last sentence above the fold */
+[data-testid='stMainBlockContainer'] [data-testid='stMarkdownContainer'] p {font-size: 1.1rem; line-height: 1.45;}
+[data-testid='stMainBlockContainer'] [data-testid='stMetricValue'] p {font-size: 2.2rem;}}
 </style>"""
 
 
