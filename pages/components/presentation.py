@@ -35,7 +35,7 @@ section[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],
 @media (width < 1200px) {[data-testid='stImageCaption'] {white-space: normal;}}  /* 1,024 px: two lines, not into a neighbour */
 @media (height <= 740px) {  /* 1,280x720: the lesson's last sentence above the fold */
 [data-testid='stMainBlockContainer'] [data-testid='stMarkdownContainer'] p {font-size: 1.1rem; line-height: 1.45;}
-[data-testid='stMainBlockContainer'] [data-testid='stMetricValue'] p {font-size: 2.2rem;}}
+[data-testid='stMainBlockContainer'] [data-testid='stMetricValue'] p {font-size: 2.6rem; line-height: 1.1;}}
 </style>"""
 
 
