@@ -19,6 +19,20 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
+def _accountant_words(accountant: str, end) -> str:
+    """The finished line's accountant: ``"; exact (PLD) accountant"``; where the headline is RDP's (the PLD not
+    composed each round: ULDP-FED's decaying clips), also the same releases' PLD composed at the run's end
+    (``RunFinished.epsilon_pld``), the tighter bound, labelled as such."""
+    from .accounting.headline import ACCOUNTANTS, format_epsilon
+
+    if accountant not in ACCOUNTANTS or accountant == "none":
+        return ""
+    if accountant == "rdp" and end.epsilon_pld is not None:
+        return ("; RDP accountant (the exact PLD is not composed each round; composed over the same releases at the "
+                f"run's end: ε {format_epsilon(end.epsilon_pld)})")
+    return "; " + ACCOUNTANTS[accountant]
+
+
 def cmd_run(args) -> int:
     from .accounting.headline import THREAT_MODEL_NAMES, bound_words, format_epsilon
     from .accounting.words import EMPTY_RUN_TEXT
@@ -30,7 +44,7 @@ def cmd_run(args) -> int:
         from .runner.limits import HostLimits, check_submission, read_toml
 
         check_submission(cfg, HostLimits.from_mapping(read_toml(Path(args.limits)), source=args.limits))
-    seen = {"headline": None, "threat": "", "caveat": ""}
+    seen = {"headline": None, "threat": "", "caveat": "", "accountant": ""}
 
     def show(event) -> None:
         if isinstance(event, RunStarted):
@@ -41,7 +55,7 @@ def cmd_run(args) -> int:
         elif isinstance(event, RoundEvent):
             acc = "   -  " if event.accuracy is None else f"{event.accuracy:.4f}"
             loss = "   -  " if event.loss is None else f"{event.loss:.4f}"
-            seen.update(headline=event.epsilon_headline_run, threat=event.threat_model)
+            seen.update(headline=event.epsilon_headline_run, threat=event.threat_model, accountant=event.accountant)
             print(f"{_bar(event.round, cfg.rounds)} round {event.round:>4}/{cfg.rounds}  acc {acc}  "
                   f"loss {loss}  ε {format_epsilon(seen['headline'])}  {event.seconds:.3f}s", flush=True)
         elif isinstance(event, RunFinished):
@@ -49,7 +63,7 @@ def cmd_run(args) -> int:
             print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
                   f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
                   f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
-                  f"{bound_words(seen['caveat'], headline)})", flush=True)
+                  f"{bound_words(seen['caveat'], headline)}){_accountant_words(seen['accountant'], event)}", flush=True)
             if event.aggregated_rounds == 0:
                 print(EMPTY_RUN_TEXT, flush=True)
 
