@@ -187,7 +187,8 @@ def _never_stops(q: float, sigma: float, alpha: np.ndarray, start: int, total: n
     ``log ndtr(-u) = -u^2/2 - log(u sqrt(2 pi)) + log R(u)`` with ``u^2 / (1 + u^2) <= R(u) <= 1`` (Gordon's
     inequality) and ``z0``'s definition turn both terms into ``s = D_i - log u + log R(u)``, where
     ``D_i = log|C(alpha, i)| + alpha log(1-q) - z0^2 / (2 sigma^2) - log sqrt(2 pi)`` decreases in ``i`` (for
-    ``i > alpha``, ``log|C(alpha, i)| = const - (lgamma(i+1) - lgamma(i-alpha))``). So every later term lies
+    ``i > alpha``, ``log|C(alpha, i)| = const - (lgamma(i+1) - lgamma(i-alpha))`` by Euler's reflection, and each
+    step of the bracket adds ``log((i+1) / (i-alpha)) > 0``). So every later term lies
     at or above its value at the last term less ``log(1 + 1/u_start^2)``, and the running total stays below the
     ``total`` plus ``2 (MAX_TERMS - start)`` terms of the first one's bound. Where the first bound exceeds the
     second less 30 (with 1e-6 to spare for rounding) the stopping rule (a term 30 below the total) never holds."""
@@ -204,7 +205,7 @@ def _never_stops(q: float, sigma: float, alpha: np.ndarray, start: int, total: n
     d1 = head - gammaln(last + 1.0) - gammaln(alpha - last + 1)
     low = d1 - np.minimum(math.log(y1) + math.log1p(1 / y0 ** 2), np.log(x1) + np.log1p(1 / x0 ** 2))
     high = np.logaddexp(total, math.log(2 * (last - start + 1)) + d0 - np.log(np.minimum(y0, x0)))
-    return low > high - 30 + 1e-6
+    return (low > high - 30 + 1e-6) & (alpha < start)   # i > alpha: |C(alpha, i)| falls with i
 
 
 @lru_cache(maxsize=64)
