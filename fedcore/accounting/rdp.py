@@ -157,8 +157,8 @@ def _fractional_log_a(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
     z0 = sigma ** 2 * math.log(1 / q - 1) + 0.5
     start, before = 0, None          # before: the remaining rows' last (s0, s1, total), to go on from
     for terms in TERMS:
-        t0, t1, i, j = _fractional_terms(q, tuple(alpha), terms)
-        t0, t1, i, j = t0[rows, start:], t1[rows, start:], i[:, start:], j[rows, start:]
+        t0, t1, i, j = _fractional_terms(q, tuple(alpha), start, terms)
+        t0, t1, j = t0[rows], t1[rows], j[rows]
         # the library's log(0.5) + log(erfc(x / sqrt 2)) = log ndtr(-x): its log 0.5 and log 2 cancel exactly
         s0 = t0 + (i * i - i) / (2 * sigma ** 2) + log_ndtr(-(i - z0) / (math.sqrt(2) * sigma) * 2 ** 0.5)
         s1 = t1 + (j * j - j) / (2 * sigma ** 2) + log_ndtr(-(z0 - j) / (math.sqrt(2) * sigma) * 2 ** 0.5)
@@ -209,12 +209,13 @@ def _never_stops(q: float, sigma: float, alpha: np.ndarray, start: int, total: n
 
 
 @lru_cache(maxsize=64)
-def _fractional_terms(q: float, alpha: tuple, terms: int) -> tuple:
-    """The multiplier-free parts of :func:`_fractional_log_a`'s terms ``[F, terms]``: ``(t0, t1, i, j)``."""
+def _fractional_terms(q: float, alpha: tuple, start: int, terms: int) -> tuple:
+    """The multiplier-free parts of :func:`_fractional_log_a`'s terms ``start .. terms - 1``, ``[F, terms - start]``:
+    ``(t0, t1, i, j)``."""
     from scipy.special import gammaln
 
     a = np.array(alpha)[:, None]
-    i = np.arange(terms, dtype=np.float64)[None, :]
+    i = np.arange(start, terms, dtype=np.float64)[None, :]
     j = a - i
     log_coef = gammaln(a + 1) - gammaln(i + 1) - gammaln(j + 1)
     log_q, log_1mq = math.log(q), math.log1p(-q)
