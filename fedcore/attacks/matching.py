@@ -37,8 +37,9 @@ def total_variation(x: torch.Tensor) -> torch.Tensor:
 
 def match_gradient(model: torch.nn.Module, params: dict, update: torch.Tensor, label: int,
                    input_shape: tuple, box: tuple[float, float], budget_s: float = 2.0,
-                   tv: float = 1e-2, lr: float = 0.1, seed: int = 0) -> Matched:
-    """The input whose gradient at ``params`` best matches ``-update [d]`` within ``budget_s`` seconds."""
+                   tv: float = 1e-2, lr: float = 0.1, seed: int = 0, steps: int | None = None) -> Matched:
+    """The input whose gradient at ``params`` best matches ``-update [d]`` within ``budget_s`` seconds, or, with
+    ``steps``, after exactly that many steps whatever the host's load (the same search every time)."""
     gen = torch.Generator(device=update.device).manual_seed(seed)
     lo, hi = box
     x = (lo + (hi - lo) * torch.rand((1, *input_shape), generator=gen, device=update.device)).requires_grad_()
@@ -47,8 +48,8 @@ def match_gradient(model: torch.nn.Module, params: dict, update: torch.Tensor, l
     fixed = {k: v.detach().requires_grad_() for k, v in params.items()}
     y = torch.tensor([label], device=update.device)
     opt = torch.optim.Adam([x], lr=lr)
-    t0, steps, loss = time.perf_counter(), 0, torch.tensor(0.0)
-    while time.perf_counter() - t0 < budget_s:
+    t0, done, loss = time.perf_counter(), 0, torch.tensor(0.0)
+    while done < steps if steps is not None else time.perf_counter() - t0 < budget_s:
         opt.zero_grad()
         out = functional_call(model, fixed, (x,))
         ce = -torch.log_softmax(out, -1).gather(1, y[:, None]).sum()
@@ -60,8 +61,8 @@ def match_gradient(model: torch.nn.Module, params: dict, update: torch.Tensor, l
         opt.step()
         with torch.no_grad():
             x.clamp_(lo, hi)
-        steps += 1
-    return Matched(x.detach()[0], time.perf_counter() - t0, steps, float(loss.detach()))
+        done += 1
+    return Matched(x.detach()[0], time.perf_counter() - t0, done, float(loss.detach()))
 
 
 register(Attack("gradient_matching", "reconstruction",
