@@ -19,18 +19,12 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-def _accountant_words(accountant: str, end) -> str:
-    """The finished line's accountant: ``"; exact (PLD) accountant"``; where the headline is RDP's (the PLD not
-    composed each round: ULDP-FED's decaying clips), also the same releases' PLD composed at the run's end
-    (``RunFinished.epsilon_pld``), the tighter bound, labelled as such."""
-    from .accounting.headline import ACCOUNTANTS, format_epsilon
+def _accountant_words(accountant: str) -> str:
+    """The finished line's accountant (:data:`.accounting.headline.ACCOUNTANTS`): ``"; exact (PLD) accountant"``, or
+    RDP's where the PLD is not composed each round (ULDP-FED's decaying clips); nothing when nothing is noised."""
+    from .accounting.headline import ACCOUNTANTS
 
-    if accountant not in ACCOUNTANTS or accountant == "none":
-        return ""
-    if accountant == "rdp" and end.epsilon_pld is not None:
-        return ("; RDP accountant (the exact PLD is not composed each round; composed over the same releases at the "
-                f"run's end: ε {format_epsilon(end.epsilon_pld)})")
-    return "; " + ACCOUNTANTS[accountant]
+    return "; " + ACCOUNTANTS[accountant] if accountant in ACCOUNTANTS and accountant != "none" else ""
 
 
 def cmd_run(args) -> int:
@@ -63,7 +57,7 @@ def cmd_run(args) -> int:
             print(f"{event.status}: {event.rounds_done} rounds in {event.elapsed:.2f}s, "
                   f"final accuracy {_accuracy(event.final_accuracy)}, headline ε {format_epsilon(headline)} "
                   f"({THREAT_MODEL_NAMES.get(threat, threat or 'no round run')}; largest over clients, "
-                  f"{bound_words(seen['caveat'], headline)}){_accountant_words(seen['accountant'], event)}", flush=True)
+                  f"{bound_words(seen['caveat'], headline)}){_accountant_words(seen['accountant'])}", flush=True)
             if event.aggregated_rounds == 0:
                 print(EMPTY_RUN_TEXT, flush=True)
 

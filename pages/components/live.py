@@ -186,15 +186,15 @@ def status_block(record: JobRecord, run: RunState, caption: bool = True, compact
     cols[2].metric("ε spent, whole run", people(spent) + ("*" if privacy["caveat"] else ""),
                    help="For the whole run so far, for the largest client: the tightest bound for this threat "
                         "model from dp-accounting (the 'headline ε'; ∞: nothing is noised, no guarantee)"
-                        + ("; by its RDP accountant round by round, the exact PLD composed only at the run's end "
-                           "(under the numbers with Plain words off)" if run.last_round.accountant == "rdp" else "")
+                        + ("; for this run its RDP accountant, the one it uses every round (the exact PLD is not "
+                           "composed for it)" if run.last_round.accountant == "rdp" else "")
                         + (f". *Not proven for what ran: {privacy['caveat']}." if privacy["caveat"]
                            else ", rigorous for what ran."))
     cols[3].metric("Test loss" if compact else "Seconds per round",
                    _fmt(last["loss"]) if compact else _fmt(table["seconds"].median()))
     if caption:
         epsilon_explained(record, spent)
-        privacy_caption(privacy, start and start.device, end_pld_note(run))
+        privacy_caption(privacy, start and start.device)
 
 
 def epsilon_set(record: JobRecord) -> tuple[float, str, Optional[EqualPrivacy]]:
@@ -256,20 +256,8 @@ def per_client_line(note: EqualPrivacy) -> str:
             "all), so clients other than the largest may spend more than they were set.")
 
 
-def end_pld_note(run: RunState) -> str:
-    """For a finished run whose headline is RDP's (the PLD not composed each round: ULDP-FED's decaying clips),
-    the same releases' exact PLD composed at its end (``RunFinished.epsilon_pld``), labelled; else ""."""
-    last, end = run.last_round, run.end
-    if last is None or end is None or last.accountant != "rdp" or end.epsilon_pld is None:
-        return ""
-    return (f"**Accountant:** RDP, round by round (the exact PLD is not composed each round for this run). Composed "
-            f"over the same releases at the run's end, the exact (PLD) accountant gives **ε = {people(end.epsilon_pld)}**, "
-            "the tighter bound.")
-
-
-def privacy_caption(privacy: dict, device, end_note: str = "") -> None:
-    """Who is trusted, in words, the paper's own claim beside the headline, the end's exact ε where the headline
-    is RDP's (:func:`end_pld_note`), and the device."""
+def privacy_caption(privacy: dict, device) -> None:
+    """Who is trusted, in words, the paper's own claim beside the headline, and the device."""
     from . import form
 
     kind = privacy["threat_model"]
@@ -281,8 +269,6 @@ def privacy_caption(privacy: dict, device, end_note: str = "") -> None:
                      f"{THREAT_MODEL_NAMES.get(kind, kind)}; switch off Plain words for the details)*")
     elif kind:
         parts.append(f"**Threat model: {THREAT_MODEL_NAMES.get(kind, kind)}.** {threat_model_text(kind)}")
-    if end_note and not form.student_mode():   # Plain words keep the one ε spent
-        parts.append(end_note)
     for label, value in privacy["claims"].items():
         parts.append(f"Paper's claim ({label.removeprefix('paper').strip(' ()') or 'paper'}): "
                      f"ε = {people(value)}, not a rigorous bound.")
