@@ -185,9 +185,9 @@ def status_block(record: JobRecord, run: RunState, caption: bool = True, compact
     cols[1].metric("ε you set", people(set_eps), help=f"Read by this method {unit}.", border=False)
     cols[2].metric("ε spent, whole run", people(spent) + ("*" if privacy["caveat"] else ""),
                    help="For the whole run so far, for the largest client: the tightest bound for this threat "
-                        "model from dp-accounting (the 'headline ε'; ∞: nothing is noised, no guarantee)"
-                        + ("; for this run its RDP accountant, the one it uses every round (the exact PLD is not "
-                           "composed for it)" if run.last_round.accountant == "rdp" else "")
+                        "model from dp-accounting" + {"rdp": "'s RDP accountant (the exact PLD is not composed for this run)",
+                                                      "pld": "'s exact (PLD) accountant"}.get(run.last_round.accountant, "")
+                        + " (the 'headline ε'; ∞: nothing is noised, no guarantee)"
                         + (f". *Not proven for what ran: {privacy['caveat']}." if privacy["caveat"]
                            else ", rigorous for what ran."))
     cols[3].metric("Test loss" if compact else "Seconds per round",
